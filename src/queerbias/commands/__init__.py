@@ -1,0 +1,1 @@
+"""Subcommands of the `queerbias` CLI; every module here defines `register(subparsers)`."""

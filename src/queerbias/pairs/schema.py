@@ -1,0 +1,72 @@
+"""The in-memory form of a pair benchmark, whatever file layout it came from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One minimal pair: `sent_more` is the stereotypical sentence, `sent_less` its counterfactual.
+
+    `direction` keeps CrowS-Pairs' `stereo_antistereo`: the reference scripts feed an
+    antistereo pair to the aligner as (sent_less, sent_more), and the order matters
+    for `difflib`, so exact reproduction needs it.
+    """
+
+    pair_id: str
+    sent_more: str
+    sent_less: str
+    group: str
+    counterfactual_group: str = ""
+    category: str = ""
+    direction: str = "stereo"
+    source_row: int | None = None
+
+    @property
+    def aligned_order(self) -> tuple[str, str]:
+        """The (sent1, sent2) order in which the reference scripts align and score."""
+        if self.direction == "antistereo":
+            return self.sent_less, self.sent_more
+        return self.sent_more, self.sent_less
+
+    @property
+    def key(self) -> str:
+        """Identity of a pair for resuming and pairing runs: its id and both texts."""
+        raw = "\x1f".join((self.pair_id, self.sent_more, self.sent_less, self.direction))
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:24]
+
+
+@dataclass
+class PairSet:
+    """A named list of pairs with the checksum that results record."""
+
+    name: str
+    pairs: list[Pair]
+    source: str = ""
+    checksum: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.checksum:
+            self.checksum = content_checksum(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def groups(self) -> list[str]:
+        """Groups in order of first appearance."""
+        return list(dict.fromkeys(p.group for p in self.pairs))
+
+
+def content_checksum(pairs: list[Pair]) -> str:
+    """sha256 over the pairs' canonical JSON: stable for generated sets and after parsing."""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        record = asdict(pair)
+        record.pop("source_row")
+        digest.update(json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()

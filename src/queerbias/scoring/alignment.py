@@ -1,0 +1,51 @@
+"""Which token positions of a pair's two sentences are scored (pure functions).
+
+The reference scripts align the token ids of both sentences with
+`difflib.SequenceMatcher` and score the tokens in 'equal' blocks: for masked LMs
+all but the first and last aligned positions (the [CLS]/[SEP] ends), for causal
+LMs all but the first (the prepended BOS).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+
+def shared_positions(ids1: Sequence[int], ids2: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Positions of the tokens in equal blocks, in order, for both sequences."""
+    # The reference compares string forms of the ids; equality is the same, and so
+    # is difflib's junk heuristic, which looks only at element frequencies.
+    matcher = difflib.SequenceMatcher(None, [str(i) for i in ids1], [str(i) for i in ids2])
+    template1, template2 = [], []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            template1.extend(range(i1, i2))
+            template2.extend(range(j1, j2))
+    return template1, template2
+
+
+def scored_positions(
+    ids1: Sequence[int],
+    ids2: Sequence[int],
+    kind: str,
+    scope: str,
+    scorable1: Sequence[int],
+    scorable2: Sequence[int],
+) -> tuple[list[int], list[int]]:
+    """Positions to score in each sentence under `scope`.
+
+    `scorable*` are the positions a model can score at all (no special tokens for
+    masked LMs, no first position for causal LMs); they bound 'all' and
+    'differing'.
+    """
+    template1, template2 = shared_positions(ids1, ids2)
+    if scope == "shared":
+        if kind == "masked":
+            return template1[1:-1], template2[1:-1]
+        return template1[1:], template2[1:]
+    if scope == "all":
+        return list(scorable1), list(scorable2)
+    shared1, shared2 = set(template1), set(template2)
+    return ([p for p in scorable1 if p not in shared1],
+            [p for p in scorable2 if p not in shared2])

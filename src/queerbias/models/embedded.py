@@ -8,6 +8,7 @@ read the cache in seconds.
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import logging
 import os
@@ -56,8 +57,12 @@ def prepare_embedded(spec: str) -> Path:
     target = cache_dir("models", name)
     if (target / _COMPLETE).exists():
         return target
-    log.info("converting %s from GGUF to a safetensors cache at %s (once, ~1 min)", name, target)
-    _convert(entry, target)
+    # One converter at a time: parallel processes (accelerate, test workers) wait here.
+    with open(target.with_name(name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / _COMPLETE).exists():
+            log.info("converting %s from GGUF to safetensors at %s (once, ~1 min)", name, target)
+            _convert(entry, target)
     return target
 
 

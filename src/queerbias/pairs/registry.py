@@ -1,0 +1,190 @@
+"""Named pair benchmarks: what exists, where it comes from, and a verified local copy.
+
+The list itself is data (`queerbias/data/benchmarks.yaml`). A name resolves to
+a generated `PairSet` (builtin sets) or to a downloaded file in the cache, whose
+sha256 is recorded beside it and checked on every later use, so a result can
+always name the exact bytes it was computed on. Parsing files is `pairs.io`'s job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from queerbias.cache import cache_dir, cache_root
+from queerbias.errors import QueerbiasError
+from queerbias.pairs.schema import PairSet
+
+log = logging.getLogger(__name__)
+
+DOWNLOAD_TIMEOUT_S = 60
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class BenchmarkInfo:
+    """One registered benchmark, as declared in benchmarks.yaml."""
+
+    name: str
+    description: str
+    language: str
+    licence: str
+    citation: str
+    homepage: str
+    layout: str
+    pairs: int | None = None
+    builtin: str = ""
+    urls: tuple[str, ...] = ()
+    url_verified: bool = True
+    filename: str = ""
+    columns: tuple[str, ...] = ()
+    sha256: str | None = None
+
+    def cached_path(self) -> Path:
+        """Where the downloaded file lives (whether or not it is there yet)."""
+        return cache_root() / "benchmarks" / self.name / self.filename
+
+    def is_cached(self) -> bool:
+        return bool(self.filename) and self.cached_path().is_file()
+
+
+@cache
+def _registry() -> dict[str, BenchmarkInfo]:
+    text = resources.files("queerbias").joinpath("data/benchmarks.yaml").read_text(encoding="utf-8")
+    registry = {}
+    for entry in yaml.safe_load(text)["benchmarks"]:
+        info = BenchmarkInfo(
+            **{**entry, "urls": tuple(entry.get("urls", ())), "columns": tuple(entry.get("columns", ()))}
+        )
+        if not info.builtin and not (info.urls and info.filename):
+            raise ValueError(f"benchmarks.yaml: {info.name!r} needs either builtin or urls + filename")
+        registry[info.name] = info
+    return registry
+
+
+def list_benchmarks() -> list[BenchmarkInfo]:
+    """All registered benchmarks in file order."""
+    return list(_registry().values())
+
+
+def get_benchmark(name: str) -> BenchmarkInfo:
+    try:
+        return _registry()[name]
+    except KeyError:
+        known = ", ".join(_registry())
+        raise QueerbiasError(f"unknown benchmark {name!r}; registered: {known}") from None
+
+
+def build_builtin(info: BenchmarkInfo) -> PairSet:
+    """Run a builtin set's generator ("module:function" in the registry)."""
+    module, _, function = info.builtin.partition(":")
+    return getattr(importlib.import_module(module), function)()
+
+
+def resolve_pairs(spec: str) -> Path | PairSet:
+    """A registered name (built, or downloaded on first use) or a path to a pairs file."""
+    registry = _registry()
+    if spec in registry:
+        info = registry[spec]
+        return build_builtin(info) if info.builtin else fetch(info)
+    path = Path(spec).expanduser()
+    if path.is_file():
+        return path
+    raise QueerbiasError(
+        f"{spec!r} is neither a registered benchmark ({', '.join(registry)}) nor an existing file"
+    )
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def fetch(info: BenchmarkInfo) -> Path:
+    """The verified local copy of a file benchmark, downloading it on first use."""
+    target = cache_dir("benchmarks", info.name) / info.filename
+    if target.is_file():
+        _verify_cached(info, target)
+        return target
+    failures = []
+    for url in info.urls:
+        try:
+            digest = _download(url, target, info)
+        except urllib.error.HTTPError as err:
+            failures.append(f"{url}: the server answered HTTP {err.code}")
+        except OSError as err:  # URLError, refused connections and timeouts
+            failures.append(f"{url}: {getattr(err, 'reason', err)}")
+        else:
+            _sidecar(target).write_text(f"{digest}  {target.name}\n", encoding="utf-8")
+            log.info("downloaded %s to %s (sha256 %s)", info.name, target, digest)
+            return target
+    raise QueerbiasError(_download_failed(info, failures))
+
+
+def _download_failed(info: BenchmarkInfo, failures: list[str]) -> str:
+    offline = not any("HTTP" in failure for failure in failures)
+    cause = (
+        "the machine seems to be offline"
+        if offline
+        else "the file is not at the registered URL"
+        + ("" if info.url_verified else " (that URL is unverified)")
+    )
+    where = f" from {info.homepage}" if info.homepage else ""
+    return (
+        f"download of benchmark {info.name!r} failed ({'; '.join(failures)}): {cause}. "
+        f"Download the file yourself{where} and pass it with --pairs PATH instead."
+    )
+
+
+def _download(url: str, target: Path, info: BenchmarkInfo) -> str:
+    """Stream `url` to a temp file beside `target`, check it, then rename it into place."""
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".part", delete=False)
+    digest = hashlib.sha256()
+    try:
+        with handle, urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+            while chunk := response.read(CHUNK):
+                digest.update(chunk)
+                handle.write(chunk)
+        if info.sha256 and digest.hexdigest() != info.sha256:
+            raise QueerbiasError(
+                f"download of benchmark {info.name!r} from {url} has sha256 {digest.hexdigest()}, "
+                f"expected {info.sha256}; the file changed upstream or the download was altered"
+            )
+        os.replace(handle.name, target)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)
+    return digest.hexdigest()
+
+
+def _verify_cached(info: BenchmarkInfo, path: Path) -> None:
+    """Check a cached file against its recorded sha256 (and the registry's, if known)."""
+    actual = sha256_file(path)
+    sidecar = _sidecar(path)
+    recorded = sidecar.read_text(encoding="utf-8").split()[0] if sidecar.is_file() else None
+    expected = info.sha256 or recorded
+    if expected and actual != expected:
+        raise QueerbiasError(
+            f"cached benchmark {path} has sha256 {actual} but {expected} was recorded; "
+            f"delete {path} to download it again"
+        )
+    if recorded is None:
+        sidecar.write_text(f"{actual}  {path.name}\n", encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Crawlers that collect raw text (Mastodon posts, news feeds) for corpus building."""

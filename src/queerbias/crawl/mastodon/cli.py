@@ -1,0 +1,130 @@
+"""`queerbias crawl mastodon`: arguments, token loading, and a one-line summary per instance."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from queerbias.crawl.mastodon.crawler import PROBE_FAILED, crawl
+from queerbias.crawl.mastodon.settings import (CONTACT_PLACEHOLDER, DEFAULT_INSTANCES, DEFAULT_MAX_REQUESTS,
+                                               DEFAULT_USER_AGENT, CrawlSettings, default_tags,
+                                               normalise_instance, normalise_tag)
+from queerbias.crawl.mastodon.store import POSTS, STATS
+from queerbias.errors import QueerbiasError
+from queerbias.text.keywords import DEFAULT_KEYWORDS
+
+log = logging.getLogger(__name__)
+TOKEN_ENV = "QUEERBIAS_MASTODON_TOKEN"
+DESCRIPTION = "Crawl hashtag feeds of Mastodon instances into OUT/posts.jsonl; rerun to resume or update."
+
+
+def register(subparsers) -> None:
+    """Add the `mastodon` source to `queerbias crawl`."""
+    p = subparsers.add_parser("mastodon", help="crawl public German posts on LGBTQ+ topics from Mastodon instances",
+                              description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, required=True, help="output folder (posts.jsonl, stats.json, state.json)")
+    p.add_argument("--instance", action="append", metavar="URL",
+                   help=f"instance to crawl, repeatable (default: the {len(DEFAULT_INSTANCES)} of the seed study)")
+    p.add_argument("--tag", action="append", metavar="TAG",
+                   help="hashtag without '#', repeatable (default: derived from the keywords)")
+    p.add_argument("--keyword", action="append", metavar="WORD",
+                   help=f"keyword a kept post must contain, repeatable (default: the {len(DEFAULT_KEYWORDS)} "
+                        "of the seed study)")
+    p.add_argument("--local-timeline", action="store_true",
+                   help="also crawl each instance's local timeline (keyword filter applies)")
+    p.add_argument("--since", type=_parse_date, metavar="YYYY-MM-DD", help="ignore posts older than this date (UTC)")
+    p.add_argument("--max-requests", type=int, default=DEFAULT_MAX_REQUESTS, metavar="N",
+                   help="HTTP requests per instance and run (default: %(default)s); rerun to go on")
+    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent header; put your contact in it")
+    p.add_argument("--token-file", type=Path, metavar="PATH",
+                   help=f"file holding an access token (else ${TOKEN_ENV}); sent to one instance only")
+    p.add_argument("--token-instance", metavar="URL",
+                   help="instance the token belongs to (needed when crawling more than one)")
+    p.add_argument("--salt-file", type=Path, metavar="PATH",
+                   help="secret salt for account pseudonyms (default: OUT/pseudonym.salt, created on first run)")
+
+
+def _parse_date(value: str) -> datetime:
+    try:
+        return datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date: {value!r} (expected YYYY-MM-DD)") from None
+
+
+def _load_token(path: Path | None) -> str | None:
+    if path is not None:
+        try:
+            token = path.read_text(encoding="utf-8").splitlines()[0].strip() if path.stat().st_size else ""
+        except OSError as err:
+            raise QueerbiasError(f"cannot read token file {path}: {err.strerror}") from None
+        if not token:
+            raise QueerbiasError(f"token file {path} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def settings_from_args(args: argparse.Namespace) -> CrawlSettings:
+    """Validate the arguments into CrawlSettings; problems become one-line QueerbiasErrors."""
+    if args.max_requests < 1:
+        raise QueerbiasError("--max-requests must be at least 1")
+    instances = tuple(dict.fromkeys(normalise_instance(i) for i in (args.instance or DEFAULT_INSTANCES)))
+    keywords = tuple(args.keyword or DEFAULT_KEYWORDS)
+    tags = tuple(dict.fromkeys(normalise_tag(t) for t in args.tag)) if args.tag else tuple(default_tags(keywords))
+    token = _load_token(args.token_file)
+    token_instance = normalise_instance(args.token_instance) if args.token_instance else None
+    if token and token_instance is None:
+        if len(instances) != 1:
+            raise QueerbiasError("an access token is set; name its instance with --token-instance "
+                                 "(it is never sent to other instances)")
+        token_instance = instances[0]
+    if token_instance and token_instance not in instances:
+        raise QueerbiasError(f"--token-instance {token_instance} is not among the crawled instances")
+    if CONTACT_PLACEHOLDER in args.user_agent:
+        log.warning("the User-Agent has no contact yet; pass --user-agent with your e-mail so admins can reach you")
+    return CrawlSettings(out_dir=args.out, instances=instances, tags=tags, keywords=keywords,
+                         local_timeline=args.local_timeline, since=args.since, max_requests=args.max_requests,
+                         user_agent=args.user_agent, token=token, token_instance=token_instance,
+                         salt_file=args.salt_file)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Crawl, print one line per instance, fail only when no instance could be crawled at all."""
+    settings = settings_from_args(args)
+    stats = crawl(settings)
+    unreachable = []
+    for url in settings.instances:
+        inst = stats["instances"][url]
+        dropped = ", ".join(f"{k} {v}" for k, v in sorted(inst["dropped"].items())) or "none"
+        print(f"{url}: {inst['status']}; fetched {inst['fetched']}, kept {inst['kept']}, "
+              f"duplicates {inst['duplicates']}, dropped: {dropped}")
+        if str(inst["status"]).startswith(PROBE_FAILED):
+            unreachable.append(url)
+    print(f"{stats['posts']} posts in {settings.out_dir / POSTS}")
+    if len(unreachable) == len(settings.instances):
+        raise QueerbiasError(f"no instance could be crawled; see {settings.out_dir / STATS}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of crawl/mastodon.py. Builds only this parser: the full CLI would import every
+    command's dependencies (torch, transformers) just to crawl."""
+    parser = argparse.ArgumentParser(prog="crawl/mastodon.py", description=DESCRIPTION)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_arguments(parser)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return run(args)
+    except QueerbiasError as err:
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        return 2

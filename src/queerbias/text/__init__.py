@@ -1,0 +1,1 @@
+"""Text utilities shared by the crawlers: keyword matching, language checks, HTML to text."""

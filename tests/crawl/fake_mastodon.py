@@ -1,0 +1,231 @@
+"""A small Mastodon server on 127.0.0.1 for crawler tests.
+
+It answers the endpoints Mastodon.py 2.x really calls, the way Mastodon does:
+`/api/v1/instance/` and `/api/v2/instance/` (with the trailing slash Mastodon.py
+uses), `/api/v1/instance/rules`, `/api/v1/instance/terms_of_service`,
+`/api/v1/timelines/tag/<percent-encoded tag>` and `/api/v1/timelines/public?local=1`
+with `max_id`/`since_id`/`min_id`/`limit`, newest first, `Link` headers whose
+next URL carries `max_id`, and `X-RateLimit-*` headers. Faults (429, 500, login
+required, disabled feeds) are switched on per instance.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+
+RATE_LIMIT = 300
+
+
+def status(id_: int, text: str, *, domain: str, created: datetime, username: str = "alice",
+           acct: str | None = None, uri: str | None = None, language: str | None = "de",
+           tags: tuple[str, ...] = (), bot: bool = False, indexable: bool | None = True,
+           noindex: bool = False, note: str = "", spoiler: str = "", reblog: dict | None = None) -> dict:
+    """A status as Mastodon serialises it; `uri` is global, `id_` is local to `domain`."""
+    acct = acct or username
+    account_domain = acct.split("@")[1] if "@" in acct else domain
+    account = {
+        "id": str(abs(hash(acct)) % 10**9), "username": username, "acct": acct, "display_name": username.title(),
+        "note": note, "bot": bot, "noindex": noindex, "locked": False, "group": False, "discoverable": True,
+        "url": f"https://{account_domain}/@{username}", "created_at": "2020-01-01T00:00:00.000Z",
+        "followers_count": 1, "following_count": 1, "statuses_count": 1, "fields": [], "emojis": [],
+        "avatar": "", "avatar_static": "", "header": "", "header_static": "",
+    }
+    if indexable is not None:
+        account["indexable"] = indexable
+    uri = uri or f"https://{account_domain}/users/{username}/statuses/{id_}"
+    return {
+        "id": str(id_), "uri": uri, "url": uri.replace("/users/", "/@").replace("/statuses/", "/"),
+        "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "account": account,
+        "content": "" if reblog else text, "language": language, "visibility": "public",
+        "sensitive": bool(spoiler), "spoiler_text": spoiler, "reblog": reblog,
+        "tags": [{"name": t, "url": f"https://{domain}/tags/{t}"} for t in tags],
+        "mentions": [], "emojis": [], "media_attachments": [], "replies_count": 0, "reblogs_count": 0,
+        "favourites_count": 0, "in_reply_to_id": None, "in_reply_to_account_id": None, "poll": None,
+        "card": None, "application": None, "edited_at": None,
+    }
+
+
+@dataclass
+class FakeInstance:
+    """The data and fault switches of one fake server."""
+
+    domain: str
+    statuses: list[dict] = field(default_factory=list)
+    version: str = "4.4.0"
+    hashtag_feeds: str = "public"          # "public", "authenticated" or "disabled"
+    live_feeds: str = "public"
+    token: str | None = None               # bearer token that unlocks "authenticated" feeds
+    faults: list[tuple[str, int]] = field(default_factory=list)  # (path prefix, status), each served once
+    terms: str | None = "Seid nett zueinander."
+    rules: tuple[str, ...] = ("Keine Diskriminierung.",)
+    advertise_feed_access: bool = True     # servers before 4.4 do not say whether feeds need login
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "FakeMastodonServer"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        self.server.record(self)
+        parts = urlsplit(self.path)
+        path = unquote(parts.path).rstrip("/")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        inst = self.server.instance
+        fault = self.server.take_fault(path)
+        if fault == 429:
+            return self._send(429, {"error": "Too many requests"}, remaining=0, reset_in=1.0)
+        if fault:
+            return self._send(fault, {"error": "Internal server error"})
+        if path == "/api/v1/instance":
+            return self._send(200, {"uri": inst.domain, "title": inst.domain, "version": inst.version,
+                                    "description": "", "languages": ["de"], "rules": []})
+        if path == "/api/v2/instance":
+            return self._send(200, self._instance_v2())
+        if path == "/api/v1/instance/rules":
+            return self._send(200, self._instance_v2()["rules"])
+        if path == "/api/v1/instance/terms_of_service":
+            if inst.terms is None:
+                return self._send(404, {"error": "Record not found"})
+            return self._send(200, {"effective_date": "2024-01-01", "effective": True, "content": inst.terms,
+                                    "succeeded_by": None})
+        if path.startswith("/api/v1/timelines/tag/"):
+            tag = path.rsplit("/", 1)[1].lower()
+            if (denied := self._denied(inst.hashtag_feeds)) is not None:
+                return denied
+            return self._timeline([s for s in inst.statuses if tag in {t["name"] for t in s["tags"]}], query)
+        if path == "/api/v1/timelines/public":
+            if (denied := self._denied(inst.live_feeds)) is not None:
+                return denied
+            local = query.get("local") in {"1", "true"}
+            return self._timeline([s for s in inst.statuses if not local or "@" not in s["account"]["acct"]], query)
+        return self._send(404, {"error": "Record not found"})
+
+    def _denied(self, access: str):
+        """Mastodon answers 422 to anonymous requests on login-only feeds and 404 on disabled ones."""
+        inst = self.server.instance
+        authorised = inst.token is not None and self.headers.get("Authorization") == f"Bearer {inst.token}"
+        if access == "disabled":
+            return self._send(404, {"error": "Record not found"})
+        if access == "authenticated" and not authorised:
+            return self._send(422, {"error": "This method requires an authenticated user"})
+        return None
+
+    def _instance_v2(self) -> dict:
+        inst = self.server.instance
+        return {
+            "domain": inst.domain, "title": inst.domain, "version": inst.version, "source_url": "",
+            "description": "", "languages": ["de"], "api_versions": {"mastodon": 6},
+            "usage": {"users": {"active_month": 10}}, "thumbnail": {"url": ""},
+            "registrations": {"enabled": True, "approval_required": False, "message": None},
+            "contact": {"email": f"admin@{inst.domain}", "account": None},
+            "rules": [{"id": str(i + 1), "text": text, "hint": ""} for i, text in enumerate(inst.rules)],
+            "configuration": {"timelines_access": {
+                "live_feeds": {"local": inst.live_feeds, "remote": inst.live_feeds},
+                "hashtag_feeds": {"local": inst.hashtag_feeds, "remote": inst.hashtag_feeds},
+                "trending_link_feeds": {"local": "public", "remote": "public"},
+            }} if inst.advertise_feed_access else {},
+        }
+
+    def _timeline(self, statuses: list[dict], query: dict):
+        """Newest first, as Mastodon pages: ids below max_id, above since_id (or min_id, oldest first)."""
+        limit = min(int(query.get("limit", 20)), 40)
+        items = sorted(statuses, key=lambda s: int(s["id"]), reverse=True)
+        if "max_id" in query:
+            items = [s for s in items if int(s["id"]) < int(query["max_id"])]
+        if "since_id" in query:
+            items = [s for s in items if int(s["id"]) > int(query["since_id"])]
+        if "min_id" in query:
+            items = [s for s in items if int(s["id"]) > int(query["min_id"])][-limit:]
+        page = items[:limit]
+        links = []
+        base = f"http://{self.headers['Host']}{urlsplit(self.path).path}"
+        if page:
+            if len(page) == limit:
+                links.append(f'<{base}?max_id={page[-1]["id"]}>; rel="next"')
+            links.append(f'<{base}?min_id={page[0]["id"]}>; rel="prev"')
+        return self._send(200, page, link=", ".join(links))
+
+    def _send(self, code: int, body, *, link: str = "", remaining: int | None = None, reset_in: float = 300.0):
+        data = json.dumps(body).encode()
+        server = self.server
+        with server.lock:
+            server.rate_remaining = max(server.rate_remaining - 1, 0)
+            left = server.rate_remaining if remaining is None else remaining
+        reset = datetime.now(timezone.utc) + timedelta(seconds=reset_in)
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-RateLimit-Limit", str(RATE_LIMIT))
+        self.send_header("X-RateLimit-Remaining", str(left))
+        self.send_header("X-RateLimit-Reset", reset.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+        if link:
+            self.send_header("Link", link)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class FakeMastodonServer(ThreadingHTTPServer):
+    """One fake instance on an ephemeral port; use as a context manager."""
+
+    daemon_threads = True
+
+    def __init__(self, instance: FakeInstance):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.instance = instance
+        self.lock = threading.Lock()
+        self.rate_remaining = RATE_LIMIT
+        self.requests: list[dict] = []
+        self._gate = threading.Event()
+        self._gate.set()
+        self._pause_after: int | None = None
+        self.paused = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def record(self, handler: _Handler) -> None:
+        """Log the request; block it while paused (lets a test kill the client mid-crawl)."""
+        with self.lock:
+            self.requests.append({"path": handler.path, "headers": dict(handler.headers)})
+            timeline_calls = sum("/timelines/" in r["path"] for r in self.requests)
+            hold = self._pause_after is not None and timeline_calls > self._pause_after
+        if hold:
+            self.paused.set()
+            self._gate.wait(timeout=30)
+
+    def take_fault(self, path: str) -> int | None:
+        with self.lock:
+            for i, (prefix, code) in enumerate(self.instance.faults):
+                if path.startswith(prefix):
+                    del self.instance.faults[i]
+                    return code
+        return None
+
+    def pause_after_timeline_requests(self, n: int) -> None:
+        self._pause_after = n
+        self._gate.clear()
+
+    def resume(self) -> None:
+        self._pause_after = None
+        self._gate.set()
+
+    def timeline_requests(self) -> list[str]:
+        return [r["path"] for r in self.requests if "/timelines/" in r["path"]]
+
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.resume()
+        self.shutdown()
+        self.server_close()

@@ -1,0 +1,9 @@
+#!/usr/bin/env python3
+"""Crawl news feeds for the mitigation corpus; same as `queerbias crawl news ARGS`."""
+
+import sys
+
+from queerbias.crawl.news.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,135 @@
+"""`queerbias corpus`: select taz articles (`taz`) and build training corpora (`build`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from queerbias.corpus.builder import MIN_WORDS, BuildConfig, CorpusBuilder
+from queerbias.corpus.io import BadRecords, atomic_open, dumps_line
+from queerbias.corpus.manifest import CORPORA_DIR, load_manifest
+from queerbias.corpus.sources import SourceSpec
+from queerbias.corpus.taz import TazReader, default_since_year
+from queerbias.errors import QueerbiasError
+from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("corpus", help="build text corpora (taz archive, merge/split)",
+                                   description=__doc__)
+    commands = parser.add_subparsers(dest="corpus_command", required=True, metavar="STEP")
+
+    taz = commands.add_parser(
+        "taz", help="select queer-related articles from the taz2024full archive",
+        description="Stream taz2024full month files (JSON, JSONL or Parquet), keep articles of "
+                    "the chosen years that match the LGBTQ+ keywords, write documents JSONL.")
+    taz.add_argument("paths", nargs="+", type=Path, help="archive files or folders")
+    taz.add_argument("-o", "--output", type=Path, default=CORPORA_DIR / "taz" / "taz.jsonl",
+                     help="documents JSONL to write (default: %(default)s)")
+    taz.add_argument("--since-year", type=int, default=None,
+                     help=f"first year to keep (default: this year - 6 = {default_since_year()})")
+    taz.add_argument("--until-year", type=int, default=None, help="last year to keep")
+    taz.add_argument("--skip-bad", action="store_true",
+                     help="skip and count unusable records instead of stopping at the first")
+    taz.set_defaults(func=run_taz)
+
+    build = commands.add_parser(
+        "build", help="merge sources into train/validation JSONL with stats and datasheet",
+        description="Merge, filter, deduplicate and split sources. Options given here "
+                    "override the manifest.")
+    build.add_argument("--manifest", type=Path, help="corpus recipe (corpora/manifests/*.yaml)")
+    build.add_argument("--source", action="append", default=[], metavar="[NAME=]PATH",
+                       help="a JSONL source (posts.jsonl, documents, or any JSONL with 'text'); "
+                            "repeatable, earlier sources win duplicates")
+    build.add_argument("--name", help="corpus name (output folder corpora/NAME)")
+    build.add_argument("-o", "--output", type=Path, help="output folder")
+    build.add_argument("--validation-fraction", type=float,
+                       help="share of documents in validation.jsonl (default 0.05)")
+    build.add_argument("--seed", type=int, help="split seed (default 0)")
+    build.add_argument("--min-words", action="append", default=[], metavar="KIND=N",
+                       help="minimum words for a kind; defaults "
+                            + ", ".join(f"{k}={v}" for k, v in MIN_WORDS.items()))
+    build.add_argument("--near-duplicate-threshold", type=float,
+                       help="Jaccard similarity from which texts are near duplicates (0.8)")
+    build.add_argument("--no-near-duplicates", action="store_true",
+                       help="keep near duplicates (exact duplicates are still removed)")
+    build.add_argument("--all-languages", action="store_true", help="do not drop non-German text")
+    build.add_argument("--opt-out", type=Path, help="file of doc_ids / URL prefixes to exclude")
+    build.add_argument("--skip-bad", action="store_true",
+                       help="skip and count unusable records instead of stopping")
+    build.set_defaults(func=run_build)
+
+
+def run_taz(args: argparse.Namespace) -> int:
+    since = args.since_year if args.since_year is not None else default_since_year()
+    reader = TazReader(KeywordMatcher(DEFAULT_KEYWORDS), since_year=since,
+                       until_year=args.until_year, bad=BadRecords(skip=args.skip_bad))
+    with atomic_open(args.output) as out:
+        for document in reader.read(args.paths):
+            out.write(dumps_line(document.to_dict()))
+    counts = dict(reader.counts, bad_records=reader.bad.count)
+    print(f"wrote {reader.counts['kept']} articles ({since}-{args.until_year or 'today'}) "
+          f"to {args.output}: {json.dumps(counts)}")
+    for example in reader.bad.examples:
+        print(f"  skipped: {example}")
+    return 0
+
+
+def _parse_sources(values: list[str]) -> list[SourceSpec]:
+    specs = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        specs.append(SourceSpec(path=Path(path), name=name) if sep else SourceSpec(path=Path(value)))
+    return specs
+
+
+def _parse_min_words(values: list[str]) -> dict[str, int]:
+    result = {}
+    for value in values:
+        kind, _, number = value.partition("=")
+        if kind not in MIN_WORDS or not number.isdigit():
+            raise QueerbiasError(f"--min-words expects KIND=N with KIND in {list(MIN_WORDS)}, "
+                                 f"got {value!r}")
+        result[kind] = int(number)
+    return result
+
+
+def config_from_args(args: argparse.Namespace) -> BuildConfig:
+    """The manifest's config (if any) with command-line options applied on top."""
+    if args.manifest:
+        config = load_manifest(args.manifest)
+        config.sources += _parse_sources(args.source)
+    else:
+        if not args.source or not args.name:
+            raise QueerbiasError("corpus build needs --manifest, or --name and --source")
+        config = BuildConfig(name=args.name, output_dir=CORPORA_DIR / args.name,
+                             sources=_parse_sources(args.source))
+    overrides = {
+        "name": args.name, "output_dir": args.output, "seed": args.seed,
+        "validation_fraction": args.validation_fraction, "opt_out": args.opt_out,
+        "near_duplicate_threshold": args.near_duplicate_threshold,
+    }
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(config, key, value)
+    if args.name and not args.output and args.manifest:
+        config.output_dir = CORPORA_DIR / args.name
+    config.min_words.update(_parse_min_words(args.min_words))
+    if args.no_near_duplicates:
+        config.near_duplicate_threshold = None
+    if args.all_languages:
+        config.require_german = False
+    config.skip_bad = config.skip_bad or args.skip_bad
+    config.validate()
+    return config
+
+
+def run_build(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    stats = CorpusBuilder(config).run()
+    totals, dropped = stats["totals"], stats["dropped"]
+    print(f"{config.name}: {totals['documents']} documents, {totals['words']} words, "
+          f"{totals['mb']} MB -> {config.output_dir} (train {stats['splits']['train']['documents']}, "
+          f"validation {stats['splits']['validation']['documents']}); dropped {json.dumps(dropped)}")
+    return 0

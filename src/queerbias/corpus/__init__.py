@@ -1,0 +1,2 @@
+"""Corpus building: the common document schema, the taz archive reader, deduplication,
+and the builder that turns crawled and archived texts into train/validation splits."""

@@ -1,0 +1,255 @@
+"""Build a training corpus: merge sources, filter, deduplicate, split, describe.
+
+Each document passes these filters in order; the first that fails names the drop
+reason in stats.json:
+
+    opted_out         its doc_id or URL is on the opt-out list (URL prefixes allowed,
+                      so one line can remove a whole account or site section)
+    too_short         fewer words than the minimum for its kind (MIN_WORDS)
+    exact_duplicate   same normalised text as a document kept earlier
+    not_german        `queerbias.text.language.is_german` says no
+    near_duplicate    estimated Jaccard similarity of word shingles with a kept
+                      document at or above the threshold
+
+Earlier sources win duplicates, so list the source you trust most first.
+Kept documents go to validation when a seeded hash of their doc_id falls below
+the validation fraction, so a rerun (or a rerun with more data) keeps each
+document on its side of the split.
+
+Outputs are written to temporary files and renamed into place at the end; stats.json
+is written last, so a folder without stats.json holds no finished build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from queerbias.corpus.datasheet import render_datasheet
+from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
+from queerbias.corpus.documents import Document
+from queerbias.corpus.io import BadRecords, atomic_open, atomic_write_json, atomic_write_text, dumps_line
+from queerbias.corpus.sources import SourceSpec, iter_source
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.text.language import is_german
+
+log = logging.getLogger(__name__)
+
+# Minimum words per document kind. Posts are short by nature (the seed study kept
+# toots of a sentence or two); articles under 50 words are teasers or photo
+# captions; other text is in between.
+MIN_WORDS = {"post": 5, "article": 50, "text": 20}
+DROP_REASONS = ("opted_out", "too_short", "exact_duplicate", "not_german", "near_duplicate")
+SPLITS = ("train", "validation")
+
+
+@dataclass
+class BuildConfig:
+    """Everything a build depends on; a manifest or the CLI fills it in."""
+
+    name: str
+    output_dir: Path
+    sources: list[SourceSpec]
+    validation_fraction: float = 0.05
+    seed: int = 0
+    min_words: dict[str, int] = field(default_factory=lambda: dict(MIN_WORDS))
+    require_german: bool = True
+    near_duplicate_threshold: float | None = 0.8
+    shingle_size: int = 5
+    num_perm: int = 128
+    opt_out: Path | None = None
+    skip_bad: bool = False
+    description: str = ""
+    intended_use: str = ""
+    maintainer: str = ""
+
+    def __post_init__(self) -> None:
+        self.min_words = {**MIN_WORDS, **self.min_words}
+        self.validate()
+
+    def validate(self) -> None:
+        """Check the settings; call again after changing fields."""
+        self.output_dir = Path(self.output_dir)
+        if not self.sources:
+            raise QueerbiasError("a corpus build needs at least one source")
+        if not 0.0 <= self.validation_fraction < 1.0:
+            raise QueerbiasError(
+                f"validation fraction must be in [0, 1), got {self.validation_fraction}")
+        threshold = self.near_duplicate_threshold
+        if threshold is not None and not 0.0 < threshold <= 1.0:
+            raise QueerbiasError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
+        unknown = set(self.min_words) - set(MIN_WORDS)
+        if unknown:
+            raise QueerbiasError(f"min_words for unknown kinds {sorted(unknown)}; "
+                                 f"kinds are {list(MIN_WORDS)}")
+
+
+def is_validation(doc_id: str, seed: int, fraction: float) -> bool:
+    """Seeded, order-independent split decision for one document."""
+    digest = hashlib.blake2b(f"{seed}\x1f{doc_id}".encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64 < fraction
+
+
+def load_opt_out(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(doc_ids, URL prefixes) from a file with one entry per line; '#' starts a comment."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise DataError(path, f"cannot read opt-out list: {err.strerror}") from None
+    entries = [line.split("#", 1)[0].strip() for line in lines]
+    entries = [entry for entry in entries if entry]
+    urls = tuple(entry for entry in entries if entry.startswith(("http://", "https://")))
+    return frozenset(entries) - set(urls), urls
+
+
+@dataclass
+class _Tally:
+    """Documents, words and UTF-8 bytes of kept text."""
+
+    documents: int = 0
+    words: int = 0
+    bytes: int = 0
+
+    def add(self, words: int, size: int) -> None:
+        self.documents += 1
+        self.words += words
+        self.bytes += size
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"documents": self.documents, "words": self.words,
+                "mb": round(self.bytes / 1_000_000, 3)}
+
+
+class CorpusBuilder:
+    """Runs one build described by a BuildConfig."""
+
+    def __init__(self, config: BuildConfig):
+        self.config = config
+        self.opt_out_ids, self.opt_out_urls = (
+            load_opt_out(config.opt_out) if config.opt_out else (frozenset(), ()))
+        self.near = (NearDuplicateIndex(config.near_duplicate_threshold, config.num_perm,
+                                        config.shingle_size, seed=config.seed)
+                     if config.near_duplicate_threshold else None)
+        self.seen_hashes: set[bytes] = set()
+        self.dropped: Counter[str] = Counter()
+        self.per_source: dict[str, dict[str, Any]] = {}
+        self.inputs: list[dict[str, Any]] = []
+        self.splits = {split: _Tally() for split in SPLITS}
+
+    def drop_reason(self, document: Document, words: int) -> str | None:
+        """The first filter `document` fails, or None to keep it."""
+        if document.doc_id in self.opt_out_ids or (
+                document.url and document.url.startswith(self.opt_out_urls)):
+            return "opted_out"
+        if words < self.config.min_words[document.kind]:
+            return "too_short"
+        digest = content_hash(document.text)
+        if digest in self.seen_hashes:
+            return "exact_duplicate"
+        self.seen_hashes.add(digest)
+        if self.config.require_german and not is_german(document.text, document.language):
+            return "not_german"
+        key = f"{document.source}\x1f{document.doc_id}"
+        if self.near is not None and self.near.add(key, document.text) is not None:
+            return "near_duplicate"
+        return None
+
+    def _source_stats(self, source: str) -> dict[str, Any]:
+        return self.per_source.setdefault(source, {
+            "read": 0, "kept": _Tally(), "dropped": Counter(),
+            "first_published": None, "last_published": None})
+
+    def run(self) -> dict[str, Any]:
+        """Build the corpus; returns the statistics also written to stats.json."""
+        out = self.config.output_dir
+        out.mkdir(parents=True, exist_ok=True)
+        started = datetime.now(timezone.utc)
+        with atomic_open(out / "train.jsonl") as train, \
+                atomic_open(out / "validation.jsonl") as validation, \
+                tqdm(unit="doc", desc=f"build {self.config.name}") as progress:
+            handles = {"train": train, "validation": validation}
+            for spec in self.config.sources:
+                bad = BadRecords(skip=self.config.skip_bad)
+                read = 0
+                for document in iter_source(spec, bad):
+                    self._consider(document, handles)
+                    read += 1
+                    progress.update()
+                if bad.count:
+                    log.warning("%s: skipped %d bad records, e.g. %s", spec.path, bad.count,
+                                bad.examples[0])
+                self.inputs.append({
+                    "path": str(spec.path), "name": spec.label, "format": spec.format,
+                    "licence": spec.licence, "description": spec.description,
+                    "documents_read": read, "bad_records": bad.count})
+            # From here the old build is replaced; its stats.json goes first so the
+            # folder never pairs new splits with old statistics.
+            (out / "stats.json").unlink(missing_ok=True)
+        stats = self._stats(started)
+        atomic_write_text(out / "datasheet.md", render_datasheet(self.config, stats))
+        atomic_write_json(out / "stats.json", stats)
+        return stats
+
+    def _consider(self, document: Document, handles: dict) -> None:
+        source = self._source_stats(document.source)
+        source["read"] += 1
+        words = len(document.text.split())
+        reason = self.drop_reason(document, words)
+        if reason:
+            self.dropped[reason] += 1
+            source["dropped"][reason] += 1
+            return
+        split = ("validation" if is_validation(document.doc_id, self.config.seed,
+                                                self.config.validation_fraction) else "train")
+        line = dumps_line({"text": document.text, "source": document.source,
+                           "doc_id": document.doc_id})
+        handles[split].write(line)
+        size = len(document.text.encode("utf-8"))
+        source["kept"].add(words, size)
+        self.splits[split].add(words, size)
+        if document.published:
+            day = document.published[:10]
+            if source["first_published"] is None or day < source["first_published"]:
+                source["first_published"] = day
+            if source["last_published"] is None or day > source["last_published"]:
+                source["last_published"] = day
+
+    def _stats(self, started: datetime) -> dict[str, Any]:
+        totals = _Tally()
+        for tally in self.splits.values():
+            totals.documents += tally.documents
+            totals.words += tally.words
+            totals.bytes += tally.bytes
+        config = self.config
+        return {
+            "name": config.name,
+            "built_at": started.isoformat(timespec="seconds"),
+            "settings": {
+                "validation_fraction": config.validation_fraction, "seed": config.seed,
+                "min_words": config.min_words, "require_german": config.require_german,
+                "near_duplicate_threshold": config.near_duplicate_threshold,
+                "shingle_size": config.shingle_size, "num_perm": config.num_perm,
+                "opt_out": str(config.opt_out) if config.opt_out else None,
+            },
+            "totals": totals.as_dict(),
+            "splits": {split: tally.as_dict() for split, tally in self.splits.items()},
+            "dropped": {reason: self.dropped[reason] for reason in DROP_REASONS},
+            "sources": {
+                name: {
+                    **entry["kept"].as_dict(),
+                    "read": entry["read"],
+                    "dropped": {reason: entry["dropped"][reason] for reason in DROP_REASONS},
+                    "first_published": entry["first_published"],
+                    "last_published": entry["last_published"],
+                }
+                for name, entry in self.per_source.items()
+            },
+            "inputs": self.inputs,
+        }

@@ -1,0 +1,1 @@
+"""News crawler: RSS/Atom feeds, article pages extracted to text, keyword-filtered documents."""

@@ -1,0 +1,79 @@
+"""`queerbias crawl news`: crawl RSS/Atom feeds into OUT/news.jsonl; rerun to resume."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from queerbias.cli import main as cli_main
+from queerbias.crawl.news.crawler import NewsCrawler
+from queerbias.crawl.news.http import DEFAULT_USER_AGENT, Fetcher
+from queerbias.errors import QueerbiasError
+from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
+
+NEWS, STATE = "news.jsonl", "state.json"
+
+
+def register(subparsers) -> None:
+    """Add the `news` source to `queerbias crawl`."""
+    p = subparsers.add_parser(
+        "news", help="crawl RSS/Atom news feeds for articles on LGBTQ+ topics",
+        description="Fetch feeds, extract each linked article, keep those matching the keywords; "
+                    "writes OUT/news.jsonl (document schema) and OUT/state.json. Rerun to resume.")
+    p.add_argument("--feed", action="append", default=[], metavar="URL",
+                   help="RSS or Atom feed URL, repeatable")
+    p.add_argument("--feeds-file", type=Path, metavar="PATH",
+                   help="file with one feed URL per line ('#' starts a comment)")
+    p.add_argument("--out", type=Path, default=Path("corpora/news"),
+                   help="output folder (default: %(default)s)")
+    p.add_argument("--keyword", action="append", metavar="WORD",
+                   help=f"keyword a kept article must contain, repeatable (default: the "
+                        f"{len(DEFAULT_KEYWORDS)} of the seed study)")
+    p.add_argument("--max-items", type=int, metavar="N", help="items per feed and run")
+    p.add_argument("--timeout", type=float, default=20.0, help="seconds per request (%(default)s)")
+    p.add_argument("--max-bytes", type=int, default=5_000_000,
+                   help="largest feed or page accepted (default: %(default)s)")
+    p.add_argument("--delay", type=float, default=1.0,
+                   help="seconds between requests to one host (default: %(default)s)")
+    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT,
+                   help="User-Agent header; add your contact to it")
+    p.add_argument("--ignore-robots", action="store_true",
+                   help="do not consult robots.txt (only for sites that allowed it otherwise)")
+    p.set_defaults(func=run)
+
+
+def feed_urls(args: argparse.Namespace) -> list[str]:
+    urls = list(args.feed)
+    if args.feeds_file:
+        try:
+            lines = args.feeds_file.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise QueerbiasError(f"cannot read feeds file {args.feeds_file}: {err.strerror}") from None
+        urls += [line.split("#", 1)[0].strip() for line in lines]
+    urls = list(dict.fromkeys(url for url in urls if url))
+    if not urls:
+        raise QueerbiasError("no feeds given: use --feed URL or --feeds-file PATH")
+    return urls
+
+
+def run(args: argparse.Namespace) -> int:
+    feeds = feed_urls(args)
+    fetcher = Fetcher(user_agent=args.user_agent, timeout=args.timeout,
+                      max_bytes=args.max_bytes, delay=args.delay)
+    crawler = NewsCrawler(fetcher, KeywordMatcher(args.keyword or DEFAULT_KEYWORDS),
+                          output=args.out / NEWS, state_path=args.out / STATE,
+                          respect_robots=not args.ignore_robots, max_items_per_feed=args.max_items)
+    counts = crawler.run(feeds)
+    print(f"news: {counts['kept']} new articles -> {args.out / NEWS}; {json.dumps(dict(counts))}")
+    for feed, error in crawler.failed_feeds.items():
+        print(f"  feed failed: {error}", file=sys.stderr)
+    if len(crawler.failed_feeds) == len(feeds):
+        raise QueerbiasError("every feed failed")
+    return 1 if crawler.failed_feeds else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of crawl/news.py: same as `queerbias crawl news ARGS`."""
+    return cli_main(["crawl", "news", *(sys.argv[1:] if argv is None else argv)])

@@ -1,0 +1,133 @@
+"""Crawl news feeds into keyword-filtered documents, resumably.
+
+For every feed item not seen before: check robots.txt, fetch the linked page,
+extract the article text, keep it if an LGBTQ+ keyword matches title or text,
+append it to the output JSONL (flushed and fsynced), then record the item in the
+state file. Items are identified by guid and by link, so the same article in two
+feeds, or re-published under a new guid, is fetched once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO
+
+from tqdm import tqdm
+
+from queerbias.corpus.documents import Document, stable_id
+from queerbias.corpus.io import dumps_line, iter_jsonl
+from queerbias.crawl.news.extract import HTML_TYPES, extract_article
+from queerbias.crawl.news.feeds import FeedItem, normalise_link, parse_feed
+from queerbias.crawl.news.http import Fetcher, FetchError
+from queerbias.crawl.news.robots import RobotsPolicy
+from queerbias.crawl.news.state import CrawlState
+from queerbias.errors import DataError
+from queerbias.text.keywords import KeywordMatcher
+
+log = logging.getLogger(__name__)
+
+FEED_ACCEPT = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.8"
+PAGE_ACCEPT = "text/html, application/xhtml+xml;q=0.9"
+
+
+def recover_output(path: Path) -> list[str]:
+    """Seen-keys of the records already in `path`, after cutting off a torn last line.
+
+    A crash while appending can leave half a line; it is truncated so that the next
+    record starts on a fresh line (the item is then simply crawled again).
+    """
+    if not path.exists():
+        return []
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            log.warning("%s: dropping an incomplete last record (%d bytes)", path, len(data) - cut)
+            handle.truncate(cut)
+    keys = []
+    for _, record in iter_jsonl(path):
+        provenance = record.get("provenance") or {}
+        keys += [f"guid:{provenance['guid']}"] if provenance.get("guid") else []
+        keys += [f"link:{link}" for link in (provenance.get("link"), record.get("url")) if link]
+    return keys
+
+
+class NewsCrawler:
+    """One crawl over a list of feeds; `counts` says what happened to every item."""
+
+    def __init__(self, fetcher: Fetcher, matcher: KeywordMatcher, output: Path, state_path: Path,
+                 respect_robots: bool = True, max_items_per_feed: int | None = None):
+        self.fetcher, self.matcher = fetcher, matcher
+        self.output, self.state_path = Path(output), Path(state_path)
+        self.robots = RobotsPolicy(fetcher) if respect_robots else None
+        self.max_items_per_feed = max_items_per_feed
+        self.counts: Counter[str] = Counter()
+        self.failed_feeds: dict[str, str] = {}
+
+    def run(self, feeds: list[str]) -> Counter[str]:
+        state = CrawlState(self.state_path)
+        state.mark(recover_output(self.output))
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.output, "a", encoding="utf-8") as out:
+            for feed in tqdm(feeds, unit="feed", desc="news", leave=False):
+                self._crawl_feed(feed, state, out)
+        return self.counts
+
+    def _crawl_feed(self, feed: str, state: CrawlState, out: IO[str]) -> None:
+        try:
+            response = self.fetcher.get(feed, accept=FEED_ACCEPT)
+            items = parse_feed(response.body, response.url)
+        except (FetchError, DataError) as err:
+            log.error("feed %s", err)
+            self.failed_feeds[feed] = str(err)
+            return
+        self.counts["feeds"] += 1
+        for item in items[: self.max_items_per_feed]:
+            self.counts[self._handle(item, feed, state, out)] += 1
+
+    def _handle(self, item: FeedItem, feed: str, state: CrawlState, out: IO[str]) -> str:
+        """Process one item and return its outcome (a counter name)."""
+        keys = item.keys()
+        if state.is_seen(keys):
+            return "duplicate"
+        outcome, document = self._document(item, feed)
+        if outcome == "retry_later":
+            return outcome  # not marked: the next run tries again
+        if document is not None:
+            out.write(dumps_line(document.to_dict()))
+            out.flush()
+            os.fsync(out.fileno())
+            keys.append(f"link:{document.url}")
+        state.mark(keys)
+        state.save()
+        return outcome
+
+    def _document(self, item: FeedItem, feed: str) -> tuple[str, Document | None]:
+        if not item.link:
+            return "no_link", None
+        try:
+            if self.robots is not None and not self.robots.allowed(item.link):
+                return "robots_disallowed", None
+            response = self.fetcher.get(item.link, accept=PAGE_ACCEPT)
+        except FetchError as err:
+            log.warning("article %s", err)
+            return ("retry_later" if err.retry else "fetch_failed"), None
+        if response.content_type not in HTML_TYPES:
+            return "not_html", None
+        text = extract_article(response.body, response.url)
+        if text is None:
+            return "no_text", None
+        keywords = self.matcher.find(f"{item.title}\n{text}")
+        if not keywords:
+            return "no_keyword", None
+        return "kept", Document(
+            doc_id="news:" + stable_id(item.guid or item.link), source="news", kind="article",
+            text=text, title=item.title or None, url=normalise_link(response.url, item.link),
+            published=item.published, language=item.language, keywords=keywords,
+            provenance={"feed": feed, "guid": item.guid, "link": item.link,
+                        "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+        )

@@ -1,0 +1,46 @@
+"""Resumable crawl state: which feed items were already handled.
+
+The state is rewritten atomically (temp file + os.replace) after the matching record
+has been flushed to the output, so after a crash the state never claims an item
+whose record was lost. The opposite gap (record written, state not yet) is closed
+on start-up by also reading the identities of the records already in the output.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from queerbias.corpus.io import atomic_write_json
+from queerbias.errors import DataError
+
+STATE_VERSION = 1
+
+
+class CrawlState:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.seen: set[str] = set()
+        if self.path.exists():
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                if data.get("version") != STATE_VERSION:
+                    raise ValueError(f"unsupported state version {data.get('version')!r}")
+                self.seen.update(data["seen"])
+            except (ValueError, KeyError, TypeError, AttributeError) as err:
+                raise DataError(self.path, f"unreadable crawl state ({err}); move it away "
+                                           "to start afresh") from None
+
+    def is_seen(self, keys: list[str]) -> bool:
+        return any(key in self.seen for key in keys)
+
+    def mark(self, keys: list[str]) -> None:
+        self.seen.update(keys)
+
+    def save(self) -> None:
+        atomic_write_json(self.path, {
+            "version": STATE_VERSION,
+            "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "seen": sorted(self.seen),
+        })

@@ -1,0 +1,38 @@
+"""Best-checkpoint choice: criterion, perplexity margin, ties."""
+
+from __future__ import annotations
+
+import pytest
+
+from queerbias.report.checkpoints import choose_best
+
+
+def row(label, step, bias, ppl_change=None, base=False):
+    return {"label": label, "step": step, "bias": bias, "ppl_change_pct": ppl_change, "base": base}
+
+
+ROWS = [row("base", 0, 62.0, 0.0, base=True), row("s100", 100, 55.0, 1.0), row("s200", 200, 47.0, 3.0),
+        row("s300", 300, 30.0, 4.9), row("s400", 400, 20.0, 8.0)]
+
+
+@pytest.mark.parametrize(("criterion", "label"), [("lowest", "s300"), ("closest50", "s200")])
+def test_criterion_among_checkpoints_within_the_margin(criterion, label):
+    best = choose_best(ROWS, criterion, 5.0)
+    assert (best["label"], best["criterion"]) == (label, criterion)
+    assert best["eligible"] == ["s100", "s200", "s300"]
+    assert best["excluded"] == [{"label": "s400", "step": 400, "reason": "perplexity rose 8.0% > 5%"}]
+
+
+def test_wider_margin_and_missing_perplexity_do_not_exclude():
+    assert choose_best(ROWS, "lowest", 10.0)["label"] == "s400"
+    unmeasured = [row("base", 0, 60.0, base=True), row("a", 10, 40.0), row("b", 20, 30.0)]
+    assert choose_best(unmeasured, "lowest", 5.0)["label"] == "b"
+
+
+def test_tie_goes_to_the_earlier_step_and_no_candidate_is_none():
+    tied = [row("late", 300, 45.0, 0.0), row("early", 100, 55.0, 0.0)]
+    assert choose_best(tied, "closest50", 5.0)["label"] == "early"
+    best = choose_best([row("a", 10, 40.0, 9.0)], "lowest", 5.0)
+    assert best["label"] is None and best["eligible"] == []
+    with pytest.raises(ValueError, match="unknown criterion"):
+        choose_best(ROWS, "highest", 5.0)

@@ -1,0 +1,240 @@
+"""Paired comparison of score directories: statistics, correction, outputs, CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
+from queerbias.report.paired_stats import adjust_pvalues
+from queerbias.report.plots import forest_height_px
+from queerbias.report.runs import load_run
+
+from .score_dirs import GROUPS, make_pairs, png_size, shifted, write_score_dir
+
+FAST = CompareOptions(n_resamples=2000, seed=7)
+GROUPS_WITH_UNCHANGED = {**GROUPS, "asexual": 3}
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """BEFORE and two AFTER runs; the three asexual pairs are rescored identically."""
+    before = make_pairs(groups=GROUPS_WITH_UNCHANGED)
+    afters = []
+    for seed, shift in ((1, 1.5), (2, 4.0)):
+        after = shifted(before, seed=seed, shift=shift)
+        unchanged = after["group"] == "asexual"
+        after.loc[unchanged] = before.loc[unchanged]
+        afters.append(after)
+    paths = [write_score_dir(tmp_path / name, pairs, spec=name)
+             for name, pairs in (("base", before), ("dpo_v1", afters[0]), ("dpo&cda", afters[1]))]
+    return [load_run(path) for path in paths]
+
+
+def test_group_tests_equal_scipy_on_the_same_pairs(runs):
+    document = compare_runs(runs[0], runs[1:], FAST)
+    before, after = runs[0].pairs(), runs[1].pairs()
+    for group, entry in document["comparisons"][0]["groups"].items():
+        if group == "asexual":
+            continue
+        mask = before["group"] == group
+        fb, fa = before.loc[mask, "biased"].to_numpy(bool), after.loc[mask, "biased"].to_numpy(bool)
+        b, c = int(np.sum(fb & ~fa)), int(np.sum(~fb & fa))
+        assert (entry["b"], entry["c"]) == (b, c)
+        assert entry["p_bias"] == (stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0)
+        assert entry["p_soft"] == stats.wilcoxon(after.loc[mask, "soft"], before.loc[mask, "soft"]).pvalue
+        assert entry["n"] == mask.sum()
+
+
+def test_deltas_equal_the_summary_differences(runs):
+    comparison = compare_runs(runs[0], runs[1:2], FAST)["comparisons"][0]
+    for group, entry in [("overall", comparison["overall"]), *comparison["groups"].items()]:
+        s_before = runs[0].summary["overall"] if group == "overall" else runs[0].summary["groups"][group]
+        s_after = runs[1].summary["overall"] if group == "overall" else runs[1].summary["groups"][group]
+        assert entry["delta_bias"] == pytest.approx(s_after["bias_score"] - s_before["bias_score"], abs=1e-9)
+        assert entry["delta_soft"] == pytest.approx(s_after["soft_score"] - s_before["soft_score"], abs=1e-9)
+        assert entry["ci_bias"][0] <= entry["delta_bias"] <= entry["ci_bias"][1]
+        assert entry["delta_bias"] == pytest.approx(100 * (entry["c"] - entry["b"]) / entry["n"])
+
+
+def test_unchanged_group_gets_p_one_not_a_crash(runs):
+    entry = compare_runs(runs[0], runs[1:2], FAST)["comparisons"][0]["groups"]["asexual"]
+    assert (entry["b"], entry["c"], entry["p_bias"], entry["p_soft"]) == (0, 0, 1.0, 1.0)
+    assert entry["odds_ratio"] is None and entry["effect_soft"] is None
+    assert entry["ci_bias"] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh"])
+def test_p_values_are_adjusted_across_groups(runs, correction):
+    options = CompareOptions(n_resamples=200, correction=correction)
+    comparison = compare_runs(runs[0], runs[1:2], options)["comparisons"][0]
+    groups = comparison["groups"].values()
+    for test in ("bias", "soft"):
+        raw = [g[f"p_{test}"] for g in groups]
+        expected = (adjust_pvalues(raw, "holm") if correction == "holm"
+                    else stats.false_discovery_control(raw, method="bh"))
+        np.testing.assert_allclose([g[f"p_{test}_adj"] for g in groups], expected, rtol=1e-14)
+        assert comparison["overall"][f"p_{test}_adj"] == comparison["overall"][f"p_{test}"]
+
+
+def test_ttest_option(runs):
+    comparison = compare_runs(runs[0], runs[1:2], CompareOptions(n_resamples=200, soft_test="ttest"))["comparisons"][0]
+    before, after = runs[0].pairs(), runs[1].pairs()
+    assert comparison["overall"]["p_soft"] == stats.ttest_rel(after["soft"], before["soft"]).pvalue
+    d = after["soft"] - before["soft"]
+    assert comparison["overall"]["effect_soft"] == pytest.approx(d.mean() / d.std(ddof=1))
+
+
+def test_intervals_are_deterministic_under_a_seed(runs):
+    first = compare_runs(runs[0], runs[1:], FAST)["comparisons"]
+    assert compare_runs(runs[0], runs[1:], FAST)["comparisons"] == first
+    other = compare_runs(runs[0], runs[1:], CompareOptions(n_resamples=2000, seed=8))["comparisons"]
+    assert other[0]["overall"]["ci_soft"] != first[0]["overall"]["ci_soft"]
+
+
+def test_group_interval_is_independent_of_other_groups(tmp_path, runs):
+    before, after = runs[0].pairs(), runs[1].pairs()
+    keep = before["group"].isin(["gay", "trans"])
+    subset = [load_run(write_score_dir(tmp_path / f"sub{i}", p[keep], spec=f"s{i}"))
+              for i, p in enumerate((before, after))]
+    full = compare_runs(runs[0], runs[1:2], FAST)["comparisons"][0]["groups"]["trans"]
+    part = compare_runs(subset[0], subset[1:], FAST)["comparisons"][0]["groups"]["trans"]
+    assert part["ci_bias"] == full["ci_bias"] and part["ci_soft"] == full["ci_soft"]
+
+
+def test_outputs_round_trip(tmp_path, runs):
+    document = compare_runs(runs[0], runs[1:], FAST)
+    out = tmp_path / "out"
+    write_outputs(document, out)
+    saved = json.loads((out / "delta.json").read_text())
+    assert saved["comparisons"] == document["comparisons"]
+    table = pd.read_csv(out / "delta.csv", dtype=str, keep_default_na=False)
+    assert len(table) == 2 * (1 + len(GROUPS_WITH_UNCHANGED))
+    for comparison in saved["comparisons"]:
+        rows = table[table["after"] == comparison["after"]["label"]].set_index("group")
+        for group, entry in [("overall", comparison["overall"]), *comparison["groups"].items()]:
+            row = rows.loc[group]
+            for key, value in entry.items():
+                if isinstance(value, list):
+                    assert [_csv_value(row[f"{key}_low"]), _csv_value(row[f"{key}_high"])] == value, key
+                elif key.startswith("stars_"):
+                    assert row[key] == value
+                else:
+                    assert _csv_value(row[key]) == value, (group, key)
+
+
+def _csv_value(cell: str):
+    """A CSV field as delta.json holds it: None when empty, else a number."""
+    if cell == "":
+        return None
+    return float(cell)
+
+
+def test_tables_and_forest_plot(tmp_path, runs):
+    document = compare_runs(runs[0], runs[1:], FAST)
+    write_outputs(document, tmp_path)
+    md = (tmp_path / "delta.md").read_text()
+    tex = (tmp_path / "delta.tex").read_text()
+    assert "| Identity | dpo_v1 | dpo&cda | Mean |" in md.replace("\\_", "_")
+    overall = document["comparisons"][1]["overall"]
+    cell = f"{overall['delta_bias']:+.2f}{overall['stars_bias'].replace('*', chr(92) + '*')}"
+    assert cell in md and overall["stars_bias"] == "***"
+    assert r"\toprule" in tex and r"dpo\_v1 & dpo\&cda & Mean" in tex and r"$^{***}$" in tex
+    rows = len(GROUPS_WITH_UNCHANGED) + 1
+    assert png_size(tmp_path / "forest.png") == (1100, 170 + rows * (34 + 14)) == (1100, forest_height_px(rows, 2))
+    assert not (tmp_path / "trajectory.png").exists()
+
+
+@pytest.fixture
+def checkpoint_dirs(tmp_path):
+    """A base (perplexity 10) and checkpoints at steps 300, 100, 200; step 300 lost perplexity."""
+    before = make_pairs()
+    base = write_score_dir(tmp_path / "base", before, spec="base", perplexity=10.0)
+    paths = [base]
+    for step, shift, ppl in ((300, 8.0, 11.0), (100, 1.0, 10.2), (200, 3.0, 10.4)):
+        pairs = shifted(before, seed=step, shift=shift)
+        paths.append(write_score_dir(tmp_path / f"ckpt-{step}", pairs, spec="run", step=step, perplexity=ppl))
+    return paths
+
+
+def test_checkpoint_trajectory_and_best(tmp_path, checkpoint_dirs):
+    runs = [load_run(path) for path in checkpoint_dirs]
+    document = compare_runs(runs[0], runs[1:], FAST, best_criterion="lowest")
+    trajectory = document["trajectory"]
+    assert [row["step"] for row in trajectory] == [0, 100, 200, 300]
+    assert trajectory[3]["ppl_change_pct"] == pytest.approx(10.0)
+    best = document["best"]
+    assert best["criterion"] == "lowest" and best["excluded"][0]["label"] == "ckpt-300"
+    eligible = [row for row in trajectory[1:] if row["label"] in best["eligible"]]
+    assert best["label"] == min(eligible, key=lambda row: row["bias"])["label"]
+    write_outputs(document, tmp_path / "out")
+    assert png_size(tmp_path / "out" / "trajectory.png") == (1100, 450)
+    assert "Best checkpoint: " + best["label"] in (tmp_path / "out" / "delta.md").read_text()
+
+
+def test_cli_compare(tmp_path, runs, capsys, cli):
+    out = tmp_path / "cli"
+    args = ["compare", str(runs[0].path), f"mitigated={runs[1].path}", "--out", str(out), "--resamples", "300"]
+    assert cli(args + ["--soft-test", "ttest", "--correction", "bh"]) == 0
+    saved = json.loads((out / "delta.json").read_text())
+    assert saved["comparisons"][0]["after"]["label"] == "mitigated"
+    meta = saved["meta"]
+    assert (meta["soft_test"], meta["correction"], meta["n_resamples"]) == ("ttest", "bh", 300)
+    assert "| Overall |" in capsys.readouterr().out
+
+
+def test_cli_refuses_mismatched_runs(tmp_path, capsys, cli):
+    pairs = make_pairs()
+    a = write_score_dir(tmp_path / "a", pairs, checksum="sha256:one")
+    b = write_score_dir(tmp_path / "b", pairs, checksum="sha256:two")
+    assert cli(["compare", str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "data checksum differs" in err and "sha256:one" in err and "sha256:two" in err
+    assert not (tmp_path / "out" / "delta.json").exists()
+
+
+def test_cli_scores_models_first(tmp_path, monkeypatch, cli):
+    pairs = make_pairs()
+    calls = []
+
+    def score_to_dir(model_spec, pairs_spec, out_dir, config=None, **options):
+        calls.append((model_spec, pairs_spec))
+        scored = pairs if model_spec == "hf:base" else shifted(pairs, seed=1, shift=3.0)
+        write_score_dir(out_dir, scored, spec=model_spec)
+        return json.loads((out_dir / "summary.json").read_text())
+
+    runner = types.ModuleType("queerbias.scoring.runner")
+    runner.score_to_dir = score_to_dir
+    monkeypatch.setitem(sys.modules, "queerbias.scoring.runner", runner)
+    out = tmp_path / "out"
+    assert cli(["compare", "--model", "hf:base", "--model", "hf:org/tuned", "--pairs", "p.csv",
+                 "--out", str(out), "--resamples", "100"]) == 0
+    assert calls == [("hf:base", "p.csv"), ("hf:org/tuned", "p.csv")]
+    saved = json.loads((out / "delta.json").read_text())
+    assert saved["comparisons"][0]["after"]["label"] == "tuned"
+    assert (out / "runs" / "01-tuned" / "summary.json").is_file()
+
+
+def test_single_checkpoint_has_no_trajectory(tmp_path, checkpoint_dirs):
+    runs = [load_run(path) for path in checkpoint_dirs]
+    out = tmp_path / "out"
+    write_outputs(compare_runs(runs[0], runs[1:], FAST), out)
+    assert (out / "trajectory.png").is_file() and (out / "trajectory.csv").is_file()
+    document = compare_runs(runs[0], runs[1:2], FAST)
+    assert "trajectory" not in document and "best" not in document
+    write_outputs(document, out)  # rerun into the same directory: no stale trajectory left
+    assert not (out / "trajectory.png").exists() and not (out / "trajectory.csv").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["delta.csv", "delta.json", "delta.md", "delta.tex", "forest.png"]
+
+
+def test_invalid_options_are_refused(tmp_path, cli, capsys):
+    with pytest.raises(ValueError, match="unknown soft test"):
+        CompareOptions(soft_test="sign")
+    assert cli(["compare", "--model", "hf:a", "--model", "hf:b", "--out", str(tmp_path)]) == 2
+    assert "--model needs --pairs" in capsys.readouterr().err

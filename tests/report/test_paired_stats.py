@@ -1,0 +1,160 @@
+"""The statistics equal scipy's on the same inputs, and hand-computed values on small cases."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from queerbias.report.paired_stats import (
+    adjust_pvalues,
+    bootstrap_mean_ci,
+    mcnemar_exact,
+    paired_ttest,
+    stars,
+    wilcoxon_signed_rank,
+)
+
+
+def flags(b: int, c: int, concordant: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Before/after flags with b items flagged only before and c only after."""
+    before = [1] * b + [0] * c + [1] * concordant + [0] * concordant
+    after = [0] * b + [1] * c + [1] * concordant + [0] * concordant
+    return np.array(before, bool), np.array(after, bool)
+
+
+@pytest.mark.parametrize(("b", "c", "p"), [
+    (1, 5, 0.21875),   # 2 * (1 + 6) / 2**6
+    (5, 1, 0.21875),
+    (3, 0, 0.25),      # 2 * (1/2)**3
+    (2, 2, 1.0),
+    (0, 1, 1.0),
+    (0, 6, 0.03125),   # 2 * (1/2)**6
+])
+def test_exact_mcnemar_by_hand(b, c, p):
+    result = mcnemar_exact(*flags(b, c))
+    assert (result.b, result.c) == (b, c)
+    assert result.p == pytest.approx(p, abs=1e-15)
+
+
+def test_mcnemar_effect_sizes():
+    result = mcnemar_exact(*flags(1, 5))
+    assert result.odds_ratio == pytest.approx(0.2)
+    assert result.cohens_g == pytest.approx(5 / 6 - 0.5)
+    assert mcnemar_exact(*flags(3, 0)).odds_ratio == float("inf")
+
+
+def test_mcnemar_without_discordant_pairs_is_p_one():
+    result = mcnemar_exact(*flags(0, 0))
+    assert result.p == 1.0 and np.isnan(result.odds_ratio) and np.isnan(result.cohens_g)
+
+
+def test_mcnemar_equals_scipy_binomtest():
+    rng = np.random.default_rng(1)
+    before, after = rng.random(300) < 0.6, rng.random(300) < 0.45
+    result = mcnemar_exact(before, after)
+    b, c = int(np.sum(before & ~after)), int(np.sum(~before & after))
+    assert result.p == stats.binomtest(b, b + c, 0.5).pvalue
+
+
+@pytest.mark.parametrize("n", [8, 40, 300])
+def test_wilcoxon_equals_scipy_with_zeros_and_ties(n):
+    rng = np.random.default_rng(n)
+    before = np.round(rng.normal(50, 5, n), 1)
+    after = before + np.round(rng.normal(-1, 2, n), 0)  # integer steps: zeros and tied |d|
+    expected = stats.wilcoxon(after, before)
+    result = wilcoxon_signed_rank(after, before)
+    assert result.p == expected.pvalue and result.statistic == expected.statistic
+
+
+def test_wilcoxon_all_zero_differences_is_p_one_without_warning():
+    values = np.array([50.0, 48.5, 52.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = wilcoxon_signed_rank(values, values)
+    assert result.p == 1.0 and np.isnan(result.effect)
+    assert wilcoxon_signed_rank([3.0], [3.0]).p == 1.0  # scipy raises for this one
+
+
+def test_rank_biserial_by_hand():
+    # d = [1, -2, 3, 0]: zero dropped, ranks 1, 2, 3; R+ = 4, R- = 2; r = (4 - 2) / 6
+    result = wilcoxon_signed_rank([1.0, 0.0, 3.0, 5.0], [0.0, 2.0, 0.0, 5.0])
+    assert result.effect == pytest.approx(1 / 3)
+    assert wilcoxon_signed_rank([2.0, 3.0], [1.0, 1.0]).effect == 1.0
+
+
+def test_paired_ttest_equals_scipy_and_cohens_dz():
+    rng = np.random.default_rng(3)
+    before = rng.normal(50, 5, 60)
+    after = before + rng.normal(-0.5, 2, 60)
+    expected = stats.ttest_rel(after, before)
+    result = paired_ttest(after, before)
+    assert result.p == expected.pvalue and result.statistic == expected.statistic
+    d = after - before
+    assert result.effect == pytest.approx(d.mean() / d.std(ddof=1))
+    assert paired_ttest([1.0, 2.0, 4.0], [0.0, 0.0, 0.0]).effect == pytest.approx(7 / 3 / np.std([1, 2, 4], ddof=1))
+
+
+def test_paired_ttest_degenerate_inputs():
+    assert paired_ttest([5.0, 6.0], [5.0, 6.0]).p == 1.0
+    assert np.isnan(paired_ttest([5.0], [4.0]).p)
+
+
+def test_bootstrap_is_deterministic_under_a_seed():
+    d = np.random.default_rng(0).normal(1, 3, 150)
+    first = bootstrap_mean_ci(d, np.random.default_rng(42), 2000)
+    assert np.array_equal(first, bootstrap_mean_ci(d, np.random.default_rng(42), 2000))
+    assert not np.array_equal(first, bootstrap_mean_ci(d, np.random.default_rng(43), 2000))
+
+
+def test_bootstrap_interval_matches_normal_theory():
+    d = np.random.default_rng(5).normal(2, 4, 400)
+    low, high = bootstrap_mean_ci(d, np.random.default_rng(0), 10_000)
+    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d))
+    assert low == pytest.approx(d.mean() - half, abs=0.05 * half)
+    assert high == pytest.approx(d.mean() + half, abs=0.05 * half)
+
+
+def test_bootstrap_columns_share_the_resampled_items():
+    d = np.random.default_rng(6).normal(0, 1, 50)
+    ci = bootstrap_mean_ci(np.column_stack([d, 3 * d]), np.random.default_rng(1), 500)
+    assert ci.shape == (2, 2)
+    np.testing.assert_allclose(ci[:, 1], 3 * ci[:, 0])
+    np.testing.assert_array_equal(bootstrap_mean_ci(np.full(10, 2.5), np.random.default_rng(0), 100), [2.5, 2.5])
+
+
+def test_bootstrap_blocks_large_samples():
+    """Above the memory bound the resamples are drawn in several blocks; all are filled."""
+    d = np.arange(30_000, dtype=float) % 7
+    low, high = bootstrap_mean_ci(d, np.random.default_rng(0), 400)  # 5e6 // 30e3 = 166 per block
+    assert low < d.mean() < high and high - low < 0.1
+
+
+def test_holm_by_hand():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 -> 0.02, 0.03, 0.06, 0.04 -> running max
+    adjusted = adjust_pvalues([0.01, 0.04, 0.03, 0.005], "holm")
+    np.testing.assert_allclose(adjusted, [0.03, 0.06, 0.06, 0.02])
+    np.testing.assert_allclose(adjust_pvalues([0.5, 0.6], "holm"), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bh_equals_scipy_false_discovery_control(seed):
+    p = np.random.default_rng(seed).random(12) ** 3
+    p[3] = p[7]  # a tie
+    np.testing.assert_allclose(adjust_pvalues(p, "bh"), stats.false_discovery_control(p, method="bh"), rtol=1e-14)
+
+
+def test_adjustment_leaves_undefined_tests_out_of_the_family():
+    adjusted = adjust_pvalues([0.01, np.nan, 0.04], "holm")
+    np.testing.assert_allclose(adjusted, [0.02, np.nan, 0.04])
+    with pytest.raises(ValueError, match="unknown correction"):
+        adjust_pvalues([0.1], "bonferroni")
+
+
+@pytest.mark.parametrize(("p", "mark"), [
+    (0.05, ""), (0.0499, "*"), (0.01, "*"), (0.0099, "**"), (0.001, "**"), (0.0009, "***"), (float("nan"), ""),
+])
+def test_stars(p, mark):
+    assert stars(p) == mark

@@ -35,7 +35,7 @@ def register(subparsers) -> None:
     p.add_argument("--identical", choices=("error", "keep", "drop"), default="error",
                    help="pairs whose two sentences are the same (the reference counts them as ties)")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
-    p.add_argument("--chunk-pairs", type=int, default=512,
+    p.add_argument("--chunk-pairs", type=int, default=128,
                    help="pairs scored between two saves of progress (resume granularity)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
@@ -64,8 +64,7 @@ def slug(spec: str) -> str:
 
 
 def run(args) -> int:
-    from accelerate import PartialState
-
+    from queerbias.distributed import process_state
     from queerbias.pairs.io import load_pairs
     from queerbias.scoring.runner import score_to_dir
 
@@ -75,6 +74,7 @@ def run(args) -> int:
     pair_set = load_pairs(args.pairs, duplicates=args.duplicates, identical=args.identical)
     batch_size = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
     root = args.out or Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")
+    main_process = process_state().is_main_process
     summaries = []
     for spec in models:
         out = root if len(models) == 1 else root / slug(spec)
@@ -83,9 +83,9 @@ def run(args) -> int:
                                chunk_pairs=args.chunk_pairs,
                                progress=not args.no_progress, **model_options(args))
         summaries.append((spec, summary))
-        if PartialState().is_main_process:
+        if main_process:
             print((out / "summary.md").read_text())
-    if len(models) > 1 and PartialState().is_main_process:
+    if len(models) > 1 and main_process:
         from queerbias.report.score_tables import render_score_tables
         from queerbias.scoring.results import atomic_write
 

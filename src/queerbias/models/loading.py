@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
@@ -100,9 +101,7 @@ def detect_kind(config, where: str = "") -> str:
 
 
 def _default_device() -> torch.device:
-    from accelerate import PartialState
-
-    return PartialState().device
+    return process_state().device
 
 
 def _adapter_config(path: str) -> dict | None:

@@ -8,8 +8,6 @@ ids then match an unpadded pass) and the LM head runs only where a score is read
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import torch
 
 from queerbias.errors import QueerbiasError
@@ -48,7 +46,7 @@ class CausalScorer(Scorer):
         cap = getattr(self.model.config, "final_logit_softcapping", None)
         return body, (_SoftcappedHead(head, cap) if cap else head)
 
-    def token_logprobs(self, requests: Iterable[Request]) -> dict[Request, float]:
+    def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = list(group_requests(requests).items())
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         results: dict[Request, float] = {}

@@ -7,8 +7,6 @@ position of each row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import torch
 
 from queerbias.errors import QueerbiasError
@@ -47,8 +45,8 @@ class MaskedScorer(Scorer):
         return [position] + [q for q in range(position + 1, len(encoding.ids))
                              if encoding.word_ids[q] == word]
 
-    def token_logprobs(self, requests: Iterable[Request]) -> dict[Request, float]:
-        wanted = list(dict.fromkeys(requests))
+    def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
+        wanted = requests
         encodings = {e.ids: e for e in self._encodings.values()}
         mask_id = self.tokenizer.mask_token_id
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.loading import LoadedModel, load_model
 from queerbias.pairs.io import load_pairs
@@ -33,7 +34,7 @@ from queerbias.scoring.scorer import make_scorer
 
 log = logging.getLogger(__name__)
 
-CHUNK_PAIRS = 512  # pairs scored between two saves of progress
+CHUNK_PAIRS = 128  # pairs scored between two saves of progress
 
 
 def sample_pairs(pair_set: PairSet, n: int | None, seed: int = 0) -> PairSet:
@@ -62,9 +63,7 @@ def score_to_dir(
     **load_options,
 ) -> dict:
     """Score and write the output contract; returns the summary (on every process)."""
-    from accelerate import PartialState
-
-    state = PartialState()
+    state = process_state()
     config = config or ScoringConfig()
     out_dir = Path(out_dir)
     started = time.perf_counter()

@@ -44,6 +44,7 @@ class Scorer(ABC):
         self.config = config or ScoringConfig()
         self.batch_size = BatchSize(batch_size, lm.device)
         self._encodings: dict[str, Encoding] = {}
+        self._logprobs: dict[Request, float] = {}
         self._lowercase = self.config.lowercase == "auto" and bool(
             getattr(self.tokenizer, "do_lower_case", False))
         self._project = self._positionwise_head()
@@ -61,9 +62,21 @@ class Scorer(ABC):
 
     # -- the batched core -----------------------------------------------------------
 
-    @abstractmethod
     def token_logprobs(self, requests: Iterable[Request]) -> dict[Request, float]:
-        """Log-probability of the true token at each requested position."""
+        """Log-probability of the true token at each requested position.
+
+        Results are remembered for the scorer's lifetime: template benchmarks repeat
+        the same sentences across chunks of pairs, and each is computed once.
+        """
+        requests = list(requests)
+        missing = [r for r in dict.fromkeys(requests) if r not in self._logprobs]
+        if missing:
+            self._logprobs.update(self._compute_logprobs(missing))
+        return {r: self._logprobs[r] for r in requests}
+
+    @abstractmethod
+    def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
+        """Batched computation for distinct requests not seen before."""
 
     # -- views ----------------------------------------------------------------------
 

@@ -56,7 +56,8 @@ class BatchSize:
                 torch.cuda.empty_cache()
                 self.token_budget = max(1, self.token_budget // 2)
                 log.warning("out of memory; token budget now %d", self.token_budget)
-                pending = self.plan_subset(lengths, batch) + pending
+                remaining = batch + [i for planned in pending for i in planned]
+                pending = self.plan_subset(lengths, remaining)
 
     def plan_subset(self, lengths: Sequence[int], indices: list[int]) -> list[list[int]]:
         sub = self.plan([lengths[i] for i in indices])

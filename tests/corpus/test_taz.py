@@ -13,7 +13,8 @@ import pytest
 
 from queerbias.cli import main as cli_main
 from queerbias.corpus.documents import Document
-from queerbias.corpus.io import BadRecords, iter_jsonl
+from queerbias.corpus.io import BadRecords
+from queerbias.fileio import iter_jsonl
 from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.errors import DataError
 from queerbias.text.keywords import KeywordMatcher

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from queerbias.corpus.builder import MIN_WORDS, BuildConfig, CorpusBuilder
-from queerbias.corpus.io import BadRecords, atomic_open, dumps_line
+from queerbias.corpus.io import BadRecords
+from queerbias.fileio import atomic_open, dumps_line
 from queerbias.corpus.manifest import CORPORA_DIR, load_manifest
 from queerbias.corpus.sources import SourceSpec
 from queerbias.corpus.taz import TazReader, default_since_year

@@ -35,7 +35,8 @@ from tqdm import tqdm
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
 from queerbias.corpus.documents import Document
-from queerbias.corpus.io import BadRecords, atomic_open, atomic_write_json, atomic_write_text, dumps_line
+from queerbias.corpus.io import BadRecords
+from queerbias.fileio import atomic_open, atomic_write, atomic_write_json, dumps_line
 from queerbias.corpus.sources import SourceSpec, iter_source
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.text.language import is_german
@@ -193,7 +194,7 @@ class CorpusBuilder:
             # folder never pairs new splits with old statistics.
             (out / "stats.json").unlink(missing_ok=True)
         stats = self._stats(started)
-        atomic_write_text(out / "datasheet.md", render_datasheet(self.config, stats))
+        atomic_write(out / "datasheet.md", render_datasheet(self.config, stats))
         atomic_write_json(out / "stats.json", stats)
         return stats
 

@@ -41,7 +41,8 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from queerbias.corpus.documents import Document, stable_id
-from queerbias.corpus.io import BadRecords, iter_jsonl, open_text
+from queerbias.corpus.io import BadRecords
+from queerbias.fileio import iter_jsonl, open_text
 from queerbias.errors import DataError
 from queerbias.text.keywords import KeywordMatcher
 

@@ -10,28 +10,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import platform
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
+from queerbias.fileio import atomic_write
 from queerbias.scoring.aggregate import summarise_groups
 from queerbias.scoring.pair_scores import PairScore
 
 PAIR_COLUMNS = ["pair_id", "group", "counterfactual_group", "category", "direction",
                 "sent_more", "sent_less", "score_more", "score_less", "biased", "neutral", "soft"]
 _VERSIONED = ("torch", "transformers", "accelerate", "peft", "numpy", "scipy", "tokenizers")
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so readers never see half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 def package_versions() -> dict:

@@ -17,37 +17,14 @@ import hmac
 import json
 import os
 import secrets
-import tempfile
 import threading
 from collections import Counter
 from pathlib import Path
 
+from queerbias.fileio import atomic_write
+
 STATE_VERSION = 1
 POSTS, STATE, STATS, SALT = "posts.jsonl", "state.json", "stats.json", "pseudonym.salt"
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write `path` so that readers see the old or the new content, never a mix (temp file + os.replace)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 def _json_bytes(obj) -> bytes:
@@ -63,7 +40,7 @@ class Pseudonymiser:
 
     def __init__(self, salt_file: Path):
         if not salt_file.exists():
-            write_atomic(salt_file, secrets.token_hex(32).encode(), mode=0o600)
+            atomic_write(salt_file, secrets.token_hex(32).encode(), permissions=0o600)
         self._key = salt_file.read_bytes().strip()
 
     def __call__(self, value: str) -> str:
@@ -165,8 +142,8 @@ class CrawlStore:
                     inst["feeds"].update(value)
                 else:
                     inst[key] = value
-            write_atomic(self.dir / STATE, _json_bytes(self.state))
-            write_atomic(self.dir / STATS, _json_bytes(self.stats()))
+            atomic_write(self.dir / STATE, _json_bytes(self.state))
+            atomic_write(self.dir / STATS, _json_bytes(self.stats()))
 
     def stats(self) -> dict:
         """The content of stats.json: per-instance totals over all runs into this folder."""
@@ -192,7 +169,7 @@ class CrawlStore:
                             record["seen_on"] = sightings[record["uri"]]
                             line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
                         out.append(line)
-                write_atomic(path, b"".join(out))
+                atomic_write(path, b"".join(out))
             self._posts = open(path, "ab")
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from typing import IO
 from tqdm import tqdm
 
 from queerbias.corpus.documents import Document, stable_id
-from queerbias.corpus.io import dumps_line, iter_jsonl
+from queerbias.fileio import dumps_line, iter_jsonl
 from queerbias.crawl.news.extract import HTML_TYPES, extract_article
 from queerbias.crawl.news.feeds import FeedItem, normalise_link, parse_feed
 from queerbias.crawl.news.http import Fetcher, FetchError

@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from queerbias.corpus.io import atomic_write_json
+from queerbias.fileio import atomic_write_json
 from queerbias.errors import DataError
 
 STATE_VERSION = 1

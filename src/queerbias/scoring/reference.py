@@ -18,7 +18,7 @@ from queerbias.scoring.config import ScoringConfig
 
 def naive_sentence_pair(lm: LoadedModel, pair: Pair, config: ScoringConfig) -> tuple[float, float]:
     """(score of sent_more, score of sent_less) before rounding."""
-    tokenizer, model = lm.tokenizer, lm.model
+    tokenizer = lm.tokenizer
     sent1, sent2 = pair.aligned_order
     if config.lowercase == "auto" and getattr(tokenizer, "do_lower_case", False):
         sent1, sent2 = sent1.lower(), sent2.lower()

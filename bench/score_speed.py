@@ -45,7 +45,7 @@ def bert_base_sized(folder: Path, texts: list[str]) -> Path:
     trainer = BertWordPieceTokenizer(lowercase=True)
     trainer.train_from_iterator(texts, vocab_size=30522, min_frequency=1)
     trainer.save_model(str(folder))
-    tokenizer = BertTokenizer(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    tokenizer = BertTokenizer(vocab=str(folder / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(0)
     config = BertConfig(vocab_size=30522, architectures=["BertForMaskedLM"])  # bert-base sizes
     BertForMaskedLM(config).save_pretrained(folder)

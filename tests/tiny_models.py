@@ -33,7 +33,8 @@ def build_tiny_bert(path: Path) -> Path:
     trainer.train_from_iterator(_corpus(), vocab_size=300, min_frequency=1)
     path.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(path))
-    tokenizer = BertTokenizer(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
+    tokenizer = BertTokenizer(vocab=str(path / "vocab.txt"), do_lower_case=True)
+    assert len(tokenizer) > 100, "the WordPiece vocabulary was not loaded"
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,

@@ -32,6 +32,9 @@ CONFIGS = [
 def test_fast_equals_naive(family, config, batch_size, request):
     lm = load_model(str(request.getfixturevalue(family)))
     fast = score_pairs(make_scorer(lm, config, batch_size), PAIRS)
+    # real tokens were scored (pair 7 shares no token but the ends under the reference scope)
+    if config.scope == "shared":
+        assert all(r.score_more < 0 and r.score_less < 0 for r in fast if r.pair.pair_id != "7")
     for pair, result in zip(PAIRS, fast):
         more, less = naive_sentence_pair(lm, pair, config)
         assert result.score_more == round(more, 3), pair
@@ -58,3 +61,4 @@ def test_sequence_and_token_scores_agree(tiny_llama):
 def test_uncased_model_lowercases_like_reference(tiny_bert):
     scorer = make_scorer(load_model(str(tiny_bert)))
     assert scorer.encode("SCHWULE Männer").ids == scorer.encode("schwule männer").ids
+    assert scorer.tokenizer.unk_token_id not in scorer.encode("schwule männer").ids

@@ -1,0 +1,1 @@
+"""Further evaluation suites beyond WinoQueer pairs."""

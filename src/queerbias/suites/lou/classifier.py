@@ -1,0 +1,163 @@
+"""Classifier view (the paper's own measure): predictions on originals and on each reformulation.
+
+Per task and strategy: macro-F1 and its change against the original, the label flip
+rate, and prediction certainty (mean max-softmax probability) and its change. Inputs
+longer than `max_length` tokens are truncated, as upstream truncates GermEval
+comments to 300 tokens; unlike the LM view, texts equal to the original are kept
+(they cannot flip), as in the paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from queerbias.errors import QueerbiasError
+from queerbias.models.embedded import is_embedded, prepare_embedded
+from queerbias.models.fingerprint import weights_fingerprint
+from queerbias.models.loading import DTYPES
+from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
+from queerbias.suites.lou.metrics import flip_rate, macro_f1
+
+ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
+DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval comments
+PREDICT_BATCH = 16
+
+
+@dataclass
+class LoadedClassifier:
+    """A sequence-classification model ready to predict, with what results record about it."""
+
+    spec: str
+    model: torch.nn.Module
+    tokenizer: object
+    fingerprint: str
+    source: dict = field(default_factory=dict)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def num_labels(self) -> int:
+        return int(self.model.config.num_labels)
+
+    def describe(self) -> dict:
+        return {"spec": self.spec, "kind": "sequence-classification", "fingerprint": self.fingerprint,
+                "architecture": type(self.model).__name__, "num_labels": self.num_labels,
+                "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."), **self.source}
+
+
+def load_classifier(spec: str, *, num_labels: int | None = None, new_head: bool = False, dtype: str = "float32",
+                    device: str | None = None, trust_remote_code: bool = False,
+                    allow_pickle_weights: bool = False) -> LoadedClassifier:
+    """Load a sequence classifier from safetensors (unless pickle is allowed).
+
+    A checkpoint without trained classification weights would predict at random, so
+    it is refused unless `new_head` (fine-tuning a base model) is asked for.
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    if dtype not in DTYPES:
+        raise QueerbiasError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+    path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
+    extra = {"num_labels": num_labels} if num_labels is not None else {}
+    try:
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            path, dtype=DTYPES[dtype], output_loading_info=True, trust_remote_code=trust_remote_code,
+            use_safetensors=None if allow_pickle_weights else True, **extra)
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as err:
+        raise QueerbiasError(f"cannot load a sequence classifier from {spec!r}: {err}") from err
+    missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
+    if (missing or info.get("mismatched_keys")) and not new_head:
+        raise QueerbiasError(
+            f"{spec!r} lacks trained classification weights ({len(missing)} missing, e.g. {sorted(missing)[:3]}); "
+            "its predictions would be random. Pass a fine-tuned classifier, or --train to fine-tune this model")
+    if tokenizer.pad_token is None:  # causal LMs: pad with EOS, which the attention mask hides
+        tokenizer.pad_token = tokenizer.eos_token
+    model.config.pad_token_id = tokenizer.pad_token_id
+    target = torch.device(device) if device else _default_device()
+    model.to(target).eval()
+    return LoadedClassifier(spec, model, tokenizer, weights_fingerprint(model), {"path": path})
+
+
+def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
+                  max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = PREDICT_BATCH,
+                  progress: bool = False) -> np.ndarray:
+    """Softmax probabilities (n, num_labels) for (text, text_pair) inputs, batched by length."""
+    encoded = [clf.tokenizer(text, pair, truncation=True, max_length=max_length) for text, pair in inputs]
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
+    probs = np.empty((len(encoded), clf.num_labels))
+    model_was_training = clf.model.training
+    clf.model.eval()
+    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    for batch in tqdm(batches, desc="predicting", unit="batch", disable=not progress, dynamic_ncols=True):
+        padded = clf.tokenizer.pad([encoded[i] for i in batch], return_tensors="pt")
+        with torch.inference_mode():
+            logits = clf.model(**{k: v.to(clf.device) for k, v in padded.items()}).logits
+        probs[batch] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+    clf.model.train(model_was_training)
+    return probs
+
+
+def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], max_length: int = DEFAULT_MAX_LENGTH) -> np.ndarray:
+    return predict_proba(clf, [(e.text, e.text_pair) for e in examples], max_length)
+
+
+def classify_tasks(clf: LoadedClassifier, tasks: Sequence[LouTask], strategies: Sequence[str],
+                   max_length: int = DEFAULT_MAX_LENGTH, progress: bool = True) -> list[dict]:
+    """One item row per instance and text version (original first), each distinct input predicted once."""
+    rows = []
+    for task in tasks:
+        if clf.num_labels != len(task.info.labels):
+            raise QueerbiasError(f"{clf.spec} predicts {clf.num_labels} labels but {task.name} has "
+                                 f"{len(task.info.labels)} ({', '.join(task.info.labels)}); is it trained for this task?")
+        versions = (ORIGINAL, *strategies)
+        inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in task.instances for v in versions))
+        probs = dict(zip(inputs, predict_proba(clf, inputs, max_length, progress=progress)))
+        for instance in task.instances:
+            base = int(np.argmax(probs[(instance.original, instance.text_pair)]))
+            for version in versions:
+                p = probs[(instance.text(version), instance.text_pair)]
+                pred = int(np.argmax(p))
+                rows.append({"task": task.name, "index": instance.index, "label": instance.label,
+                             "strategy": version, "identical": instance.text(version) == instance.original,
+                             "pred": pred, "prob_max": float(p.max()), "flipped": pred != base})
+    return rows
+
+
+def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str]) -> dict:
+    """Per task: the original's macro-F1 and certainty, and per strategy their changes and the flip rate.
+
+    Certainty is the mean over instances of the max-softmax probability (`prob_max`).
+    """
+    result = {}
+    for task in tasks:
+        versions = {v: [r for r in rows if r["task"] == task and r["strategy"] == v] for v in (ORIGINAL, *strategies)}
+        base = versions[ORIGINAL]
+        base_f1 = macro_f1([r["label"] for r in base], [r["pred"] for r in base])
+        base_certainty = float(np.mean([r["prob_max"] for r in base]))
+        entries = {ORIGINAL: {"n": len(base), "macro_f1": base_f1, "certainty": base_certainty}}
+        for strategy in strategies:
+            items = versions[strategy]
+            f1 = macro_f1([r["label"] for r in items], [r["pred"] for r in items])
+            mean_certainty = float(np.mean([r["prob_max"] for r in items]))
+            entries[strategy] = {
+                "n": len(items), "n_identical": sum(r["identical"] for r in items),
+                "macro_f1": f1, "delta_f1": f1 - base_f1,
+                "flip_rate": flip_rate([r["pred"] for r in base], [r["pred"] for r in items]),
+                "certainty": mean_certainty, "delta_certainty": mean_certainty - base_certainty,
+            }
+        result[task] = entries
+    return {"tasks": result}
+
+
+def _default_device() -> torch.device:
+    from accelerate import PartialState
+
+    return PartialState().device

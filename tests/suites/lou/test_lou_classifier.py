@@ -1,0 +1,111 @@
+"""Classifier view: hand-computed F1/flips/certainty, a tiny classifier end to end, --train, consistency."""
+
+import csv
+import json
+
+import pytest
+
+from queerbias.cli import main
+from queerbias.errors import QueerbiasError
+from queerbias.suites.lou.classifier import load_classifier, summarise
+from queerbias.suites.lou.finetune import RECIPE_FILE, Recipe, finetune
+from queerbias.suites.lou.runner import ranking_consistency, run_classifier
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _rows(version, labels, preds, probs):
+    return [{"task": "t", "index": i, "label": y, "strategy": version, "identical": False, "pred": p,
+             "prob_max": q, "flipped": None} for i, (y, p, q) in enumerate(zip(labels, preds, probs))]
+
+
+def test_summary_by_hand():
+    labels = [1, 0, 1, 0]
+    rows = _rows("original", labels, [1, 0, 0, 0], [0.9, 0.8, 0.6, 0.7]) + \
+        _rows("GenderStern", labels, [0, 0, 0, 1], [0.6, 0.6, 0.6, 0.6])
+    entries = summarise(rows, ["t"], ["GenderStern"])["tasks"]["t"]
+    # original: class 0 TP 2 FP 1 FN 0 -> 4/5, class 1 TP 1 FN 1 -> 2/3
+    assert entries["original"]["macro_f1"] == pytest.approx(100 * (4 / 5 + 2 / 3) / 2)
+    stern = entries["GenderStern"]
+    # GenderStern: class 0 TP 1 FP 2 FN 1 -> 2/5, class 1 TP 0 -> 0; flips at instances 0 and 3
+    assert stern["macro_f1"] == pytest.approx(20.0)
+    assert stern["delta_f1"] == pytest.approx(20.0 - 100 * (4 / 5 + 2 / 3) / 2)
+    assert stern["flip_rate"] == 50.0
+    assert stern["certainty"] == pytest.approx(0.6) and stern["delta_certainty"] == pytest.approx(-0.15)
+
+
+def test_run_classifier_end_to_end(tiny_classifier, lou_dir, tmp_path):
+    out = tmp_path / "out"
+    summary = run_classifier(str(tiny_classifier), lou_dir, out, tasks=["germeval-toxic"], progress=False)
+    assert (out / "summary.png").read_bytes()[:8] == PNG_MAGIC and (out / "summary.md").is_file()
+    assert json.loads((out / "summary.json").read_text()) == summary
+    assert summary["meta"]["view"] == "classifier" and summary["meta"]["model"]["num_labels"] == 2
+    with open(out / "items.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 6 * 7
+    base = {r["index"]: r["pred"] for r in rows if r["strategy"] == "original"}
+    for strategy, entry in summary["tasks"]["germeval-toxic"].items():
+        if strategy == "original":
+            continue
+        mine = [r for r in rows if r["strategy"] == strategy]
+        assert entry["flip_rate"] == pytest.approx(100 * sum(r["pred"] != base[r["index"]] for r in mine) / 6)
+        assert all(r["flipped"] == "False" for r in mine if r["identical"] == "True")
+        assert entry["n_identical"] == 1
+
+
+def test_masked_lm_without_head_is_refused(tiny_bert):
+    with pytest.raises(QueerbiasError, match="--train"):
+        load_classifier(str(tiny_bert))
+
+
+def test_label_count_must_match(tiny_classifier, lou_dir, tmp_path, monkeypatch):
+    from queerbias.suites.lou import data
+
+    spec = data.lou_spec()
+    three = {**spec.tasks, "germeval-toxic": data.TaskInfo("germeval-toxic", "", ("a", "b", "c"))}
+    monkeypatch.setattr(data, "lou_spec", lambda: type(spec)(**{**spec.__dict__, "tasks": three}))
+    with pytest.raises(QueerbiasError, match="predicts 2 labels"):
+        run_classifier(str(tiny_classifier), lou_dir, tmp_path / "out", tasks=["germeval-toxic"], progress=False)
+
+
+def test_finetune_then_classify(tiny_bert, lou_dir, tmp_path):
+    recipe = Recipe(epochs=2, batch_size=4, learning_rate=1e-3)
+    folder = finetune(str(tiny_bert), "germeval-toxic", tmp_path / "model", recipe, data_dir=lou_dir,
+                      progress=False)
+    record = json.loads((folder / RECIPE_FILE).read_text())
+    assert [h["epoch"] for h in record["history"]] == [1, 2] and record["n_train"] == 12
+    assert record["best_epoch"] == max(record["history"], key=lambda h: h["dev_macro_f1"])["epoch"]
+    assert finetune(str(tiny_bert), "germeval-toxic", folder, recipe, data_dir=lou_dir) == folder
+    with pytest.raises(QueerbiasError, match="trained differently"):
+        finetune(str(tiny_bert), "germeval-toxic", folder, Recipe(epochs=1), data_dir=lou_dir)
+    summary = run_classifier(str(folder), lou_dir, tmp_path / "out", tasks=["germeval-toxic"], progress=False)
+    assert summary["tasks"]["germeval-toxic"]["original"]["n"] == 6
+
+
+def _summary(f1_original, f1s):
+    strategies = ("Doppelnennung", "GenderStern", "GenderDoppelpunkt", "GenderGap", "Neutral", "De-e")
+    entries = {s: {"macro_f1": f, "delta_f1": f - f1_original} for s, f in zip(strategies, f1s, strict=True)}
+    return {"tasks": {"t": {"original": {"macro_f1": f1_original}, **entries}}}
+
+
+def test_ranking_consistency_by_hand():
+    document = ranking_consistency({
+        "a": _summary(80, [79, 70, 71, 72, 78, 60]),
+        "b": _summary(70, [69, 60, 61, 62, 68, 50]),  # the same strategy ranking, every model lower
+        "c": _summary(60, [61, 62, 63, 64, 65, 40]),
+    })
+    pairs = {(p["a"], p["b"]): p["rho"] for p in document["tasks"]["t"]["strategy_rankings"]}
+    assert pairs[("a", "b")] == pytest.approx(1.0)
+    # a vs c: ΔF1 ranks [6,2,3,4,5,1] vs [2,3,4,5,6,1] -> d² = 16+1+1+1+1 = 20 -> 1 - 6·20/(6·35)
+    assert pairs[("a", "c")] == pytest.approx(1 - 6 * 20 / (6 * 35))
+    models = document["tasks"]["t"]["model_rankings"]
+    assert models["GenderStern"] == pytest.approx(0.5) and models["De-e"] == pytest.approx(1.0)
+
+
+def test_cli_classify(tiny_classifier, lou_dir, tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--task",
+                 "germeval-toxic", "--out", str(out), "--no-progress"]) == 0
+    assert "flips %" in capsys.readouterr().out and (out / "summary.json").is_file()
+    assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--out",
+                 str(tmp_path / "x"), "--no-progress"]) == 2  # two tasks without --train

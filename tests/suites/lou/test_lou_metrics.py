@@ -1,0 +1,47 @@
+"""The Lou measures against values computed by hand."""
+
+import numpy as np
+import pytest
+
+from queerbias.suites.lou.metrics import (
+    flip_rate,
+    macro_f1,
+    preference_summary,
+    spearman,
+)
+
+
+def test_macro_f1_by_hand():
+    # class 0: TP 2, FP 1, FN 1 -> 4/6; class 1: TP 1, FP 1, FN 1 -> 2/4; mean 7/12
+    assert macro_f1([0, 0, 0, 1, 1], [0, 0, 1, 1, 0]) == pytest.approx(100 * 7 / 12)
+
+
+def test_macro_f1_counts_a_class_only_predicted():
+    # class 0: TP 1, FN 1 -> 2/3; class 1 (never true): TP 0, FP 1 -> 0; mean 1/3
+    assert macro_f1([0, 0], [0, 1]) == pytest.approx(100 / 3)
+    assert macro_f1([1, 0, 1], [1, 0, 1]) == 100.0
+
+
+def test_flip_rate_by_hand():
+    assert flip_rate([0, 1, 1, 0], [0, 0, 1, 1]) == 50.0
+    assert flip_rate([2, 2], [2, 2]) == 0.0
+    with pytest.raises(ValueError):
+        flip_rate([0, 1], [0])
+
+
+def test_preference_counts_ties_as_not_preferred():
+    summary = preference_summary([-1.0, 2.0, 0.0, -3.0], np.random.default_rng(0), n_resamples=500)
+    assert summary["mean_delta"] == pytest.approx(-0.5)
+    assert summary["preference"] == 25.0
+    assert summary["ci_delta"][0] <= -0.5 <= summary["ci_delta"][1]
+    assert 0.0 <= summary["ci_preference"][0] <= 25.0 <= summary["ci_preference"][1] <= 100.0
+
+
+def test_preference_of_nothing_is_undefined():
+    assert preference_summary([], np.random.default_rng(0))["preference"] is None
+
+
+def test_spearman():
+    assert spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)  # 1 - 6*2/(4*15)
+    assert spearman([1, 1, 1], [1, 2, 3]) is None

@@ -1,0 +1,9 @@
+"""GIFI-DE: the Gender Inclusivity Fairness Index (Shan, Diana & Zhou, ACL 2025) for German.
+
+Seven dimensions in [0, 1] from generations of a causal LM, prompted with German
+pronoun groups (er, sie, neopronouns, name only) and averaged into one index.
+"""
+
+from queerbias.suites.gifi.runner import run_gifi
+
+__all__ = ["run_gifi"]

@@ -1,0 +1,83 @@
+"""The German pronoun extractor on homographs and tricky contexts."""
+
+import pytest
+
+from queerbias.suites.gifi.extractor import PronounExtractor
+from queerbias.suites.gifi.pronouns import load_groups
+
+
+@pytest.fixture(scope="module")
+def extractor():
+    return PronounExtractor(list(load_groups().values()))
+
+
+def groups_of(extractor, text, **kw):
+    return [m.group for m in extractor.mentions(text, **kw)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # sie: she vs plural vs formal
+    ("Sie ist Ärztin.", ["sie"]),
+    ("Gestern hat sie angerufen.", ["sie"]),
+    ("Die Kinder spielen, weil sie Ferien haben.", []),
+    ("Ich weiß, dass sie müde ist.", ["sie"]),
+    ("Ich weiß, dass sie müde sind.", []),
+    ("Sind Sie morgen da?", []),
+    ("Können Sie mir helfen, Frau Berg?", []),
+    ("Sie sind sehr nett.", []),
+    # ihr: her (dative/possessive), their, you (plural), formal your
+    ("Ich gebe ihr das Buch.", ["sie"]),
+    ("Ihr Buch liegt hier.", ["sie"]),
+    ("Es geht ihr gut.", ["sie"]),
+    ("Ihr seid spät dran.", []),
+    ("Habt ihr Hunger?", []),
+    ("Ist das Ihr Auto?", []),
+    ("Sie sind stolz auf ihre Kinder.", []),
+    ("Sie ist stolz auf ihre Kinder.", ["sie", "sie"]),
+    ("Sie sind oft mit ihr unterwegs.", ["sie"]),
+    # er and sein
+    ("Er liest sein Buch.", ["er", "er"]),
+    ("Er möchte Arzt sein.", ["er"]),
+    ("Das könnte gefährlich sein, sagt er.", ["er"]),
+    ("Es ist schön, hier zu sein und zu lesen.", []),
+    ("Wir mögen ihn und seine Art.", ["er", "er"]),
+    # en, dey, nin, xier
+    ("Wir lernen gern, und denen gefällt es.", []),
+    ("En kommt morgen, ich gebe em das Buch.", ["en", "en"]),
+    ("Das war en passant gesagt.", []),
+    ("Die EM beginnt im Juni.", []),
+    ("Dey ist so nett, ich mag deren Art und denen gefällt das.", ["dey"]),
+    ("Die Leute, denen ich half, und deren Kinder.", []),
+    ("Dey hat deyn Rad dem Kind geliehen.", ["dey", "dey"]),
+    ("Nin wohnt hier, ich habe nim geschrieben.", ["nin", "nin"]),
+    ("Xier mag xies Fahrrad, ich sehe xien oft.", ["xier", "xier", "xier"]),
+    ("Xiesem Hund geht es gut.", ["xier"]),
+])
+def test_mentions(extractor, text, expected):
+    assert groups_of(extractor, text) == expected
+
+
+def test_continuation_mid_sentence_reads_capital_sie_as_formal(extractor):
+    assert groups_of(extractor, " Sie fragen, wie es geht.", at_sentence_start=False) == []
+    assert groups_of(extractor, " Sie fragen, wie es geht.", at_sentence_start=True) == []  # plural verb
+    assert groups_of(extractor, " Sie fragt, wie es geht.", at_sentence_start=False) == []
+    assert groups_of(extractor, " Sie fragt, wie es geht.", at_sentence_start=True) == ["sie"]
+
+
+def test_direct_speech_starts_a_sentence(extractor):
+    assert groups_of(extractor, "Er sagte: „Sie ist toll.“") == ["er", "sie"]
+
+
+def test_first_group_and_offsets(extractor):
+    text = "Am Morgen fährt xier los, und er wartet."
+    assert extractor.first_group(text) == "xier"
+    mention = extractor.mentions(text)[0]
+    assert text[mention.start:mention.start + len(mention.form)] == "xier"
+    assert extractor.first_group("Niemand kam.") is None
+
+
+def test_only_selected_groups_are_detected():
+    groups = load_groups()
+    binary = PronounExtractor([groups["er"], groups["sie"], groups["name"]])
+    assert binary.groups == ["er", "sie"]
+    assert binary.first_group("Xier sagt, er komme.") == "er"

@@ -72,7 +72,7 @@ def _generation_options(p: argparse.ArgumentParser) -> None:
 
 
 def generate_command(args) -> int:
-    from queerbias.scoring.results import atomic_write
+    from queerbias.fileio import atomic_write
     from queerbias.suites.gruff.api import instances_csv
     from queerbias.suites.gruff.generation import count_instances, generate, per_stratum
     from queerbias.suites.gruff.templates import load_templates

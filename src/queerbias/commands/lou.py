@@ -94,7 +94,7 @@ def run_lm(args) -> int:
 def run_classify(args) -> int:
     import json
 
-    from queerbias.scoring.results import atomic_write
+    from queerbias.fileio import atomic_write
     from queerbias.suites.lou import report
     from queerbias.suites.lou.data import resolve_tasks
     from queerbias.suites.lou.finetune import Recipe, finetune

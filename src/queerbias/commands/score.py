@@ -87,7 +87,7 @@ def run(args) -> int:
             print((out / "summary.md").read_text())
     if len(models) > 1 and main_process:
         from queerbias.report.score_tables import render_score_tables
-        from queerbias.scoring.results import atomic_write
+        from queerbias.fileio import atomic_write
 
         tables = render_score_tables(summaries)
         for ext, text in tables.items():

@@ -95,7 +95,7 @@ def group_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Gen
         "p_soft": soft_test.p,
         "effect_soft": soft_test.effect,
     }
-    return _json_safe(stats)
+    return json_safe(stats)
 
 
 def compare_pair(before: ScoreRun, after: ScoreRun, before_pairs: pd.DataFrame, options: CompareOptions) -> dict:
@@ -183,7 +183,7 @@ def _add_adjusted(overall: dict, groups: dict, correction: str) -> None:
     for test in ("bias", "soft"):
         raw = [np.nan if g[f"p_{test}"] is None else g[f"p_{test}"] for g in groups.values()]
         for entry, adjusted in zip(groups.values(), adjust_pvalues(raw, correction), strict=True):
-            entry[f"p_{test}_adj"] = _finite(adjusted)
+            entry[f"p_{test}_adj"] = finite_or_none(adjusted)
         overall[f"p_{test}_adj"] = overall[f"p_{test}"]
         for entry in (overall, *groups.values()):
             p = entry[f"p_{test}_adj"]
@@ -196,19 +196,19 @@ def _group_rng(seed: int, group: str | None) -> np.random.Generator:
     return np.random.default_rng([seed, key])
 
 
-def _finite(value):
+def finite_or_none(value):
     """A float for JSON, None where the statistic is undefined (NaN) or unbounded (inf)."""
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def _json_safe(stats: dict) -> dict:
+def json_safe(stats: dict) -> dict:
     converted = {}
     for key, value in stats.items():
         if isinstance(value, list):
-            converted[key] = [_finite(v) for v in value]
+            converted[key] = [finite_or_none(v) for v in value]
         elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             converted[key] = int(value)
         else:
-            converted[key] = _finite(value)
+            converted[key] = finite_or_none(value)
     return converted

@@ -47,7 +47,7 @@ def delta_table(document: dict) -> Table:
         caption=f"Change against {_before_label(document)}: Δbias / Δsoft (percentage points)",
         notes=(f"Δbias tested with the exact McNemar test, Δsoft with the {meta['soft_test_description']}; "
                f"stars by {_correction_name(meta)}-adjusted p across the groups of each column "
-               f"(Overall unadjusted): {_star_legend()}. Mean: unweighted mean over columns, not tested."),
+               f"(Overall unadjusted): {star_legend()}. Mean: unweighted mean over columns, not tested."),
     )
 
 
@@ -58,10 +58,10 @@ def details_table(comparison: dict, meta: dict) -> Table:
     def row(name: str, s: dict) -> list:
         return [name, str(s["n"]), fmt(s["bias_before"]), fmt(s["bias_after"]),
                 Cell(_with_ci(s["delta_bias"], s["ci_bias"]), marks=s["stars_bias"]), str(s["b"]), str(s["c"]),
-                _p(s["p_bias"]), _p(s["p_bias_adj"]), fmt(s["cohens_g"], 3),
+                format_p(s["p_bias"]), format_p(s["p_bias_adj"]), fmt(s["cohens_g"], 3),
                 fmt(s["soft_before"]), fmt(s["soft_after"]),
                 Cell(_with_ci(s["delta_soft"], s["ci_soft"]), marks=s["stars_soft"]),
-                _p(s["p_soft"]), _p(s["p_soft_adj"]), fmt(s["effect_soft"], 3)]
+                format_p(s["p_soft"]), format_p(s["p_soft_adj"]), fmt(s["effect_soft"], 3)]
     before, after = comparison["before"]["label"], comparison["after"]["label"]
     return Table(
         header=header,
@@ -129,7 +129,7 @@ def _with_ci(delta: float | None, ci: list) -> str:
     return f"{fmt(delta, signed=True)} [{fmt(ci[0], signed=True)}, {fmt(ci[1], signed=True)}]"
 
 
-def _p(p: float | None) -> str:
+def format_p(p: float | None) -> str:
     if p is None:
         return "–"
     return "<.001" if p < 0.001 else f"{p:.3f}"
@@ -151,5 +151,5 @@ def _correction_name(meta: dict) -> str:
     return {"holm": "Holm", "bh": "Benjamini-Hochberg"}[meta["correction"]]
 
 
-def _star_legend() -> str:
+def star_legend() -> str:
     return ", ".join(f"{mark} p < {str(threshold).lstrip('0')}" for threshold, mark in reversed(STAR_LEVELS))

@@ -36,7 +36,7 @@ def forest_plot(document: dict, path: Path) -> Path:
     """
     comparisons = document["comparisons"]
     names = sorted({group for c in comparisons for group in c["groups"]}) + ["Overall"]
-    fig, axes = _figure((FOREST_WIDTH_PX, forest_height_px(len(names), len(comparisons))), ncols=2, sharey=True)
+    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(names), len(comparisons))), ncols=2, sharey=True)
     offsets = np.linspace(-0.25, 0.25, len(comparisons)) if len(comparisons) > 1 else np.zeros(1)
     for ax, test, xlabel in ((axes[0], "bias", "Δ bias score (percentage points)"),
                              (axes[1], "soft", "Δ soft score (percentage points)")):
@@ -64,7 +64,7 @@ def forest_plot(document: dict, path: Path) -> Path:
     before = comparisons[0]["before"]["label"]
     fig.suptitle(f"Change against {before}: 95% bootstrap intervals; filled marker = adjusted p < .05")
     fig.legend(loc="outside lower center", ncols=min(len(comparisons), 6), fontsize="small")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def trajectory_plot(document: dict, path: Path) -> Path:
@@ -73,7 +73,7 @@ def trajectory_plot(document: dict, path: Path) -> Path:
     best = document.get("best") or {}
     steps = np.array([r["step"] for r in rows], dtype=float)
     has_ppl = any(r["perplexity"] is not None for r in rows)
-    fig, axes = _figure(TRAJECTORY_PX, ncols=2 if has_ppl else 1)
+    fig, axes = new_figure(TRAJECTORY_PX, ncols=2 if has_ppl else 1)
     ax = axes[0]
     base = rows[0]
     for colour, test, name in ((PALETTE[0], "bias", "bias score"), (PALETTE[1], "soft", "soft score")):
@@ -102,7 +102,7 @@ def trajectory_plot(document: dict, path: Path) -> Path:
         axes[1].set_ylabel("perplexity")
         axes[1].set_title("Language modelling quality")
         axes[1].legend(fontsize="small")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def scores_plot(labels: list[str], groups: list[str], scores: dict, path: Path) -> Path:
@@ -113,7 +113,7 @@ def scores_plot(labels: list[str], groups: list[str], scores: dict, path: Path) 
 
     `scores[metric][label][group]` is a (score, se, ...) tuple or absent; metric is "bias" or "soft".
     """
-    fig, axes = _figure(SCORES_PX, nrows=2, sharex=True)
+    fig, axes = new_figure(SCORES_PX, nrows=2, sharex=True)
     x = np.arange(len(groups))
     width = 0.8 / len(labels)
     for ax, metric in zip(axes, ("bias", "soft"), strict=True):
@@ -130,16 +130,16 @@ def scores_plot(labels: list[str], groups: list[str], scores: dict, path: Path) 
     axes[1].set_xticks(x, groups, rotation=30, ha="right")
     axes[1].set_xlabel("Identity group")
     fig.suptitle("Bias and soft score per identity group (± standard error)")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _figure(size_px: tuple[int, int], **subplots):
+def new_figure(size_px: tuple[int, int], **subplots):
     fig, axes = plt.subplots(figsize=(size_px[0] / DPI, size_px[1] / DPI), dpi=DPI, squeeze=False,
                              layout="constrained", **subplots)
     return fig, axes.ravel()
 
 
-def _save(fig, path: Path) -> Path:
+def save_figure(fig, path: Path) -> Path:
     path = Path(path)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)

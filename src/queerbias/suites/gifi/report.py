@@ -15,7 +15,7 @@ import numpy as np
 from queerbias.errors import QueerbiasError
 from queerbias.report.plots import DPI, NEUTRAL, PALETTE
 from queerbias.report.tables import Table, fmt, to_csv, to_latex, to_markdown
-from queerbias.scoring.results import atomic_write
+from queerbias.fileio import atomic_write
 from queerbias.suites.gifi.dimensions import DIMENSIONS, NAMES
 
 RADAR_PX = (700, 640)

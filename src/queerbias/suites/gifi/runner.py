@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
-from queerbias.scoring.results import atomic_write, package_versions
+from queerbias.fileio import atomic_write
+from queerbias.scoring.results import package_versions
 from queerbias.suites.gifi.classifiers import TextClassifier, Unavailable
 from queerbias.suites.gifi.config import GifiConfig
 from queerbias.suites.gifi.dimensions import DIMENSIONS

@@ -22,7 +22,8 @@ import pandas as pd
 
 from queerbias.errors import QueerbiasError
 from queerbias.models.loading import LoadedModel, load_model
-from queerbias.scoring.results import atomic_write, package_versions
+from queerbias.fileio import atomic_write
+from queerbias.scoring.results import package_versions
 from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.gruff import report
 from queerbias.suites.gruff.forms import PRONOUN_SETS

@@ -20,14 +20,15 @@ import numpy as np
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
-from queerbias.report.compare import CompareOptions, _finite
+from queerbias.report.compare import CompareOptions, finite_or_none
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
     mcnemar_exact,
     stars,
 )
-from queerbias.scoring.results import atomic_write, package_versions
+from queerbias.fileio import atomic_write
+from queerbias.scoring.results import package_versions
 from queerbias.suites.gruff.api import read_items
 from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS
@@ -90,7 +91,7 @@ def paired_accuracy(before, after, rng: np.random.Generator, options: CompareOpt
     acc_before, acc_after = 100 * before.mean(), 100 * after.mean()
     return {"n": len(before), "before": float(acc_before), "after": float(acc_after),
             "delta": float(acc_after - acc_before), "ci": [float(ci[0]), float(ci[1])], "b": test.b, "c": test.c,
-            "p": test.p, "odds_ratio": _finite(test.odds_ratio), "cohens_g": _finite(test.cohens_g)}
+            "p": test.p, "odds_ratio": finite_or_none(test.odds_ratio), "cohens_g": finite_or_none(test.cohens_g)}
 
 
 def _rng(seed: int, *names: str) -> np.random.Generator:

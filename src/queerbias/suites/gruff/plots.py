@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from queerbias.report.plots import NEUTRAL, PALETTE, _figure, _save
+from queerbias.report.plots import NEUTRAL, PALETTE, new_figure, save_figure
 from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS
 
@@ -23,7 +23,7 @@ Series = tuple[str, dict]
 
 def accuracy_plot(panels: list[tuple[str, list[Series]]], path: Path) -> Path:
     """One panel per (title, series); x: no context, then 0-5 distractor sentences."""
-    fig, axes = _figure((PANEL_PX[0] * len(panels), PANEL_PX[1]), ncols=len(panels), sharey=True)
+    fig, axes = new_figure((PANEL_PX[0] * len(panels), PANEL_PX[1]), ncols=len(panels), sharey=True)
     ticks = list(range(len(SETTINGS)))
     labels = ["none" if s == "none" else s[1:] for s in SETTINGS]
     for ax, (title, series) in zip(axes, panels, strict=True):
@@ -43,4 +43,4 @@ def accuracy_plot(panels: list[tuple[str, list[Series]]], path: Path) -> Path:
         ax.set_title(title, fontsize="medium")
         ax.legend(fontsize="x-small", ncols=len(series) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     axes[0].set_ylabel("accuracy (%)")
-    return _save(fig, path)
+    return save_figure(fig, path)

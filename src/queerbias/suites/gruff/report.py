@@ -7,8 +7,8 @@ other suites' (Markdown for people, LaTeX for papers, CSV for machines).
 from __future__ import annotations
 
 from queerbias.report.delta_tables import (  # generic helpers, see the note to the lead
-    _p,
-    _star_legend,
+    format_p,
+    star_legend,
 )
 from queerbias.report.tables import (
     MISSING,
@@ -70,7 +70,7 @@ def over_resolution_table(over: dict) -> Table:
 
 
 def correlation_table(rows: list[dict]) -> Table:
-    body = [[f"{r['a']} – {r['b']}", str(r["n"]), fmt(r["rho"], 3), _p(r["p"]), _p(r["p_bonferroni"])]
+    body = [[f"{r['a']} – {r['b']}", str(r["n"]), fmt(r["rho"], 3), format_p(r["p"]), format_p(r["p_bonferroni"])]
             for r in rows]
     return Table(header=["Cases", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
                  caption="Correlation of per-occupation accuracy between cases (context settings)")
@@ -78,7 +78,7 @@ def correlation_table(rows: list[dict]) -> Table:
 
 def pronoun_test_table(rows: list[dict]) -> Table:
     body = [[f"{r['a']} – {r['b']}", str(r["n"]), fmt(r["mean_a"], 1), fmt(r["mean_b"], 1),
-             _p(r["p"]), _p(r["p_bonferroni"]), fmt(r["effect"], 3)] for r in rows]
+             format_p(r["p"]), format_p(r["p_bonferroni"]), fmt(r["effect"], 3)] for r in rows]
     return Table(header=["Pronoun sets a – b", "occupations", "acc a", "acc b", "p", "p Bonferroni", "r"],
                  rows=body, caption="Wilcoxon signed-rank tests between pronoun sets (per-occupation "
                                     "accuracy, context settings)",
@@ -139,7 +139,7 @@ def delta_table(document: dict) -> Table:
                  caption=f"GRUFF accuracy change against {comparisons[0]['before']['label']} (percentage points)",
                  notes=(f"Exact McNemar test on the paired correct flags; stars by "
                         f"{CORRECTION_NAMES[document['meta']['correction']]}-adjusted p across the settings of each column "
-                        f"(Overall unadjusted): {_star_legend()}."))
+                        f"(Overall unadjusted): {star_legend()}."))
 
 
 def details_table(comparison: dict) -> Table:
@@ -147,7 +147,7 @@ def details_table(comparison: dict) -> Table:
         return [name, str(s["n"]), fmt(s["before"], 1), fmt(s["after"], 1),
                 Cell(f"{fmt(s['delta'], 1, signed=True)} [{fmt(s['ci'][0], 1, signed=True)}, "
                      f"{fmt(s['ci'][1], 1, signed=True)}]", marks=s["stars"]),
-                str(s["b"]), str(s["c"]), _p(s["p"]), _p(s["p_adj"]), fmt(s["cohens_g"], 3)]
+                str(s["b"]), str(s["c"]), format_p(s["p"]), format_p(s["p_adj"]), fmt(s["cohens_g"], 3)]
     return Table(
         header=["Setting", "n", "acc before", "acc after", "Δ [95% CI]", "b", "c", "p", "p adj", "g"],
         rows=[row(setting_label(s), stats) for s, stats in comparison["settings"].items()],
@@ -172,7 +172,7 @@ def render_compare(document: dict) -> dict[str, str]:
     for comparison in document["comparisons"]:
         parts += [to_markdown(details_table(comparison)), to_markdown(cell_table(comparison))]
     body = [[c["after"]["label"], str(c["model_correlation"]["n"]), fmt(c["model_correlation"]["rho"], 3),
-             _p(c["model_correlation"]["p"]), _p(c["model_correlation"]["p_bonferroni"])]
+             format_p(c["model_correlation"]["p"]), format_p(c["model_correlation"]["p_bonferroni"])]
             for c in document["comparisons"]]
     parts.append(to_markdown(Table(
         header=["AFTER", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,

@@ -11,7 +11,6 @@ of one scope (a task, or all tasks pooled over distinct text pairs).
 from __future__ import annotations
 
 import json
-import math
 import zlib
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
-from queerbias.report.compare import CompareOptions
+from queerbias.report.compare import CompareOptions, finite_or_none, json_safe
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
@@ -29,7 +28,8 @@ from queerbias.report.paired_stats import (
     stars,
     wilcoxon_signed_rank,
 )
-from queerbias.scoring.results import atomic_write, package_versions
+from queerbias.fileio import atomic_write
+from queerbias.scoring.results import package_versions
 from queerbias.suites.lou import plots, report
 from queerbias.suites.lou.lm_view import POOLED
 
@@ -119,7 +119,7 @@ def _scope_stats(items: pd.DataFrame, scope: str, options: CompareOptions) -> di
     for test in STRATEGY_TESTS:
         raw = [np.nan if e[f"p_{test}"] is None else e[f"p_{test}"] for e in entries.values()]
         for entry, adjusted in zip(entries.values(), adjust_pvalues(raw, options.correction), strict=True):
-            entry[f"p_{test}_adj"] = _finite(adjusted)
+            entry[f"p_{test}_adj"] = finite_or_none(adjusted)
             entry[f"stars_{test}"] = "" if entry[f"p_{test}_adj"] is None else stars(entry[f"p_{test}_adj"])
     return entries
 
@@ -139,18 +139,12 @@ def _strategy_stats(items: pd.DataFrame, options: CompareOptions, rng: np.random
         "change_pref": 100.0 * (pref_after.mean() - pref_before.mean()), "ci_pref": [ci[0, 1], ci[1, 1]],
         "b": mcnemar.b, "c": mcnemar.c, "p_pref": mcnemar.p,
     }
-    return {k: [_finite(x) for x in v] if isinstance(v, list) else v if isinstance(v, int) else _finite(v)
-            for k, v in stats.items()}
+    return json_safe(stats)
 
 
 def _rng(seed: int, scope: str, strategy: str) -> np.random.Generator:
     """One generator per cell, so an interval does not depend on which other cells exist."""
     return np.random.default_rng([seed, zlib.crc32(f"{scope}|{strategy}".encode())])
-
-
-def _finite(value) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def write_outputs(document: dict, out_dir: str | Path) -> list[Path]:

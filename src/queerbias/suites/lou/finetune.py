@@ -21,7 +21,8 @@ from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.registry import sha256_file
-from queerbias.scoring.results import atomic_write, package_versions
+from queerbias.fileio import atomic_write
+from queerbias.scoring.results import package_versions
 from queerbias.suites.lou.classifier import (
     DEFAULT_MAX_LENGTH,
     examples_proba,

@@ -14,8 +14,8 @@ from queerbias.report.plots import (
     FOREST_WIDTH_PX,
     NEUTRAL,
     PALETTE,
-    _figure,
-    _save,
+    new_figure,
+    save_figure,
     forest_height_px,
 )
 from queerbias.suites.lou.data import ORIGINAL
@@ -60,7 +60,7 @@ def classifier_plot(summary: dict, path: Path) -> Path:
     strategies = [s for s in next(iter(summary["tasks"].values())) if s != ORIGINAL]
     panels = (("delta_f1", "Δ macro-F1 (points)"), ("flip_rate", "label flips (% of instances)"),
               ("delta_certainty", "Δ certainty (mean max-softmax)"))
-    fig, axes = _figure((FOREST_WIDTH_PX, forest_height_px(len(strategies), len(tasks))), ncols=3, sharey=True)
+    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(strategies), len(tasks))), ncols=3, sharey=True)
     height = 0.8 / len(tasks)
     y = np.arange(len(strategies))
     for ax, (key, label) in zip(axes, panels, strict=True):
@@ -75,12 +75,12 @@ def classifier_plot(summary: dict, path: Path) -> Path:
     axes[0].set_ylim(len(strategies) - 0.5, -0.5)
     fig.suptitle(f"Lou, {summary['meta']['model']['spec']}: reformulated against original test instances")
     fig.legend(loc="outside lower center", ncols=min(len(tasks), 6), fontsize="small")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _forest(series: list[tuple[str, dict]], panels, title: str, path: Path, filled) -> Path:
     strategies = list(dict.fromkeys(s for _, entries in series for s in entries))
-    fig, axes = _figure((FOREST_WIDTH_PX, forest_height_px(len(strategies), len(series))), ncols=2, sharey=True)
+    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(strategies), len(series))), ncols=2, sharey=True)
     offsets = np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else np.zeros(1)
     for ax, (key, ci_key, reference, xlabel) in zip(axes, panels, strict=True):
         for index, (name, entries) in enumerate(series):
@@ -102,7 +102,7 @@ def _forest(series: list[tuple[str, dict]], panels, title: str, path: Path, fill
     axes[0].set_ylabel("Strategy")
     fig.suptitle(title)
     fig.legend(loc="outside lower center", ncols=min(len(series), 6), fontsize="small")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _first_row(entries: dict, strategies: list[str], key: str) -> int | None:

@@ -7,8 +7,8 @@ ranking consistency of several classifiers, and the before/after delta document.
 from __future__ import annotations
 
 from queerbias.report.delta_tables import (  # generic; see the note to the lead
-    _p,
-    _star_legend,
+    format_p,
+    star_legend,
 )
 from queerbias.report.tables import (
     MISSING,
@@ -130,17 +130,17 @@ def compare_overview(document: dict) -> Table:
                  caption=f"Change against {comparisons[0]['before']['label']}: ΔΔ log-likelihood / Δ preferred (pp)",
                  notes=("Positive: the reformulation gained on the original (the gap narrowed). "
                         f"Stars: {document['meta']['correction']}-adjusted p across strategies "
-                        f"(Wilcoxon / McNemar): {_star_legend()}."))
+                        f"(Wilcoxon / McNemar): {star_legend()}."))
 
 
 def compare_details(comparison: dict, scope: str) -> Table:
     rows = []
     for strategy, s in comparison["scopes"][scope].items():
         rows.append([strategy, str(s["n"]), fmt(s["delta_before"], 3, signed=True), fmt(s["delta_after"], 3, signed=True),
-                     Cell(_with_ci(s["change"], s["ci_change"], 3), marks=s["stars_delta"]), _p(s["p_delta_adj"]),
+                     Cell(_with_ci(s["change"], s["ci_change"], 3), marks=s["stars_delta"]), format_p(s["p_delta_adj"]),
                      fmt(s["effect"], 2), fmt(s["pref_before"], 1), fmt(s["pref_after"], 1),
                      Cell(_with_ci(s["change_pref"], s["ci_pref"], 1), marks=s["stars_pref"]),
-                     str(s["b"]), str(s["c"]), _p(s["p_pref_adj"])])
+                     str(s["b"]), str(s["c"]), format_p(s["p_pref_adj"])])
     return Table(header=["Strategy", "n", "Δ before", "Δ after", "change [95% CI]", "p adj", "r",
                          "pref % before", "pref % after", "Δpref [95% CI]", "b", "c", "p adj"],
                  rows=rows, caption=f"{comparison['after']['label']} against {comparison['before']['label']}: {scope}")

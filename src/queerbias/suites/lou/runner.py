@@ -21,7 +21,8 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.models.loading import LoadedModel, load_model
-from queerbias.scoring.results import atomic_write, package_versions
+from queerbias.fileio import atomic_write
+from queerbias.scoring.results import package_versions
 from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.lou import classifier as clf_view
 from queerbias.suites.lou import lm_view, plots, report

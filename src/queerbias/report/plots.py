@@ -7,6 +7,7 @@ a figure's size is predictable.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -140,7 +141,10 @@ def new_figure(size_px: tuple[int, int], **subplots):
 
 
 def save_figure(fig, path: Path) -> Path:
+    """Write the PNG via a temporary file, so a crash never leaves a truncated image."""
     path = Path(path)
-    fig.savefig(path, dpi=DPI)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=DPI)
     plt.close(fig)
+    os.replace(tmp, path)
     return path

@@ -7,13 +7,12 @@ Tables are rendered with `queerbias.report.tables` and colours come from
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from queerbias.errors import QueerbiasError
-from queerbias.report.plots import DPI, NEUTRAL, PALETTE
+from queerbias.report.plots import NEUTRAL, PALETTE, new_figure, save_figure
 from queerbias.report.tables import Table, fmt, to_csv, to_latex, to_markdown
 from queerbias.fileio import atomic_write
 from queerbias.suites.gifi.dimensions import DIMENSIONS, NAMES
@@ -120,17 +119,11 @@ def _pm(value, sd) -> str:
 
 def radar_plot(labelled: list[tuple[str, dict]], path: Path) -> Path:
     """The dimensions computed in every summary on a 0-1 radar, one polygon per summary."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     axes_dims = [d for d in DIMENSIONS if all(s["dimensions"][d]["computed"] for _, s in labelled)]
     if len(axes_dims) < 3:
         axes_dims = [d for d in DIMENSIONS if any(s["dimensions"][d]["computed"] for _, s in labelled)]
     angles = np.linspace(0, 2 * np.pi, len(axes_dims), endpoint=False)
-    fig, ax = plt.subplots(figsize=(RADAR_PX[0] / DPI, RADAR_PX[1] / DPI), dpi=DPI,
-                           subplot_kw={"projection": "polar"}, layout="constrained")
+    fig, (ax,) = new_figure(RADAR_PX, subplot_kw={"projection": "polar"})
     for index, (label, summary) in enumerate(labelled):
         values = np.array([summary["dimensions"][d].get("mean", np.nan) for d in axes_dims], dtype=float)
         colour = PALETTE[index % len(PALETTE)]
@@ -146,12 +139,7 @@ def radar_plot(labelled: list[tuple[str, dict]], path: Path) -> Path:
     ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["0.25", "0.5", "0.75", "1"], color=NEUTRAL, fontsize="small")
     ax.set_title("GIFI-DE dimensions (1 = equal treatment)")
     fig.legend(loc="outside lower center", fontsize="small")
-    path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=DPI)
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path)
 
 
 # -- before/after ---------------------------------------------------------------------

@@ -8,7 +8,6 @@ user's checkout, or the cache copy that is downloaded file by file on first use
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import iter_jsonl
 from queerbias.pairs.registry import BenchmarkInfo, fetch, sha256_file
 
 ORIGINAL = "original"
@@ -142,7 +142,7 @@ def load_task(task: str, data_dir: str | Path | None = None) -> LouTask:
     info = lou_spec().tasks[resolve_tasks([task])[0]]
     path = data_file(f"lou/{task}.jsonl", data_dir)
     instances = []
-    for row, record in _read_jsonl(path):
+    for row, record in iter_jsonl(path):
         texts = {name: _text(record, name, path, row) for name in (ORIGINAL, *lou_spec().strategies)}
         instances.append(Instance(
             task=task, index=row - 1, label=_label(record, info, path, row), original=texts.pop(ORIGINAL),
@@ -162,7 +162,7 @@ def load_split(task: str, split: str, data_dir: str | Path | None = None) -> tup
     examples = [Example(_text(record, "text", path, row),
                         _text(record, info.text_pair, path, row) if info.text_pair else None,
                         _label(record, info, path, row))
-                for row, record in _read_jsonl(path)]
+                for row, record in iter_jsonl(path)]
     if not examples:
         raise DataError(path, "holds no examples")
     return examples, path
@@ -177,20 +177,6 @@ def sample_task(task: LouTask, n: int | None, seed: int = 0) -> LouTask:
     chosen = sorted(random.Random(f"{seed}:{task.name}").sample(range(len(task.instances)), n))
     return LouTask(task.info, [task.instances[i] for i in chosen], task.path, task.checksum,
                    sample={"n": n, "seed": seed, "of": len(task.instances)})
-
-
-def _read_jsonl(path: Path):
-    with open(path, encoding="utf-8") as handle:
-        for row, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(path, f"not valid JSON: {err.msg}", row=row) from None
-            if not isinstance(record, dict):
-                raise DataError(path, "expected a JSON object per line", row=row)
-            yield row, record
 
 
 def _text(record: dict, name: str, path: Path, row: int) -> str:

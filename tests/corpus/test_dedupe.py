@@ -7,8 +7,13 @@ import random
 import numpy as np
 import pytest
 
-from queerbias.corpus.dedupe import (MinHasher, NearDuplicateIndex, content_hash, lsh_bands,
-                                     shingles)
+from queerbias.corpus.dedupe import (
+    MinHasher,
+    NearDuplicateIndex,
+    content_hash,
+    lsh_bands,
+    shingles,
+)
 
 WORDS = [f"wort{i}" for i in range(3000)]
 

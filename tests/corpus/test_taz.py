@@ -14,9 +14,9 @@ import pytest
 from queerbias.cli import main as cli_main
 from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
-from queerbias.fileio import iter_jsonl
 from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.errors import DataError
+from queerbias.fileio import iter_jsonl
 from queerbias.text.keywords import KeywordMatcher
 
 FIXTURES = Path(__file__).parent / "fixtures" / "taz"

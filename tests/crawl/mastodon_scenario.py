@@ -10,11 +10,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from fake_mastodon import FakeInstance, FakeMastodonServer, status
 
 from queerbias.crawl.mastodon.client import RetryPolicy
 from queerbias.crawl.mastodon.crawler import crawl
 from queerbias.crawl.mastodon.settings import CrawlSettings
-from fake_mastodon import FakeInstance, FakeMastodonServer, status
 
 T0 = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
 SHARED_URI = "https://a.example/users/alice/statuses/1"

@@ -12,8 +12,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from mastodon_scenario import GERMAN, T0, read_posts
 from fake_mastodon import FakeInstance, FakeMastodonServer, status
+from mastodon_scenario import GERMAN, T0, read_posts
 
 from queerbias.cli import main
 

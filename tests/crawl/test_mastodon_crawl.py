@@ -6,8 +6,17 @@ import json
 from collections import Counter
 from datetime import timedelta
 
-from mastodon_scenario import BOOSTED_URI, GERMAN, SHARED_URI, T0, Sleeps, read_posts, run_crawl, servers  # noqa: F401
 from fake_mastodon import FakeInstance, FakeMastodonServer, status
+from mastodon_scenario import (  # noqa: F401
+    BOOSTED_URI,
+    GERMAN,
+    SHARED_URI,
+    T0,
+    Sleeps,
+    read_posts,
+    run_crawl,
+    servers,
+)
 
 
 def test_two_instances_dedupe_filter_and_clean(servers, tmp_path):

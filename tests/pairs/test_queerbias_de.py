@@ -8,7 +8,11 @@ from importlib import resources
 
 import pytest
 
-from queerbias.pairs.queerbias_de import build_queerbias_de, counts_table, load_templates
+from queerbias.pairs.queerbias_de import (
+    build_queerbias_de,
+    counts_table,
+    load_templates,
+)
 from queerbias.pairs.taxonomy import GROUPS, counterfactual_groups
 
 CATEGORIES = {

@@ -16,7 +16,12 @@ import pytest
 from queerbias.commands import benchmarks as benchmarks_command
 from queerbias.errors import QueerbiasError
 from queerbias.pairs import registry
-from queerbias.pairs.registry import BenchmarkInfo, fetch, list_benchmarks, resolve_pairs
+from queerbias.pairs.registry import (
+    BenchmarkInfo,
+    fetch,
+    list_benchmarks,
+    resolve_pairs,
+)
 from queerbias.pairs.schema import PairSet
 
 CONTENT = b"Gender_ID_x,Gender_ID_y,sent_x,sent_y\nGay,Straight,a,b\n"

@@ -6,7 +6,13 @@ import csv
 
 import pytest
 
-from queerbias.pairs.taxonomy import GROUPS, canonical_group, counterfactual_groups, display_name, umbrella
+from queerbias.pairs.taxonomy import (
+    GROUPS,
+    canonical_group,
+    counterfactual_groups,
+    display_name,
+    umbrella,
+)
 
 # Labels as the published sets spell them (WinoQueer final Gender_ID_x/_y, v0
 # bias_type with its leading space, German survey tables) and ours.

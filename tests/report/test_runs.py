@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from queerbias.errors import QueerbiasError
-from queerbias.report.runs import align_pairs, check_compatible, load_run, load_runs, parse_run_arg
+from queerbias.report.runs import (
+    align_pairs,
+    check_compatible,
+    load_run,
+    load_runs,
+    parse_run_arg,
+)
 
 from .score_dirs import make_pairs, shifted, write_score_dir
 

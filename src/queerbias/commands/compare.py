@@ -74,7 +74,9 @@ def _scored_runs(args: argparse.Namespace) -> list:
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
     from queerbias.commands.score import slug
-    from queerbias.scoring.runner import score_to_dir  # heavy (torch); only this path needs it
+    from queerbias.scoring.runner import (
+        score_to_dir,  # heavy (torch); only this path needs it
+    )
 
     labels = [slug(spec) for spec in args.model]
     if len(set(labels)) < len(labels):  # e.g. org-a/model and org-b/model

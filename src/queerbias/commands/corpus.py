@@ -8,11 +8,11 @@ from pathlib import Path
 
 from queerbias.corpus.builder import MIN_WORDS, BuildConfig, CorpusBuilder
 from queerbias.corpus.io import BadRecords
-from queerbias.fileio import atomic_open, dumps_line
 from queerbias.corpus.manifest import CORPORA_DIR, load_manifest
 from queerbias.corpus.sources import SourceSpec
 from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_open, dumps_line
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 

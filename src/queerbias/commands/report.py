@@ -19,7 +19,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from queerbias.report.plots import scores_plot  # heavy imports only when the command runs
+    from queerbias.report.plots import (
+        scores_plot,  # heavy imports only when the command runs
+    )
     from queerbias.report.runs import load_runs, parse_run_arg
     from queerbias.report.score_tables import render_score_tables, score_matrix
 

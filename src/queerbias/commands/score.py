@@ -86,8 +86,8 @@ def run(args) -> int:
         if main_process:
             print((out / "summary.md").read_text())
     if len(models) > 1 and main_process:
-        from queerbias.report.score_tables import render_score_tables
         from queerbias.fileio import atomic_write
+        from queerbias.report.score_tables import render_score_tables
 
         tables = render_score_tables(summaries)
         for ext, text in tables.items():

@@ -36,9 +36,9 @@ from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
 from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
-from queerbias.fileio import atomic_open, atomic_write, atomic_write_json, dumps_line
 from queerbias.corpus.sources import SourceSpec, iter_source
 from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import atomic_open, atomic_write, atomic_write_json, dumps_line
 from queerbias.text.language import is_german
 
 log = logging.getLogger(__name__)

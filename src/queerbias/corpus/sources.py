@@ -18,9 +18,9 @@ from typing import Any
 
 from queerbias.corpus.documents import KINDS, Document, stable_id
 from queerbias.corpus.io import BadRecords
-from queerbias.fileio import iter_jsonl
 from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.errors import DataError
+from queerbias.fileio import iter_jsonl
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 FORMATS = ("jsonl", "taz")

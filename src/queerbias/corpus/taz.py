@@ -42,8 +42,8 @@ from tqdm import tqdm
 
 from queerbias.corpus.documents import Document, stable_id
 from queerbias.corpus.io import BadRecords
-from queerbias.fileio import iter_jsonl, open_text
 from queerbias.errors import DataError
+from queerbias.fileio import iter_jsonl, open_text
 from queerbias.text.keywords import KeywordMatcher
 
 ALIASES: dict[str, tuple[str, ...]] = {

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from statistics import fmean
 
-from queerbias.report.tables import MISSING, Cell, Table, fmt, to_csv, to_latex, to_markdown
+from queerbias.report.tables import (
+    MISSING,
+    Cell,
+    Table,
+    fmt,
+    to_csv,
+    to_latex,
+    to_markdown,
+)
 
 OVERALL = "Overall"
 METRICS = {"bias": "Bias score", "soft": "Soft score"}

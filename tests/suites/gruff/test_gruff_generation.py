@@ -7,8 +7,8 @@ import math
 from collections import Counter
 
 import pytest
-from conftest import CONTEXTS, TASKS, write_templates
 
+from conftest import CONTEXTS, TASKS, write_templates
 from queerbias.errors import DataError
 from queerbias.suites.gruff.forms import SYSTEMS
 from queerbias.suites.gruff.generation import (

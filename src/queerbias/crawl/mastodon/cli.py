@@ -10,9 +10,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias.crawl.mastodon.crawler import PROBE_FAILED, crawl
-from queerbias.crawl.mastodon.settings import (CONTACT_PLACEHOLDER, DEFAULT_INSTANCES, DEFAULT_MAX_REQUESTS,
-                                               DEFAULT_USER_AGENT, CrawlSettings, default_tags,
-                                               normalise_instance, normalise_tag)
+from queerbias.crawl.mastodon.settings import (
+    CONTACT_PLACEHOLDER,
+    DEFAULT_INSTANCES,
+    DEFAULT_MAX_REQUESTS,
+    DEFAULT_USER_AGENT,
+    CrawlSettings,
+    default_tags,
+    normalise_instance,
+    normalise_tag,
+)
 from queerbias.crawl.mastodon.store import POSTS, STATS
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import DEFAULT_KEYWORDS

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import requests
-from mastodon import Mastodon, MastodonNetworkError, MastodonRatelimitError, MastodonServerError
+from mastodon import (
+    Mastodon,
+    MastodonNetworkError,
+    MastodonRatelimitError,
+    MastodonServerError,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -22,10 +22,21 @@ from urllib.parse import urlsplit
 from mastodon import MastodonAPIError, MastodonError
 
 from queerbias.crawl.mastodon.cleaning import clean_post_html
-from queerbias.crawl.mastodon.client import (Caller, RequestBudgetExhausted, RetriesExhausted, RetryPolicy,
-                                             describe_error, make_client)
+from queerbias.crawl.mastodon.client import (
+    Caller,
+    RequestBudgetExhausted,
+    RetriesExhausted,
+    RetryPolicy,
+    describe_error,
+    make_client,
+)
 from queerbias.crawl.mastodon.filters import drop_reason
-from queerbias.crawl.mastodon.probe import DISABLED, LOGIN_REQUIRED, ProbeResult, probe_instance
+from queerbias.crawl.mastodon.probe import (
+    DISABLED,
+    LOGIN_REQUIRED,
+    ProbeResult,
+    probe_instance,
+)
 from queerbias.crawl.mastodon.settings import LOCAL_FEED, CrawlSettings
 from queerbias.crawl.mastodon.store import SALT, CrawlStore, Pseudonymiser
 from queerbias.text.keywords import KeywordMatcher

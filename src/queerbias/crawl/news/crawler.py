@@ -19,13 +19,13 @@ from typing import IO
 from tqdm import tqdm
 
 from queerbias.corpus.documents import Document, stable_id
-from queerbias.fileio import dumps_line, iter_jsonl
 from queerbias.crawl.news.extract import HTML_TYPES, extract_article
 from queerbias.crawl.news.feeds import FeedItem, normalise_link, parse_feed
 from queerbias.crawl.news.http import Fetcher, FetchError
 from queerbias.crawl.news.robots import RobotsPolicy
 from queerbias.crawl.news.state import CrawlState
 from queerbias.errors import DataError
+from queerbias.fileio import dumps_line, iter_jsonl
 from queerbias.text.keywords import KeywordMatcher
 
 log = logging.getLogger(__name__)

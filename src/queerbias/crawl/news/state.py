@@ -12,8 +12,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from queerbias.fileio import atomic_write_json
 from queerbias.errors import DataError
+from queerbias.fileio import atomic_write_json
 
 STATE_VERSION = 1
 

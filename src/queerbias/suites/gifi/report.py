@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write
 from queerbias.report.plots import NEUTRAL, PALETTE, new_figure, save_figure
 from queerbias.report.tables import Table, fmt, to_csv, to_latex, to_markdown
-from queerbias.fileio import atomic_write
 from queerbias.suites.gifi.dimensions import DIMENSIONS, NAMES
 
 RADAR_PX = (700, 640)

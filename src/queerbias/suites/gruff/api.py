@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
-from queerbias.models.loading import LoadedModel, load_model
 from queerbias.fileio import atomic_write
+from queerbias.models.loading import LoadedModel, load_model
 from queerbias.scoring.results import package_versions
 from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.gruff import report

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write
 from queerbias.report.compare import CompareOptions, finite_or_none
 from queerbias.report.paired_stats import (
     adjust_pvalues,
@@ -27,7 +28,6 @@ from queerbias.report.paired_stats import (
     mcnemar_exact,
     stars,
 )
-from queerbias.fileio import atomic_write
 from queerbias.scoring.results import package_versions
 from queerbias.suites.gruff.api import read_items
 from queerbias.suites.gruff.forms import PRONOUN_SETS

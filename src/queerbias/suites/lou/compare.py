@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write
 from queerbias.report.compare import CompareOptions, finite_or_none, json_safe
 from queerbias.report.paired_stats import (
     adjust_pvalues,
@@ -28,7 +29,6 @@ from queerbias.report.paired_stats import (
     stars,
     wilcoxon_signed_rank,
 )
-from queerbias.fileio import atomic_write
 from queerbias.scoring.results import package_versions
 from queerbias.suites.lou import plots, report
 from queerbias.suites.lou.lm_view import POOLED

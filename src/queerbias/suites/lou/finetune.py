@@ -20,8 +20,8 @@ import torch
 from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
-from queerbias.pairs.registry import sha256_file
 from queerbias.fileio import atomic_write
+from queerbias.pairs.registry import sha256_file
 from queerbias.scoring.results import package_versions
 from queerbias.suites.lou.classifier import (
     DEFAULT_MAX_LENGTH,

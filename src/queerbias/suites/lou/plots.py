@@ -14,9 +14,9 @@ from queerbias.report.plots import (
     FOREST_WIDTH_PX,
     NEUTRAL,
     PALETTE,
+    forest_height_px,
     new_figure,
     save_figure,
-    forest_height_px,
 )
 from queerbias.suites.lou.data import ORIGINAL
 from queerbias.suites.lou.lm_view import POOLED

@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
-from queerbias.models.loading import LoadedModel, load_model
 from queerbias.fileio import atomic_write
+from queerbias.models.loading import LoadedModel, load_model
 from queerbias.scoring.results import package_versions
 from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.lou import classifier as clf_view

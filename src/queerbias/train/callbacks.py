@@ -1,0 +1,116 @@
+"""Trainer callbacks: evaluation at every checkpoint, and the progress display.
+
+Evaluation runs in `on_step_end` once the trainer has decided to save (its flow callback
+runs first), so the figures are logged into the state the checkpoint then saves. The
+completion marker is written in `on_save`, after the trainer wrote everything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tqdm.auto import tqdm
+from transformers import TrainerCallback
+
+from queerbias.distributed import process_state
+from queerbias.train import checkpoints
+
+
+class CheckpointEvaluation(TrainerCallback):
+    """Scores the model at every save into `checkpoint-N/<benchmark>/`, logs a metrics line."""
+
+    def __init__(self, run_dir: Path, evaluate: Callable[[object, Path, int, dict], dict],
+                 base: dict, log: Callable[[dict], None], say: Callable[[str], None]):
+        self.run_dir, self.evaluate, self.base, self.log, self.say = run_dir, evaluate, base, log, say
+        self.pending: dict | None = None
+        self.losses: list[float] = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.losses.append(logs["loss"])
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if not control.should_save:
+            return
+        step = state.global_step
+        folder = self.run_dir / f"checkpoint-{step}"
+        self.pending = self.evaluate(model, folder, step, {"step": step, "epoch": state.epoch})
+        self.log(_flat(self.pending))
+
+    def on_save(self, args, state, control, **kwargs):
+        if self.pending is None:
+            return
+        record, self.pending = self.pending, None
+        # the loss of the saving step is logged after on_step_end, before on_save
+        record["train_loss"] = sum(self.losses) / len(self.losses) if self.losses else None
+        self.losses = []
+        folder = self.run_dir / f"checkpoint-{record['step']}"
+        if process_state().is_main_process:
+            checkpoints.append_metrics(self.run_dir, record)
+            checkpoints.mark_complete(folder)
+            self.say(summary_line(folder.name, self.base, record))
+        process_state().wait_for_everyone()
+
+
+def _flat(record: dict) -> dict:
+    """Scalars for the trainer's log (TensorBoard, log_history)."""
+    flat = {f"bias/{name}": b["overall"] for name, b in record["benchmarks"].items()}
+    if record.get("perplexity") is not None:
+        flat["eval_perplexity"] = record["perplexity"]
+    return flat
+
+
+def summary_line(label: str, base: dict, now: dict) -> str:
+    """`checkpoint-40: bias 57.5 -> 55.0 (bias), perplexity 31.2 -> 29.8`."""
+    parts = [f"{name} {_figure(base['benchmarks'][name]['overall'])} -> {_figure(b['overall'])}"
+             for name, b in now["benchmarks"].items()]
+    if now.get("perplexity") is not None and base.get("perplexity") is not None:
+        parts.append(f"perplexity {base['perplexity']:.2f} -> {now['perplexity']:.2f}")
+    return f"{label}: " + ", ".join(parts) + " (base -> now)"
+
+
+def _figure(value) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+class Progress(TrainerCallback):
+    """One bar over the optimizer steps: loss, tokens/s and time left (main process only).
+
+    Tokens/s counts training time only (step begin to step end), not checkpoint evaluation.
+    """
+
+    def __init__(self):
+        self.bar = None
+        self.loss = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_local_process_zero:
+            self.bar = tqdm(total=state.max_steps, initial=state.global_step, unit="step",
+                            desc="training", dynamic_ncols=True)
+            self.train_seconds, self.start_tokens = 0.0, state.num_input_tokens_seen
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.step_started = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.bar is None:
+            return
+        self.train_seconds += time.perf_counter() - self.step_started
+        rate = (state.num_input_tokens_seen - self.start_tokens) / max(self.train_seconds, 1e-9)
+        loss = "" if self.loss is None else f" loss={self.loss:.4f}"
+        self.bar.set_postfix_str(f"tok/s={rate:.0f}{loss}", refresh=False)
+        self.bar.update(state.global_step - self.bar.n)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.loss = logs["loss"]
+
+    def write(self, line: str) -> None:
+        (self.bar.write if self.bar is not None else print)(line)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

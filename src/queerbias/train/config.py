@@ -1,0 +1,286 @@
+"""Typed training configuration: YAML file + `key=value` overrides -> validated dataclasses.
+
+Every problem is reported as a `QueerbiasError` naming the dotted key (`data.max_length`),
+so a typo in a config fails before any model is loaded. The resolved config is saved into
+the run directory, and a rerun (resume) must resolve to the same one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from queerbias.errors import QueerbiasError
+
+
+@dataclass
+class LoraSettings:
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    #: None = chosen per architecture (`modeling.LORA_TARGETS`)
+    target_modules: list[str] | None = None
+    #: None = the masked-LM head transform for masked LMs, nothing for causal LMs
+    modules_to_save: list[str] | None = None
+
+
+@dataclass
+class DataSettings:
+    #: a `queerbias corpus build` folder, a JSONL file, or `hf:NAME` (a Hugging Face dataset)
+    train: str = ""
+    #: JSONL file or `hf:NAME`; default: validation.jsonl beside train / the dataset's split
+    validation: str | None = None
+    text_field: str = "text"
+    max_length: int = 512
+    #: causal LMs only: padding-free packing of whole documents; None = on for causal
+    packing: bool | None = None
+    max_train_docs: int | None = None
+    max_validation_docs: int | None = None
+    hf_config: str | None = None
+    hf_train_split: str = "train"
+    hf_validation_split: str = "validation"
+
+
+@dataclass
+class BenchmarkSettings:
+    #: a key of `evaluation.SUITES`
+    suite: str = "pairs"
+    #: what the suite scores: pairs: a registered pair set or file (default queerbias-de);
+    #: gruff/lou: their data folder (default: the cached copy)
+    data: str | None = None
+    #: seeded subset size (None = all items)
+    sample: int | None = 200
+    seed: int = 0
+    #: output folder inside each checkpoint; default `bias` for the first, `bias-<suite>` after
+    name: str | None = None
+    #: further keyword arguments of the suite's run function (gruff: settings, replicates, ...)
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class EvalSettings:
+    benchmarks: list[BenchmarkSettings] = field(default_factory=lambda: [BenchmarkSettings()])
+    perplexity: bool = True
+    batch_size: int | str = "auto"
+
+
+@dataclass
+class CompareSettings:
+    best: Literal["closest50", "lowest"] = "closest50"
+    ppl_margin: float = 5.0
+    resamples: int = 10_000
+
+
+@dataclass
+class TrainConfig:
+    model: str = ""
+    kind: Literal["masked", "causal"] | None = None
+    method: Literal["lora", "full"] = "lora"
+    output_dir: str = ""
+    seed: int = 0
+    epochs: float = 3.0
+    #: positive: stop after this many optimizer steps (overrides epochs)
+    max_steps: int = -1
+    learning_rate: float = 2e-5
+    batch_size: int = 8
+    grad_accum: int = 1
+    #: evaluate and save a checkpoint every N optimizer steps
+    eval_every: int = 500
+    lr_scheduler: str = "linear"
+    #: fraction of the optimizer steps spent warming up the learning rate
+    warmup_ratio: float = 0.0
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    #: training precision; checkpoint scoring always runs in float32
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    #: torch threads per process (None = torch's default)
+    threads: int | None = None
+    mlm_probability: float = 0.15
+    merge: bool = False
+    logging_steps: int = 10
+    trust_remote_code: bool = False
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    data: DataSettings = field(default_factory=DataSettings)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+    compare: CompareSettings = field(default_factory=CompareSettings)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def benchmark_dirs(self) -> list[str]:
+        """Output folder name of each benchmark, in config order."""
+        return [b.name or ("bias" if i == 0 else f"bias-{b.suite}")
+                for i, b in enumerate(self.eval.benchmarks)]
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConfig:
+    """Read YAML (or start empty), apply `dotted.key=value` overrides, type-check, validate."""
+    raw: dict = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise QueerbiasError(f"config file {path} not found")
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as err:
+            raise QueerbiasError(f"{path}: not valid YAML: {err}") from err
+        if not isinstance(raw, dict):
+            raise QueerbiasError(f"{path}: the config must be a mapping of keys to values")
+    for item in overrides:
+        _apply_override(raw, item)
+    config = _build(TrainConfig, raw, "")
+    if not config.output_dir:
+        config.output_dir = str(Path("runs") / "train" / (path.stem if path else "run"))
+    validate(config)
+    return config
+
+
+def config_from_dict(raw: dict) -> TrainConfig:
+    config = _build(TrainConfig, raw, "")
+    validate(config)
+    return config
+
+
+def save_config(config: TrainConfig, path: Path) -> None:
+    from queerbias.fileio import atomic_write
+
+    atomic_write(path, yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
+
+
+def _apply_override(raw: dict, item: str) -> None:
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise QueerbiasError(f"override {item!r} is not of the form key=value")
+    value = yaml.safe_load(text) if text else None
+    node = raw
+    parts = key.split(".")
+    for depth, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise QueerbiasError(f"override {item!r}: config key "
+                                 f"'{'.'.join(parts[:depth + 1])}' is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _build(cls, raw, prefix: str):
+    if not isinstance(raw, dict):
+        raise QueerbiasError(f"config key '{prefix.rstrip('.') or '(top)'}' must be a mapping")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise QueerbiasError(f"config key '{prefix}{unknown[0]}' is unknown; known keys"
+                             f"{' in ' + prefix.rstrip('.') if prefix else ''}: {', '.join(names)}")
+    values = {name: _coerce(raw[name], hints[name], prefix + name) for name in names if name in raw}
+    return cls(**values)
+
+
+def _coerce(value, tp, key: str):
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _coerce(value, option, key)
+            except QueerbiasError as err:
+                errors.append(str(err))
+        raise QueerbiasError(errors[0] if len(errors) == 1 else
+                             f"config key '{key}': {value!r} is not a valid {_describe(tp)}")
+    if origin is Literal:
+        if value not in args:
+            raise QueerbiasError(f"config key '{key}' must be one of {', '.join(map(repr, args))}, "
+                                 f"got {value!r}")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise QueerbiasError(f"config key '{key}' must be a list, got {value!r}")
+        return [_coerce(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value if value is not None else {}, key + ".")
+    if tp is dict:
+        if not isinstance(value, dict):
+            raise QueerbiasError(f"config key '{key}' must be a mapping, got {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise QueerbiasError(f"config key '{key}' must be true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise QueerbiasError(f"config key '{key}' must be an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, str):  # YAML 1.1 reads `2e-5` (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise QueerbiasError(f"config key '{key}' must be a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise QueerbiasError(f"config key '{key}' must be a string, got {value!r}")
+        return value
+    raise TypeError(f"unsupported config type {tp} for {key}")
+
+
+def _describe(tp) -> str:
+    names = [getattr(a, "__name__", str(a)) for a in typing.get_args(tp) if a is not type(None)]
+    return " or ".join(names)
+
+
+def validate(config: TrainConfig) -> None:
+    """Checks beyond types; each names the offending key."""
+    from queerbias.train.evaluation import SUITES
+
+    def require(ok: bool, key: str, message: str) -> None:
+        if not ok:
+            raise QueerbiasError(f"config key '{key}' {message}")
+
+    require(bool(config.model), "model", "is required (a Hub id, local folder or "
+            "embedded:gemma-3-270m)")
+    require(bool(config.data.train), "data.train", "is required (a corpus folder, JSONL file "
+            "or hf:NAME)")
+    require(config.epochs > 0, "epochs", f"must be positive, got {config.epochs}")
+    require(config.max_steps == -1 or config.max_steps > 0, "max_steps",
+            f"must be -1 (use epochs) or positive, got {config.max_steps}")
+    require(config.learning_rate > 0, "learning_rate", f"must be positive, got {config.learning_rate}")
+    for key in ("batch_size", "grad_accum", "eval_every", "logging_steps"):
+        require(getattr(config, key) >= 1, key, f"must be at least 1, got {getattr(config, key)}")
+    require(0 <= config.warmup_ratio < 1, "warmup_ratio", "must be in [0, 1)")
+    require(0 < config.mlm_probability < 1, "mlm_probability",
+            f"must be between 0 and 1, got {config.mlm_probability}")
+    require(config.threads is None or config.threads >= 1, "threads", "must be at least 1")
+    require(config.data.max_length >= 8, "data.max_length",
+            f"must be at least 8 tokens, got {config.data.max_length}")
+    for key in ("max_train_docs", "max_validation_docs"):
+        value = getattr(config.data, key)
+        require(value is None or value >= 1, f"data.{key}", "must be at least 1")
+    require(config.lora.r >= 1, "lora.r", f"must be at least 1, got {config.lora.r}")
+    require(0 <= config.lora.dropout < 1, "lora.dropout", "must be in [0, 1)")
+    require(config.merge is False or config.method == "lora", "merge",
+            "only applies to method: lora (a fully fine-tuned model needs no merging)")
+    batch = config.eval.batch_size
+    require(batch == "auto" or (isinstance(batch, int) and batch >= 1), "eval.batch_size",
+            f"must be 'auto' or a positive integer, got {batch!r}")
+    for i, bench in enumerate(config.eval.benchmarks):
+        require(bench.suite in SUITES, f"eval.benchmarks[{i}].suite",
+                f"must be one of {', '.join(sorted(SUITES))}, got {bench.suite!r}")
+        require(bench.sample is None or bench.sample >= 1, f"eval.benchmarks[{i}].sample",
+                "must be at least 1 (or null for all items)")
+        require(bench.suite != "pairs" or not bench.options, f"eval.benchmarks[{i}].options",
+                "has no use for the pairs suite")
+    names = config.benchmark_dirs()
+    require(len(set(names)) == len(names), "eval.benchmarks",
+            f"need distinct output names, got {names}; set `name` on each")
+    require(config.compare.resamples >= 1, "compare.resamples", "must be at least 1")

@@ -1,0 +1,109 @@
+"""The model to train: base model, LoRA adapter (PEFT) or full weights, and a loss guard.
+
+LoRA targets are chosen per architecture. For masked LMs the decoder is tied to the
+input embeddings, so it is never adapted; the head's transform (dense + LayerNorm) is
+trained in full through `modules_to_save` instead, as the MLM objective needs a head
+that can move with the encoder.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from transformers import set_seed
+
+from queerbias.errors import QueerbiasError
+from queerbias.models import LoadedModel, load_model
+from queerbias.train.config import TrainConfig
+
+log = logging.getLogger(__name__)
+
+_DECODER_PROJ = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+_BLOOM_LIKE = ("query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h")
+_BERT_ATTENTION = ("query", "key", "value")
+
+#: model_type -> LoRA target module names (attention and MLP projections of the decoder
+#: blocks; attention only for encoders, whose head transform is trained in full)
+LORA_TARGETS = {
+    **dict.fromkeys(["llama", "mistral", "gemma", "gemma2", "gemma3", "gemma3_text", "qwen2",
+                     "qwen3", "phi3"], _DECODER_PROJ),
+    "gpt2": ("c_attn", "c_proj", "c_fc"),
+    "opt": ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2"),
+    **dict.fromkeys(["bloom", "gpt_neox"], _BLOOM_LIKE),
+    **dict.fromkeys(["bert", "roberta", "xlm-roberta", "camembert", "electra"], _BERT_ATTENTION),
+    "distilbert": ("q_lin", "k_lin", "v_lin"),
+}
+#: model_type -> masked-LM head modules trained in full (the tied decoder excluded)
+MLM_HEAD_MODULES = {
+    "bert": ("cls.predictions.transform",),
+    **dict.fromkeys(["roberta", "xlm-roberta", "camembert"], ("lm_head.dense", "lm_head.layer_norm")),
+    "distilbert": ("vocab_transform", "vocab_layer_norm"),
+}
+
+
+def load_base(config: TrainConfig) -> LoadedModel:
+    """The base model in float32 (mixed precision is the trainer's job), seeded first."""
+    set_seed(config.seed)
+    lm = load_model(config.model, kind=config.kind, dtype="float32",
+                    trust_remote_code=config.trust_remote_code)
+    if lm.tokenizer.pad_token_id is None:
+        lm.tokenizer.pad_token = lm.tokenizer.eos_token
+    lm.model.config.use_cache = False  # packed batches are only isolated per document without a cache
+    return lm
+
+
+def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> torch.nn.Module:
+    """Wrap in a LoRA adapter (seeded: its A matrices are random) or return as is for full FT."""
+    if config.method == "full":
+        return model
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    model_type = model.config.model_type
+    targets = config.lora.target_modules or list(LORA_TARGETS.get(model_type, ()))
+    if not targets:
+        raise QueerbiasError(f"no default LoRA target modules for model type {model_type!r}; "
+                             "set config key 'lora.target_modules'")
+    to_save = config.lora.modules_to_save
+    if to_save is None and kind == "masked":
+        to_save = list(MLM_HEAD_MODULES.get(model_type, ())) or None
+        if to_save is None:
+            log.warning("no known masked-LM head transform for %s; only the encoder is adapted "
+                        "(set lora.modules_to_save to train the head)", model_type)
+    set_seed(config.seed)
+    lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha,
+                      lora_dropout=config.lora.dropout, target_modules=targets,
+                      modules_to_save=to_save, bias="none",
+                      task_type=TaskType.CAUSAL_LM if kind == "causal" else None)
+    try:
+        return get_peft_model(model, lora)
+    except ValueError as err:
+        raise QueerbiasError(f"LoRA setup failed for {model_type!r}: {err} (config keys "
+                             "'lora.target_modules' / 'lora.modules_to_save')") from err
+
+
+def scoring_view(model: torch.nn.Module) -> torch.nn.Module:
+    """The transformers model inside a PEFT wrapper (adapter layers active), which the
+    scorer can split into body and head; the model itself otherwise."""
+    from peft import PeftModel
+
+    return model.get_base_model() if isinstance(model, PeftModel) else model
+
+
+def honours_num_items_in_batch(model: torch.nn.Module, kind: str) -> bool:
+    """Whether the model's loss divides by a passed `num_items_in_batch`.
+
+    transformers' Trainer assumes so for every model whose forward takes `**kwargs`,
+    and then skips its own division by the accumulation steps. BertForMaskedLM takes
+    `**kwargs` but ignores the count, so its loss (and gradients) would come out
+    multiplied by the accumulation steps and world size. One probe forward tells.
+    """
+    vocab = model.config.vocab_size
+    ids = (torch.arange(8, device=next(model.parameters()).device) * 7 + 3).remainder(vocab)[None]
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        plain = model(input_ids=ids, labels=ids).loss
+        counted = model(input_ids=ids, labels=ids, num_items_in_batch=torch.tensor(1)).loss
+    model.train(was_training)
+    return not torch.allclose(plain, counted)

@@ -1,0 +1,47 @@
+"""Two CPU processes over gloo under `accelerate launch` (--multi_gpu starts two on a
+machine without GPUs; --cpu would start one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .helpers import REPO, small_config, write_config
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_process_launch(tiny_llama, tmp_path):
+    config = small_config(tiny_llama, tmp_path / "run", max_steps=2, eval_every=2, batch_size=2)
+    path = write_config(tmp_path / "c.yaml", config)
+    accelerate = Path(sys.executable).with_name("accelerate")
+    command = [str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+               "--mixed_precision", "no", "--dynamo_backend", "no",
+               "--main_process_port", str(_free_port()), str(REPO / "train" / "finetune.py"),
+               "--config", str(path)]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240,
+                          check=False)
+    assert done.returncode == 0, "\n".join(l for l in done.stderr.splitlines() if "error" in l.lower())[-3000:]
+    # with working barriers no process sees another's half-finished scoring
+    assert "already holds" not in done.stderr and "resuming:" not in done.stderr
+    run = tmp_path / "run"
+    assert (run / "checkpoint-2" / "queerbias-complete").is_file()
+    summary = json.loads((run / "checkpoint-2" / "bias" / "summary.json").read_text())
+    assert summary["meta"]["environment"]["processes"] == 2
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == [0, 2]
+    assert (run / "compare" / "delta.json").is_file()
+    assert (run / "checkpoint-2" / "rng_state_1.pth").is_file()  # both ranks saved their RNG

@@ -1,0 +1,62 @@
+"""Resume after SIGKILL ends identical to an uninterrupted run; fixed seeds repeat exactly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import torch
+from safetensors.torch import load_file
+
+from queerbias.train.config import config_from_dict
+from queerbias.train.runner import run_training
+
+from .helpers import logged_losses, small_config, write_config
+
+STEPS = 8
+
+
+def _kill_after_checkpoint(config_path, marker, timeout=240.0) -> int:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    process = subprocess.Popen([sys.executable, "-m", "queerbias.cli", "train", "--config",
+                                str(config_path)], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    return process.wait()
+
+
+def test_resume_after_sigkill_matches_uninterrupted(tiny_llama, tmp_path):
+    killed_config = small_config(tiny_llama, tmp_path / "killed", max_steps=STEPS)
+    path = write_config(tmp_path / "killed.yaml", killed_config)
+    returncode = _kill_after_checkpoint(path, tmp_path / "killed" / "checkpoint-2" / "queerbias-complete")
+    assert returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (tmp_path / "killed" / "final").exists()
+
+    resumed = run_training(config_from_dict(killed_config))
+    reference = run_training(config_from_dict(small_config(tiny_llama, tmp_path / "reference",
+                                                           max_steps=STEPS)))
+
+    last = f"checkpoint-{STEPS}"
+    assert logged_losses(tmp_path / "killed" / last) == logged_losses(tmp_path / "reference" / last)
+    a = load_file(resumed["final"] / "adapter_model.safetensors")
+    b = load_file(reference["final"] / "adapter_model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert [m["step"] for m in resumed["metrics"]] == [0, 2, 4, 6, 8]
+    strip = [{k: v for k, v in m.items() if k != "run"} for m in resumed["metrics"]]
+    assert strip == [{k: v for k, v in m.items() if k != "run"} for m in reference["metrics"]]
+
+
+def test_same_seed_same_losses(tiny_gpt2, tmp_path):
+    losses = []
+    for name in ("a", "b"):
+        config = config_from_dict(small_config(tiny_gpt2, tmp_path / name, max_steps=3, eval_every=3,
+                                               eval__benchmarks=[], eval__perplexity=False))
+        run_training(config)
+        losses.append(logged_losses(tmp_path / name / "checkpoint-3"))
+    assert losses[0] == losses[1] and len(losses[0]) == 3

@@ -1,0 +1,113 @@
+"""End-to-end training runs on tiny models: checkpoints, bias results, metrics, compare."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from safetensors import safe_open
+
+from queerbias.errors import QueerbiasError
+from queerbias.models import load_model
+from queerbias.scoring.runner import score_to_dir
+from queerbias.train.config import config_from_dict
+from queerbias.train.runner import run_training
+
+from .helpers import logged_losses, small_config
+
+
+@pytest.fixture(scope="module")
+def llama_run(tiny_llama, tmp_path_factory):
+    """LoRA on tiny Llama: 4 steps, a checkpoint every 2, merged at the end."""
+    out = tmp_path_factory.mktemp("llama-run") / "run"
+    config = config_from_dict(small_config(tiny_llama, out, merge=True))
+    return config, run_training(config)
+
+
+def test_checkpoints_hold_bias_results_and_marker(llama_run):
+    _, result = llama_run
+    run = result["run_dir"]
+    for step in (2, 4):
+        folder = run / f"checkpoint-{step}"
+        assert (folder / "queerbias-complete").is_file()
+        summary = json.loads((folder / "bias" / "summary.json").read_text())
+        assert summary["meta"]["step"] == step
+        assert summary["meta"]["run"] == str(run)
+        assert summary["meta"]["data"]["n_pairs"] == 20
+        assert summary["meta"]["perplexity"] > 1
+        assert (folder / "bias" / "pairs.csv").is_file()
+    base = json.loads((run / "base" / "bias" / "summary.json").read_text())
+    assert base["meta"]["step"] == 0
+
+
+def test_metrics_lines_one_per_checkpoint(llama_run):
+    _, result = llama_run
+    lines = [json.loads(line) for line in (result["run_dir"] / "metrics.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == [0, 2, 4]
+    assert lines[0]["train_loss"] is None and lines[1]["train_loss"] > 0
+    for line in lines:
+        assert line["benchmarks"]["bias"]["overall"] is not None
+        summary = json.loads((result["run_dir"] / ("base" if line["step"] == 0 else
+                                                   f"checkpoint-{line['step']}") / "bias" /
+                              "summary.json").read_text())
+        assert line["perplexity"] == summary["meta"]["perplexity"]
+        assert line["benchmarks"]["bias"]["overall"] == summary["overall"]["bias_score"]
+
+
+def test_compare_report_with_trajectory(llama_run):
+    _, result = llama_run
+    compare = result["run_dir"] / "compare"
+    assert result["compare"] == [compare]
+    delta = json.loads((compare / "delta.json").read_text())
+    assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4]
+    assert delta["best"]["criterion"] == "closest50"
+    assert (compare / "trajectory.png").is_file() and (compare / "delta.md").is_file()
+
+
+def test_adapter_and_merged_model_saved(llama_run):
+    _, result = llama_run
+    assert (result["final"] / "adapter_config.json").is_file()
+    merged = load_model(str(result["merged"]))
+    assert merged.kind == "causal"
+
+
+def test_checkpoint_scores_equal_a_fresh_load(llama_run, tmp_path):
+    """The in-training model was scored exactly as the saved checkpoint scores."""
+    _, result = llama_run
+    folder = result["run_dir"] / "checkpoint-4"
+    fresh = score_to_dir(str(folder), "queerbias-de", tmp_path / "fresh", sample=20, seed=0,
+                         progress=False)
+    during = json.loads((folder / "bias" / "summary.json").read_text())
+    assert fresh["overall"]["bias_score"] == during["overall"]["bias_score"]
+    a = pd.read_csv(folder / "bias" / "pairs.csv")
+    b = pd.read_csv(tmp_path / "fresh" / "pairs.csv")
+    assert (a["score_more"] - b["score_more"]).abs().max() < 1e-3
+
+
+def test_rerun_with_another_config_is_refused(llama_run, tiny_llama):
+    config, _ = llama_run
+    changed = config_from_dict({**config.to_dict(), "learning_rate": 0.5})
+    with pytest.raises(QueerbiasError, match="learning_rate"):
+        run_training(changed)
+
+
+def test_full_finetuning_lowers_loss_and_perplexity(tiny_gpt2, tmp_path):
+    config = config_from_dict(small_config(
+        tiny_gpt2, tmp_path / "run", method="full", max_steps=8, eval_every=8,
+        learning_rate=3e-3, eval__benchmarks=[]))
+    result = run_training(config)
+    losses = logged_losses(tmp_path / "run" / "checkpoint-8")
+    assert losses[-1] < losses[0] - 0.3, losses
+    assert result["metrics"][-1]["perplexity"] < result["metrics"][0]["perplexity"]
+
+
+def test_masked_lora_trains_head_transform_not_decoder(tiny_bert, tmp_path):
+    config = config_from_dict(small_config(tiny_bert, tmp_path / "run", max_steps=2))
+    result = run_training(config)
+    assert [m["step"] for m in result["metrics"]] == [0, 2]
+    with safe_open(result["final"] / "adapter_model.safetensors", "pt") as weights:
+        keys = list(weights.keys())
+    assert any("predictions.transform.dense" in k for k in keys)
+    assert any("lora_A" in k and "query" in k for k in keys)
+    assert not any("decoder" in k for k in keys)

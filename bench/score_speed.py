@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import sys
 import tempfile
 import time
@@ -27,6 +26,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 V0 = REPO.parent / "shared" / "data" / "winoqueer-v0" / "winoqueer_benchmark.csv"
 sys.path.insert(0, str(REPO / "tests"))
+
+from benchmarks_md import write_section  # noqa: E402
 
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.io import read_pairs  # noqa: E402
@@ -44,6 +45,7 @@ def bert_base_sized(folder: Path, texts: list[str]) -> Path:
 
     trainer = BertWordPieceTokenizer(lowercase=True)
     trainer.train_from_iterator(texts, vocab_size=30522, min_frequency=1)
+    folder.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(folder))
     tokenizer = BertTokenizer(vocab=str(folder / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(0)
@@ -117,7 +119,7 @@ def main() -> None:
     table = render(rows, args)
     print(table)
     if not args.no_write:
-        write_section(REPO / "BENCHMARKS.md", "score_speed", table)
+        write_section("score_speed", table)
 
 
 def render(rows, args) -> str:
@@ -134,18 +136,6 @@ def render(rows, args) -> str:
                      f"{r['naive_pairs_per_s']:.2f} ({r['naive_pairs']}) | "
                      f"**{r['ratio']:.1f}x** | {r['max_diff']:.3g} |")
     return "\n".join(lines) + "\n"
-
-
-def write_section(path: Path, name: str, body: str) -> None:
-    """Replace the text between this benchmark's markers (or append a new section)."""
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    block = f"{begin}\n{body}{end}"
-    if begin in text:
-        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

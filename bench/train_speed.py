@@ -10,7 +10,7 @@ Models are small random BERT / GPT-2 configurations with tokenizers trained on t
 (no download), big enough that the work is in the matrix products, not in overhead.
 Tokens/s counts real (non-padding) tokens over the trainer's own runtime.
 
-    python bench/train_speed.py --threads 2 [--steps 4] [--out bench/results/train_speed.md]
+    python bench/train_speed.py --threads 2 [--steps 4]     # writes its section of BENCHMARKS.md
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import torch
+from benchmarks_md import write_section
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpora" / "demo"
@@ -133,7 +134,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "train_speed.md")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     root = Path(tempfile.mkdtemp(prefix="train-speed-"))
@@ -154,8 +154,7 @@ def main() -> None:
                 (kind, "queerbias train, LoRA bf16 autocast", lora16, lora32),
             ]
         text = render(rows, args)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text, encoding="utf-8")
+        write_section("train_speed", text)
         print(text)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -163,8 +162,6 @@ def main() -> None:
 
 def render(rows, args) -> str:
     lines = [
-        "# Training throughput (CPU)",
-        "",
         (f"`python bench/train_speed.py --threads {args.threads} --steps {args.steps}`: "
          f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, "
          f"torch {torch.__version__}; batch {BATCH} x {ACCUMULATION} accumulation steps, "

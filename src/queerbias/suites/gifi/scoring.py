@@ -60,13 +60,6 @@ def _set(result: RunScores, dim: str, compute) -> None:
         result.values[dim], result.reasons[dim] = None, str(err)
 
 
-def _accuracy_by_group(items, flags, group_keys) -> dict[str, dict]:
-    hits = defaultdict(list)
-    for item, flag in zip(items, flags, strict=True):
-        hits[item.group].append(flag)
-    return {g: {"value": float(np.mean(hits[g])), "n": len(hits[g])} for g in group_keys if hits[g]}
-
-
 def _gdr(items, outputs, rows, group_keys, extractor, result) -> None:
     flags = []
     for item, text, row in zip(items, outputs, rows, strict=True):
@@ -74,7 +67,7 @@ def _gdr(items, outputs, rows, group_keys, extractor, result) -> None:
         expected = item.group if item.group in extractor.groups else None  # name only: no pronoun
         row.update(detected=detected, correct=detected == expected)
         flags.append(detected == expected)
-    per_group = _accuracy_by_group(items, flags, group_keys)
+    per_group = _mean_by_group(items, flags, group_keys)
     result.groups["GDR"] = per_group
     _set(result, "GDR", lambda: dims.equality_score([per_group[g]["value"] for g in group_keys]))
 
@@ -108,6 +101,7 @@ def _counterfactual(items, outputs, rows, group_keys, components, wanted, thresh
 
 
 def _mean_by_group(items, scores, group_keys) -> dict[str, dict]:
+    """Mean (an accuracy, for 0/1 flags) and count of the item values per pronoun group."""
     values = defaultdict(list)
     for item, score in zip(items, scores, strict=True):
         values[item.group].append(score)
@@ -144,6 +138,6 @@ def _pe(items, outputs, rows, group_keys, result) -> None:
         correct = answer is not None and answer == float(item.meta["answer"])
         row.update(expected=item.meta["answer"], answer=answer, correct=correct)
         flags.append(correct)
-    per_group = _accuracy_by_group(items, flags, group_keys)
+    per_group = _mean_by_group(items, flags, group_keys)
     result.groups["PE"] = per_group
     _set(result, "PE", lambda: dims.equality_score([per_group[g]["value"] for g in group_keys]))

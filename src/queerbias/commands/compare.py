@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from queerbias.commands.score import add_model_options, add_scoring_options
 from queerbias.errors import QueerbiasError
 from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
 
@@ -28,6 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--model", action="append", default=[], metavar="SPEC",
                    help="score this model first (repeat; the first is BEFORE); needs --pairs")
     p.add_argument("--pairs", help="pairs to score the --model specs on")
+    add_model_options(p)
+    add_scoring_options(p)
     p.add_argument("--out", required=True, type=Path, help="directory for delta.json/.csv/.md/.tex and plots")
     p.add_argument("--soft-test", choices=SOFT_TESTS, default="wilcoxon",
                    help="paired test on the soft scores (default: wilcoxon)")
@@ -66,14 +69,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _scored_runs(args: argparse.Namespace) -> list:
-    """Score each --model on --pairs (same default config) into OUT/runs/, then load the runs."""
+    """Score each --model on --pairs (same scoring options) into OUT/runs/, then load the runs."""
     from queerbias.report.runs import load_runs
 
     if args.runs:
         raise QueerbiasError("give either score directories or --model specs, not both")
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
-    from queerbias.commands.score import slug
+    from queerbias.commands.score import model_options, scoring_config, slug
     from queerbias.scoring.runner import (
         score_to_dir,  # heavy (torch); only this path needs it
     )
@@ -84,6 +87,6 @@ def _scored_runs(args: argparse.Namespace) -> list:
     specs = []
     for index, (spec, label) in enumerate(zip(args.model, labels, strict=True)):
         out_dir = args.out / "runs" / f"{index:02d}-{slug(spec)}"
-        score_to_dir(spec, args.pairs, out_dir)
+        score_to_dir(spec, args.pairs, out_dir, scoring_config(args), **model_options(args))
         specs.append((label, out_dir))
     return load_runs(specs)

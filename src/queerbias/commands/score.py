@@ -23,10 +23,7 @@ def register(subparsers) -> None:
                    help=f"registered benchmark name or a CSV/TSV/JSONL file (default {DEFAULT_PAIRS})")
     p.add_argument("--out", type=Path, default=None, help="output directory (default runs/score/<model>)")
     add_model_options(p)
-    group = p.add_argument_group("scoring method (defaults = reference)")
-    for name, choices in SCORING_CHOICES.items():
-        group.add_argument(f"--{name}", choices=choices, default=getattr(ScoringConfig(), name))
-    group.add_argument("--decimals", type=int, default=3, help="rounding before comparing (3)")
+    add_scoring_options(p)
     p.add_argument("--batch-size", default="auto", help="sequences per batch, or auto (default)")
     p.add_argument("--sample", type=int, default=None, help="score a seeded subset of N pairs")
     p.add_argument("--seed", type=int, default=0)
@@ -54,6 +51,19 @@ def add_model_options(p) -> None:
                    help="also load pickle (.bin) checkpoints, not only safetensors")
 
 
+def add_scoring_options(p) -> None:
+    """The scoring method flags; their defaults reproduce the WinoQueer reference."""
+    group = p.add_argument_group("scoring method (defaults = reference)")
+    for name, choices in SCORING_CHOICES.items():
+        group.add_argument(f"--{name}", choices=choices, default=getattr(ScoringConfig(), name))
+    group.add_argument("--decimals", type=int, default=3, help="rounding before comparing (3)")
+
+
+def scoring_config(args) -> ScoringConfig:
+    return ScoringConfig(**{name: getattr(args, name) for name in SCORING_CHOICES},
+                         decimals=args.decimals)
+
+
 def model_options(args) -> dict:
     return {"kind": args.kind, "dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
             "allow_pickle_weights": args.allow_pickle_weights}
@@ -69,8 +79,7 @@ def run(args) -> int:
     from queerbias.scoring.runner import score_to_dir
 
     models = args.model or [DEFAULT_MODEL]
-    config = ScoringConfig(**{name: getattr(args, name) for name in SCORING_CHOICES},
-                           decimals=args.decimals)
+    config = scoring_config(args)
     pair_set = load_pairs(args.pairs, duplicates=args.duplicates, identical=args.identical)
     batch_size = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
     root = args.out or Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")

@@ -141,22 +141,33 @@ def _load_weights(path: str, kind: str, dtype, options: dict, allow_pickle: bool
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     auto = AutoModelForMaskedLM if kind == MASKED else AutoModelForCausalLM
+    return load_checked_weights(auto, path, dtype, options, allow_pickle)
+
+
+def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
+                         new_head: bool = False, **extra):
+    """`auto.from_pretrained` from safetensors (pickle only when allowed), refusing a
+    checkpoint that lacks weights of the class, which would otherwise be random.
+
+    `new_head` accepts missing head weights on purpose (a base model about to be
+    fine-tuned for classification, say).
+    """
     try:
         model, info = auto.from_pretrained(path, dtype=dtype, output_loading_info=True,
                                            use_safetensors=None if allow_pickle else True,
-                                           **options)
-    except OSError as err:
+                                           **options, **extra)
+    except (OSError, ValueError) as err:
         hint = "" if allow_pickle else (" If the checkpoint only has pickle (.bin) weights "
                                         "and you trust it, pass --allow-pickle-weights.")
         raise QueerbiasError(f"cannot load weights from {path!r}: {err}.{hint}") from err
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
     mismatched = info.get("mismatched_keys", [])
-    if missing or mismatched:
+    if (missing or mismatched) and not new_head:
         raise QueerbiasError(
             f"{path!r} does not hold all weights of a {auto.__name__} model: "
             f"{len(missing)} missing (e.g. {sorted(missing)[:3]}), {len(mismatched)} of the "
-            "wrong shape. They would be random, and the scores meaningless. Is this the right "
-            "checkpoint (a base encoder without its LM head, say)?")
+            "wrong shape. They would be random, and the results meaningless. Is this the right "
+            "checkpoint (a base encoder without its head, say)?")
     return model
 
 

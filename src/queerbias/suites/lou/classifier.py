@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from queerbias.errors import QueerbiasError
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
-from queerbias.models.loading import DTYPES
+from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
 from queerbias.suites.lou.metrics import flip_rate, macro_f1
 
@@ -67,17 +67,13 @@ def load_classifier(spec: str, *, num_labels: int | None = None, new_head: bool 
     path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
     extra = {"num_labels": num_labels} if num_labels is not None else {}
     try:
-        model, info = AutoModelForSequenceClassification.from_pretrained(
-            path, dtype=DTYPES[dtype], output_loading_info=True, trust_remote_code=trust_remote_code,
-            use_safetensors=None if allow_pickle_weights else True, **extra)
-        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as err:
-        raise QueerbiasError(f"cannot load a sequence classifier from {spec!r}: {err}") from err
-    missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
-    if (missing or info.get("mismatched_keys")) and not new_head:
-        raise QueerbiasError(
-            f"{spec!r} lacks trained classification weights ({len(missing)} missing, e.g. {sorted(missing)[:3]}); "
-            "its predictions would be random. Pass a fine-tuned classifier, or --train to fine-tune this model")
+        model = load_checked_weights(AutoModelForSequenceClassification, path, DTYPES[dtype],
+                                     {"trust_remote_code": trust_remote_code},
+                                     allow_pickle_weights, new_head=new_head, **extra)
+    except QueerbiasError as err:
+        raise QueerbiasError(f"{err} For Lou: pass a fine-tuned classifier, or --train to "
+                             "fine-tune this model.") from None
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
     if tokenizer.pad_token is None:  # causal LMs: pad with EOS, which the attention mask hides
         tokenizer.pad_token = tokenizer.eos_token
     model.config.pad_token_id = tokenizer.pad_token_id

@@ -1,6 +1,6 @@
-"""The `queerbias` console command.
+"""queerbias: measure and mitigate anti-LGBTQ+ bias in German and multilingual language models.
 
-Each subcommand lives in its own module under `queerbias.commands` and exposes
+The console command. Each subcommand lives in its own module under `queerbias.commands` and exposes
 `register(subparsers)`; the modules are discovered, so adding a command never
 touches this file.
 """

@@ -93,3 +93,9 @@ def display_name(group: str, lang: str = "en") -> str:
     if canonical not in _GROUPS:
         return canonical
     return getattr(_GROUPS[canonical], lang)
+
+
+def table_order(groups) -> list[str]:
+    """Groups in the taxonomy's table order; groups it does not know follow, by name."""
+    position = {name: index for index, name in enumerate(_GROUPS)}
+    return sorted(groups, key=lambda g: (position.get(g, len(position)), g))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from statistics import fmean
 
+from queerbias.pairs.taxonomy import table_order
 from queerbias.report.paired_stats import STAR_LEVELS
 from queerbias.report.tables import Cell, Table, fmt, to_csv, to_latex, to_markdown
 
@@ -36,7 +37,7 @@ def render_delta_tables(document: dict) -> dict[str, str]:
 def delta_table(document: dict) -> Table:
     """Identities as rows, AFTER runs as columns plus an (untested) Mean column."""
     comparisons = document["comparisons"]
-    groups = sorted({group for c in comparisons for group in c["groups"]})
+    groups = table_order({group for c in comparisons for group in c["groups"]})
     rows = [[group, *_delta_cells([c["groups"].get(group) for c in comparisons])] for group in groups]
     overall = ["Overall", *_delta_cells([c["overall"] for c in comparisons])]
     meta = document["meta"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from statistics import fmean
 
+from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import (
     MISSING,
     Cell,
@@ -24,7 +25,7 @@ NO_PREFERENCE = 50.0
 
 
 def score_matrix(summaries: list[tuple[str, dict]]) -> tuple[list[str], list[str], dict]:
-    """Labels, row names (groups sorted, Overall last) and scores[metric][label][row] = (score, se, n).
+    """Labels, row names (groups in taxonomy order, Overall last) and scores[metric][label][row] = (score, se, n).
 
     A row without a score (a group of no pairs) is left out, as if the run lacked it.
     """
@@ -37,7 +38,7 @@ def score_matrix(summaries: list[tuple[str, dict]]) -> tuple[list[str], list[str
                 row: (entry[f"{metric}_score"], entry[f"{metric}_se"], entry["n"])
                 for row, entry in entries.items() if entry[f"{metric}_score"] is not None
             }
-    groups = sorted({row for by_label in scores["bias"].values() for row in by_label} - {OVERALL})
+    groups = table_order({row for by_label in scores["bias"].values() for row in by_label} - {OVERALL})
     return labels, groups + [OVERALL], scores
 
 

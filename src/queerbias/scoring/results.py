@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from queerbias.fileio import atomic_write
+from queerbias.pairs.taxonomy import table_order
 from queerbias.scoring.aggregate import summarise_groups
 from queerbias.scoring.pair_scores import PairScore
 
@@ -39,7 +40,8 @@ def build_summary(scores: Sequence[PairScore], meta: dict) -> dict:
                                        [s.biased for s in scores],
                                        [s.neutral for s in scores],
                                        [s.soft for s in scores])
-    return {"overall": overall, "groups": groups, "meta": meta}
+    ordered = {group: groups[group] for group in table_order(groups)}
+    return {"overall": overall, "groups": ordered, "meta": meta}
 
 
 def pairs_csv(scores: Sequence[PairScore]) -> str:

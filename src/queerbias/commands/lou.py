@@ -43,6 +43,8 @@ def register(subparsers) -> None:
                     help="fine-tuned classifier (path or Hub id), or with --train a base model (repeatable)")
     _common(cl)
     cl.add_argument("--max-length", type=int, default=300, help="truncate inputs to N tokens (default 300)")
+    cl.add_argument("--resamples", type=int, default=2_000,
+                    help="bootstrap resamples for the ΔF1 and flip-rate intervals (default 2000)")
     cl.add_argument("--train", action="store_true",
                     help="fine-tune each --model on each task's train split first (docs/lou.md: recipe)")
     cl.add_argument("--epochs", type=int, default=5)
@@ -53,9 +55,10 @@ def register(subparsers) -> None:
     add_model_options(cl)
     cl.set_defaults(func=run_classify)
 
-    cmp = views.add_parser("compare", help="paired before/after tests on LM-view runs")
+    cmp = views.add_parser("compare", help="paired before/after tests on LM-view or classifier-view runs")
     cmp.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                     help="BEFORE then AFTER `lou lm` directories; LABEL=DIR names a run (default: directory name)")
+                     help="BEFORE then AFTER `lou lm` (or all `lou classify`) directories; LABEL=DIR names a run "
+                          "(default: directory name)")
     cmp.add_argument("--out", type=Path, required=True, help="directory for delta.json/.csv/.md/.tex and delta.png")
     cmp.add_argument("--correction", choices=CORRECTIONS, default="holm", help="across strategies (default holm)")
     cmp.add_argument("--resamples", type=int, default=10_000)
@@ -102,6 +105,8 @@ def run_classify(args) -> int:
 
     if args.kind:
         raise QueerbiasError("--kind applies to language models, not to sequence classifiers")
+    if args.resamples < 1:
+        raise QueerbiasError("--resamples must be at least 1")
     load = {k: v for k, v in model_options(args).items() if k != "kind"}
     outs = _out_dirs(args, "classify", args.model)
     tasks = resolve_tasks(args.task, args.data)
@@ -120,7 +125,8 @@ def run_classify(args) -> int:
                                      progress=not args.no_progress, **load))
             target = out if len(tasks) == 1 else out / task
             parts.append(run_classifier(model, args.data, target, tasks=[task], n=args.n, seed=args.seed,
-                                        max_length=args.max_length, overwrite=args.overwrite,
+                                        max_length=args.max_length, n_resamples=args.resamples,
+                                        overwrite=args.overwrite,
                                         progress=not args.no_progress, extra_meta={"base": spec}, **load))
             print((target / "summary.md").read_text(encoding="utf-8"))
         summaries[slug(spec)] = {"tasks": {k: v for part in parts for k, v in part["tasks"].items()}}

@@ -32,6 +32,21 @@ def test_summary_by_hand():
     assert stern["delta_f1"] == pytest.approx(20.0 - 100 * (4 / 5 + 2 / 3) / 2)
     assert stern["flip_rate"] == 50.0
     assert stern["certainty"] == pytest.approx(0.6) and stern["delta_certainty"] == pytest.approx(-0.15)
+    assert stern["ci_delta_f1"][0] <= stern["delta_f1"] <= stern["ci_delta_f1"][1]
+    assert stern["ci_flip_rate"][0] <= 50.0 <= stern["ci_flip_rate"][1]
+
+
+def test_summary_intervals_are_seeded_per_cell():
+    labels = [1, 0, 1, 0, 1, 1, 0, 0]
+    rows = _rows("original", labels, [1, 0, 0, 0, 1, 1, 0, 1], [0.9] * 8) + \
+        _rows("GenderStern", labels, [0, 0, 0, 1, 1, 0, 0, 1], [0.6] * 8) + \
+        _rows("Neutral", labels, [1, 1, 0, 0, 1, 1, 0, 1], [0.6] * 8)
+    both = summarise(rows, ["t"], ["GenderStern", "Neutral"], seed=0, n_resamples=300)["tasks"]["t"]
+    assert summarise(rows, ["t"], ["GenderStern", "Neutral"], seed=0, n_resamples=300)["tasks"]["t"] == both
+    alone = summarise(rows, ["t"], ["Neutral"], seed=0, n_resamples=300)["tasks"]["t"]["Neutral"]
+    assert alone == both["Neutral"]  # an interval does not depend on which other strategies are summarised
+    other = summarise(rows, ["t"], ["GenderStern"], seed=1, n_resamples=300)["tasks"]["t"]["GenderStern"]
+    assert other["ci_delta_f1"] != both["GenderStern"]["ci_delta_f1"]
 
 
 def test_run_classifier_end_to_end(tiny_classifier, lou_dir, tmp_path):
@@ -106,6 +121,7 @@ def test_cli_classify(tiny_classifier, lou_dir, tmp_path, capsys):
     out = tmp_path / "cli"
     assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--task",
                  "germeval-toxic", "--out", str(out), "--no-progress"]) == 0
-    assert "flips %" in capsys.readouterr().out and (out / "summary.json").is_file()
+    assert "flips % [95% CI]" in capsys.readouterr().out and (out / "summary.json").is_file()
+    assert json.loads((out / "summary.json").read_text())["meta"]["config"]["n_resamples"] == 2_000
     assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--out",
                  str(tmp_path / "x"), "--no-progress"]) == 2  # two tasks without --train

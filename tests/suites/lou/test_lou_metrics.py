@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from queerbias.suites.lou.metrics import (
+    classifier_bootstrap,
     flip_rate,
     macro_f1,
     preference_summary,
@@ -45,3 +46,26 @@ def test_spearman():
     assert spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
     assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)  # 1 - 6*2/(4*15)
     assert spearman([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_classifier_bootstrap_two_instances_by_hand():
+    # instance 0 flips 0 -> 1 (wrong), instance 1 stays right. Resamples {0,0} (p 1/4): ΔF1 = 0 - 100,
+    # flips 100; {0,1} (p 1/2): ΔF1 = (0 + 2/3)/2·100 - 100, flips 50; {1,1} (p 1/4): ΔF1 0, flips 0
+    ci = classifier_bootstrap([0, 1], [0, 1], [1, 1], np.random.default_rng(0), n_resamples=2_000)
+    assert ci["ci_delta_f1"] == pytest.approx([-100.0, 0.0])
+    assert ci["ci_flip_rate"] == pytest.approx([0.0, 100.0])
+    same = classifier_bootstrap([0, 1, 1], [0, 1, 0], [0, 1, 0], np.random.default_rng(0), n_resamples=50)
+    assert same == {"ci_delta_f1": [0.0, 0.0], "ci_flip_rate": [0.0, 0.0]}
+
+
+def test_classifier_bootstrap_matches_macro_f1_on_each_resample():
+    labels, before, after = [0, 1, 2, 2, 1, 0, 1], [0, 1, 2, 1, 1, 2, 1], [1, 1, 2, 1, 0, 2, 2]
+    ci = classifier_bootstrap(labels, before, after, np.random.default_rng(3), n_resamples=300)
+    idx = np.random.default_rng(3).integers(0, 7, size=(300, 7))  # the same draws, one block
+    y, b, a = (np.asarray(v) for v in (labels, before, after))
+    delta = [macro_f1(y[i], a[i]) - macro_f1(y[i], b[i]) for i in idx]
+    flips = [flip_rate(b[i], a[i]) for i in idx]
+    assert ci["ci_delta_f1"] == pytest.approx(list(np.quantile(delta, [0.025, 0.975])))
+    assert ci["ci_flip_rate"] == pytest.approx(list(np.quantile(flips, [0.025, 0.975])))
+    again = classifier_bootstrap(labels, before, after, np.random.default_rng(3), n_resamples=300)
+    assert again == ci

@@ -21,10 +21,11 @@ from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
-from queerbias.suites.lou.metrics import flip_rate, macro_f1
+from queerbias.suites.lou.metrics import cell_rng, classifier_bootstrap, flip_rate, macro_f1
 
 ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval comments
+DEFAULT_RESAMPLES = 2_000
 PREDICT_BATCH = 16
 
 
@@ -127,27 +128,36 @@ def classify_tasks(clf: LoadedClassifier, tasks: Sequence[LouTask], strategies: 
     return rows
 
 
-def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str]) -> dict:
+def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str], seed: int = 0,
+              n_resamples: int = DEFAULT_RESAMPLES) -> dict:
     """Per task: the original's macro-F1 and certainty, and per strategy their changes and the flip rate.
 
     Certainty is the mean over instances of the max-softmax probability (`prob_max`).
+    ΔF1 and the flip rate get paired bootstrap 95% intervals over instances, one seeded
+    generator per task and strategy.
     """
     result = {}
     for task in tasks:
-        versions = {v: [r for r in rows if r["task"] == task and r["strategy"] == v] for v in (ORIGINAL, *strategies)}
+        versions = {v: sorted((r for r in rows if r["task"] == task and r["strategy"] == v), key=lambda r: r["index"])
+                    for v in (ORIGINAL, *strategies)}
         base = versions[ORIGINAL]
-        base_f1 = macro_f1([r["label"] for r in base], [r["pred"] for r in base])
+        labels, base_preds = [r["label"] for r in base], [r["pred"] for r in base]
+        base_f1 = macro_f1(labels, base_preds)
         base_certainty = float(np.mean([r["prob_max"] for r in base]))
         entries = {ORIGINAL: {"n": len(base), "macro_f1": base_f1, "certainty": base_certainty}}
         for strategy in strategies:
             items = versions[strategy]
-            f1 = macro_f1([r["label"] for r in items], [r["pred"] for r in items])
+            if [r["index"] for r in items] != [r["index"] for r in base]:
+                raise ValueError(f"{task}/{strategy}: the instances differ from the original's")
+            preds = [r["pred"] for r in items]
+            f1 = macro_f1(labels, preds)
             mean_certainty = float(np.mean([r["prob_max"] for r in items]))
             entries[strategy] = {
                 "n": len(items), "n_identical": sum(r["identical"] for r in items),
                 "macro_f1": f1, "delta_f1": f1 - base_f1,
-                "flip_rate": flip_rate([r["pred"] for r in base], [r["pred"] for r in items]),
+                "flip_rate": flip_rate(base_preds, preds),
                 "certainty": mean_certainty, "delta_certainty": mean_certainty - base_certainty,
+                **classifier_bootstrap(labels, base_preds, preds, cell_rng(seed, task, strategy), n_resamples),
             }
         result[task] = entries
     return {"tasks": result}

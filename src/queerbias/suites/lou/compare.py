@@ -1,17 +1,21 @@
-"""Before/after on the LM view: did a mitigation narrow the gap to gender-fair German?
+"""Before/after on Lou runs of one view: did a mitigation narrow the gap to gender-fair German?
 
-For each strategy the paired unit is one text pair (original, reformulation) scored by
-both models. The change of Δ (after − before; positive = the reformulation gained
-relative to its original) is tested with the Wilcoxon signed-rank test and the
-change of the preference flag with the exact McNemar test, both from
-`queerbias.report.paired_stats`, with Holm (or BH) correction across the strategies
-of one scope (a task, or all tasks pooled over distinct text pairs).
+LM view: the paired unit is one text pair (original, reformulation) scored by both
+models. The change of Δ (after − before; positive = the reformulation gained relative
+to its original) is tested with the Wilcoxon signed-rank test and the change of the
+preference flag with the exact McNemar test.
+Classifier view: the paired unit is one instance's reformulation predicted by both
+classifiers; the "prediction flipped" and "prediction correct" flags are tested with
+the exact McNemar test.
+All statistics come from `queerbias.report.paired_stats`, with Holm (or BH)
+correction across the strategies of one scope (a task; in the LM view also all tasks
+pooled over distinct text pairs).
 """
 
 from __future__ import annotations
 
 import json
-import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +35,9 @@ from queerbias.report.paired_stats import (
 )
 from queerbias.scoring.results import package_versions
 from queerbias.suites.lou import plots, report
+from queerbias.suites.lou.data import ORIGINAL
 from queerbias.suites.lou.lm_view import POOLED
+from queerbias.suites.lou.metrics import cell_rng
 
 KEYS = ["task", "index", "strategy", "pair_key"]
 STRATEGY_TESTS = ("delta", "pref")
@@ -39,14 +45,18 @@ STRATEGY_TESTS = ("delta", "pref")
 
 @dataclass(frozen=True)
 class LouRun:
-    """A finished LM-view directory: its label, summary and item rows."""
+    """A finished LM-view or classifier-view directory: its label, summary and item rows."""
 
     label: str
     path: Path
     summary: dict
 
+    @property
+    def view(self) -> str:
+        return self.summary["meta"]["view"]
+
     def items(self) -> pd.DataFrame:
-        return pd.read_csv(self.path / "items.csv", dtype={"pair_key": str})
+        return pd.read_csv(self.path / "items.csv", dtype={"pair_key": str} if self.view == "lm" else None)
 
     def describe(self) -> dict:
         model = self.summary["meta"]["model"]
@@ -55,14 +65,27 @@ class LouRun:
                                                              if k in self.summary["meta"]}}
 
 
+@dataclass(frozen=True)
+class _Design:
+    """How one view's runs are paired and tested."""
+
+    keys: list[str]
+    tests: tuple[str, ...]
+    prepare: Callable[[pd.DataFrame], pd.DataFrame]
+    check: Callable[[LouRun, LouRun, pd.DataFrame, pd.DataFrame, pd.DataFrame], None]
+    stats: Callable[[pd.DataFrame, CompareOptions, np.random.Generator], dict]
+    pooled: bool
+    meta: dict
+
+
 def load_run(label: str, path: str | Path) -> LouRun:
     path = Path(path)
     summary_file = path / "summary.json"
     if not summary_file.is_file():
-        raise QueerbiasError(f"{path} holds no summary.json: not a finished `queerbias lou lm` run")
+        raise QueerbiasError(f"{path} holds no summary.json: not a finished `queerbias lou lm` or `lou classify` run")
     summary = json.loads(summary_file.read_text(encoding="utf-8"))
-    if summary.get("meta", {}).get("view") != "lm":
-        raise QueerbiasError(f"{path} is not an LM-view run (queerbias lou lm); compare needs LM-view runs")
+    if summary.get("meta", {}).get("view") not in _DESIGNS:
+        raise QueerbiasError(f"{path} is not an LM-view or classifier-view Lou run (queerbias lou lm|classify)")
     return LouRun(label, path, summary)
 
 
@@ -71,24 +94,27 @@ def compare_runs(before: LouRun, afters: list[LouRun], options: CompareOptions |
     if not afters:
         raise QueerbiasError("need at least one AFTER run")
     options = options or CompareOptions()
-    before_items = _compared(before.items())
+    design = _DESIGNS[before.view]
+    before_items = design.prepare(before.items())
     comparisons = []
     for after in afters:
-        _check_compatible(before, after)
-        merged = before_items.merge(_compared(after.items()), on=KEYS, suffixes=("_before", "_after"))
+        if after.view != before.view:
+            raise QueerbiasError(f"{before.path} is a {before.view}-view run but {after.path} a {after.view}-view "
+                                 "run; compare runs of one view")
+        after_items = design.prepare(after.items())
+        merged = before_items.merge(after_items, on=design.keys, suffixes=("_before", "_after"))
+        design.check(before, after, before_items, after_items, merged)
         if merged.empty:
-            raise QueerbiasError(f"{before.path} and {after.path} share no compared text pairs")
+            raise QueerbiasError(f"{before.path} and {after.path} share no compared items")
         scopes = {task: items for task, items in merged.groupby("task", sort=True)}
-        scopes[POOLED] = merged.drop_duplicates(["strategy", "pair_key"])
+        if design.pooled:
+            scopes[POOLED] = merged.drop_duplicates(["strategy", "pair_key"])
         comparisons.append({
             "before": before.describe(), "after": after.describe(),
-            "scopes": {scope: _scope_stats(items, scope, options) for scope, items in scopes.items()},
+            "scopes": {scope: _scope_stats(items, scope, design, options) for scope, items in scopes.items()},
         })
     return {"comparisons": comparisons, "meta": {
-        "delta": "mean log-likelihood of the reformulation minus the original's (per token; PLL for masked LMs)",
-        "delta_test": "Wilcoxon signed-rank, scipy.stats.wilcoxon(after, before) defaults; effect: rank-biserial r",
-        "pref_test": "exact McNemar on 'reformulation preferred' flags; b: preferred before only, c: after only",
-        "correction": options.correction, "correction_family": "the strategies of one scope, per test",
+        "view": before.view, **design.meta, "correction": options.correction, "correction_family": "the strategies of one scope, per test",
         "ci": f"paired percentile bootstrap, {options.ci_level:.0%}", **asdict(options),
         "versions": package_versions(), "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }}
@@ -100,7 +126,7 @@ def _compared(items: pd.DataFrame) -> pd.DataFrame:
     return kept[KEYS + ["delta"]].assign(pref=kept["delta"] > 0)
 
 
-def _check_compatible(before: LouRun, after: LouRun) -> None:
+def _check_lm(before: LouRun, after: LouRun, *_items) -> None:
     """Same scoring method and same data files, so Δs are comparable item by item."""
     for key in ("scoring_id",):
         if before.summary["meta"].get(key) != after.summary["meta"].get(key):
@@ -113,10 +139,10 @@ def _check_compatible(before: LouRun, after: LouRun) -> None:
         raise QueerbiasError(f"the Lou files of {changed} differ between {before.path} and {after.path}")
 
 
-def _scope_stats(items: pd.DataFrame, scope: str, options: CompareOptions) -> dict:
-    entries = {strategy: _strategy_stats(group, options, _rng(options.seed, scope, strategy))
+def _scope_stats(items: pd.DataFrame, scope: str, design: _Design, options: CompareOptions) -> dict:
+    entries = {strategy: design.stats(group, options, cell_rng(options.seed, scope, strategy))
                for strategy, group in items.groupby("strategy", sort=False)}
-    for test in STRATEGY_TESTS:
+    for test in design.tests:
         raw = [np.nan if e[f"p_{test}"] is None else e[f"p_{test}"] for e in entries.values()]
         for entry, adjusted in zip(entries.values(), adjust_pvalues(raw, options.correction), strict=True):
             entry[f"p_{test}_adj"] = finite_or_none(adjusted)
@@ -142,9 +168,50 @@ def _strategy_stats(items: pd.DataFrame, options: CompareOptions, rng: np.random
     return json_safe(stats)
 
 
-def _rng(seed: int, scope: str, strategy: str) -> np.random.Generator:
-    """One generator per cell, so an interval does not depend on which other cells exist."""
-    return np.random.default_rng([seed, zlib.crc32(f"{scope}|{strategy}".encode())])
+def _classified(items: pd.DataFrame) -> pd.DataFrame:
+    """Reformulation rows with their flip and correctness flags (the original cannot flip)."""
+    kept = items[items["strategy"] != ORIGINAL]
+    return kept[["task", "index", "strategy", "flipped"]].assign(flipped=kept["flipped"].astype(bool),
+                                                                   correct=kept["pred"] == kept["label"])
+
+
+def _check_classifier(before: LouRun, after: LouRun, before_items: pd.DataFrame, after_items: pd.DataFrame,
+                      merged: pd.DataFrame) -> None:
+    """Same Lou files and the very same instances, so the flags pair up one to one."""
+    if before.summary["meta"]["data"]["checksum"] != after.summary["meta"]["data"]["checksum"]:
+        raise QueerbiasError(f"{before.path} and {after.path} were run on different Lou data (checksum or tasks "
+                             "differ); compare classifier runs on the same items")
+    if not len(merged) == len(before_items) == len(after_items):
+        raise QueerbiasError(f"{before.path} and {after.path} hold different instances (--n, --seed or --task "
+                             "differ); compare classifier runs on the same items")
+
+
+def _classifier_stats(items: pd.DataFrame, options: CompareOptions, rng: np.random.Generator) -> dict:
+    stats, changes = {"n": len(items)}, []
+    for test, flag in (("flip", "flipped"), ("acc", "correct")):
+        before, after = items[f"{flag}_before"].to_numpy(bool), items[f"{flag}_after"].to_numpy(bool)
+        mcnemar = mcnemar_exact(before, after)
+        changes.append(100.0 * (after.astype(float) - before))
+        stats |= {f"{test}_before": 100.0 * before.mean(), f"{test}_after": 100.0 * after.mean(),
+                  f"change_{test}": changes[-1].mean(), f"b_{test}": mcnemar.b, f"c_{test}": mcnemar.c,
+                  f"p_{test}": mcnemar.p}
+    ci = bootstrap_mean_ci(np.column_stack(changes), rng, options.n_resamples, options.ci_level)
+    stats |= {"ci_flip": [ci[0, 0], ci[1, 0]], "ci_acc": [ci[0, 1], ci[1, 1]]}
+    return json_safe(stats)
+
+
+_DESIGNS = {
+    "lm": _Design(KEYS, STRATEGY_TESTS, _compared, _check_lm, _strategy_stats, pooled=True, meta={
+        "delta": "mean log-likelihood of the reformulation minus the original's (per token; PLL for masked LMs)",
+        "delta_test": "Wilcoxon signed-rank, scipy.stats.wilcoxon(after, before) defaults; effect: rank-biserial r",
+        "pref_test": "exact McNemar on 'reformulation preferred' flags; b: preferred before only, c: after only"}),
+    "classifier": _Design(["task", "index", "strategy"], ("flip", "acc"), _classified, _check_classifier,
+                          _classifier_stats, pooled=False, meta={
+        "flip_test": "exact McNemar on 'predicted label differs from the original's' flags; "
+                     "b: flipped before only, c: after only",
+        "acc_test": "exact McNemar on 'prediction on the reformulation equals the gold label' flags; "
+                    "b: correct before only, c: after only"}),
+}
 
 
 def write_outputs(document: dict, out_dir: str | Path) -> list[Path]:

@@ -8,6 +8,7 @@ the agreement of rankings. Percentages are 0-100 throughout.
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 from scipy import stats
@@ -54,6 +55,53 @@ def preference_summary(deltas, rng: np.random.Generator, n_resamples: int = 10_0
     ci = bootstrap_mean_ci(columns, rng, n_resamples, level)
     return {"mean_delta": float(deltas.mean()), "ci_delta": [float(ci[0, 0]), float(ci[1, 0])],
             "preference": float(columns[:, 1].mean()), "ci_preference": [float(ci[0, 1]), float(ci[1, 1])]}
+
+
+def cell_rng(seed: int, *names: str) -> np.random.Generator:
+    """One generator per table cell, so an interval does not depend on which other cells exist."""
+    return np.random.default_rng([seed, zlib.crc32("|".join(names).encode())])
+
+
+def classifier_bootstrap(labels, pred_original, pred_reformulated, rng: np.random.Generator,
+                         n_resamples: int = 2_000, level: float = 0.95) -> dict:
+    """Paired percentile bootstrap intervals of ΔF1 (reformulated − original) and of the flip rate.
+
+    Instances are resampled with the same indices for both versions. Each resample's
+    macro-F1 is `macro_f1` on that resample (classes seen in it), computed from
+    per-class counts: a multiplicity matrix times per-instance indicators, in blocks.
+    """
+    labels, before, after = (np.asarray(a) for a in (labels, pred_original, pred_reformulated))
+    if not labels.size == before.size == after.size or labels.ndim != 1 or labels.size == 0:
+        raise ValueError("labels and predictions must be non-empty and equally long")
+    n, classes = labels.size, np.union1d(labels, np.union1d(before, after))
+    # columns: per class [label==c, pred_orig==c, tp_orig, pred_ref==c, tp_ref], then flipped
+    indicators = np.column_stack([
+        *(column for c in classes for column in (labels == c, before == c, (before == c) & (labels == c),
+                                                 after == c, (after == c) & (labels == c))),
+        before != after]).astype(float)
+    block = max(1, min(n_resamples, 5_000_000 // n))
+    delta_f1, flips = np.empty(n_resamples), np.empty(n_resamples)
+    for start in range(0, n_resamples, block):
+        size = min(block, n_resamples - start)
+        idx = rng.integers(0, n, size=(size, n))
+        weights = np.bincount((idx + n * np.arange(size)[:, None]).ravel(), minlength=size * n).reshape(size, n)
+        counts = weights @ indicators
+        per_class = counts[:, :-1].reshape(size, len(classes), 5)
+        gold = per_class[:, :, 0]
+        f1 = [_resampled_macro_f1(gold, per_class[:, :, 1 + 2 * v], per_class[:, :, 2 + 2 * v]) for v in (0, 1)]
+        delta_f1[start:start + size] = f1[1] - f1[0]
+        flips[start:start + size] = 100.0 * counts[:, -1] / n
+    alpha = (1 - level) / 2
+    bounds = np.quantile(np.column_stack([delta_f1, flips]), [alpha, 1 - alpha], axis=0)
+    return {"ci_delta_f1": [float(v) for v in bounds[:, 0]], "ci_flip_rate": [float(v) for v in bounds[:, 1]]}
+
+
+def _resampled_macro_f1(gold: np.ndarray, predicted: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """Macro-F1 (%) per resample from (resamples, classes) counts; unseen classes are left out."""
+    denominator = gold + predicted  # = 2TP + FP + FN
+    seen = denominator > 0
+    f1 = np.divide(2 * tp, denominator, out=np.zeros_like(tp), where=seen)
+    return 100.0 * f1.sum(axis=1) / seen.sum(axis=1)
 
 
 def spearman(a, b) -> float | None:

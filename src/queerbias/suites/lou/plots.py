@@ -32,19 +32,30 @@ def lm_plot(summary: dict, path: Path) -> Path:
                    path, filled=lambda entry, key: True)
 
 
+COMPARE_PANELS = {  # per view: (value, interval, reference, x label, adjusted p) per panel
+    "lm": (("change", "ci_change", 0.0, "change of Δ log-likelihood (positive: gap narrowed)", "p_delta_adj"),
+           ("change_pref", "ci_pref", 0.0, "change of % preferring the reformulation (pp)", "p_pref_adj")),
+    "classifier": (("change_flip", "ci_flip", 0.0, "change of label flips (pp; negative: more stable)", "p_flip_adj"),
+                   ("change_acc", "ci_acc", 0.0, "change of accuracy on the reformulation (pp)", "p_acc_adj")),
+}
+
+
 def compare_plot(document: dict, path: Path) -> Path:
     """Change per strategy (after − before) with 95% intervals; filled marker: adjusted p < .05.
 
-    One comparison: a colour per scope; several: a colour per AFTER run, pooled scope only.
+    One comparison: a colour per scope; several: a colour per AFTER run, on the pooled
+    scope where there is one (LM view), else per AFTER run and task.
     """
     comparisons = document["comparisons"]
     if len(comparisons) == 1:
         series = list(comparisons[0]["scopes"].items())
-    else:
+    elif all(POOLED in c["scopes"] for c in comparisons):
         series = [(c["after"]["label"], c["scopes"][POOLED]) for c in comparisons]
-    panels = (("change", "ci_change", 0.0, "change of Δ log-likelihood (positive: gap narrowed)"),
-              ("change_pref", "ci_pref", 0.0, "change of % preferring the reformulation (pp)"))
-    tests = {"change": "p_delta_adj", "change_pref": "p_pref_adj"}
+    else:
+        series = [(f"{c['after']['label']}: {scope}", entries) for c in comparisons for scope, entries in c["scopes"].items()]
+    layout = COMPARE_PANELS[document["meta"].get("view", "lm")]
+    panels = tuple(panel[:4] for panel in layout)
+    tests = {panel[0]: panel[4] for panel in layout}
 
     def significant(entry: dict, key: str) -> bool:
         p = entry[tests[key]]
@@ -55,18 +66,28 @@ def compare_plot(document: dict, path: Path) -> Path:
 
 
 def classifier_plot(summary: dict, path: Path) -> Path:
-    """ΔF1, flip rate and Δcertainty per strategy, grouped by task (as the paper's Figures 3-4)."""
+    """ΔF1, flip rate and Δcertainty per strategy, grouped by task (as the paper's Figures 3-4).
+
+    ΔF1 and flip rate carry their 95% bootstrap intervals as error bars.
+    """
     tasks = list(summary["tasks"])
     strategies = [s for s in next(iter(summary["tasks"].values())) if s != ORIGINAL]
     panels = (("delta_f1", "Δ macro-F1 (points)"), ("flip_rate", "label flips (% of instances)"),
               ("delta_certainty", "Δ certainty (mean max-softmax)"))
+    intervals = {"delta_f1": "ci_delta_f1", "flip_rate": "ci_flip_rate"}
     fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(strategies), len(tasks))), ncols=3, sharey=True)
     height = 0.8 / len(tasks)
     y = np.arange(len(strategies))
     for ax, (key, label) in zip(axes, panels, strict=True):
         for index, task in enumerate(tasks):
-            values = [summary["tasks"][task][s][key] for s in strategies]
+            entries = [summary["tasks"][task][s] for s in strategies]
+            values = np.array([e[key] for e in entries])
+            xerr = None
+            if key in intervals:
+                ci = np.array([e[intervals[key]] for e in entries]).T
+                xerr = np.clip([values - ci[0], ci[1] - values], 0, None)
             ax.barh(y - 0.4 + height * (index + 0.5), values, height, color=PALETTE[index % len(PALETTE)],
+                    xerr=xerr, error_kw={"ecolor": NEUTRAL, "capsize": 2, "linewidth": 1},
                     label=task if key == "delta_f1" else None)
         ax.axvline(0, color=NEUTRAL, linewidth=1)
         ax.set_xlabel(label)

@@ -1,10 +1,14 @@
 """Lou results as tables and Markdown, rendered with `queerbias.report.tables`.
 
 One function per document: the LM-view summary, the classifier-view summary, the
-ranking consistency of several classifiers, and the before/after delta document.
+ranking consistency of several classifiers, and the before/after delta document
+(whose columns per view are declared in `LAYOUTS`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from queerbias.report.delta_tables import (  # generic; see the note to the lead
     format_p,
@@ -13,6 +17,7 @@ from queerbias.report.delta_tables import (  # generic; see the note to the lead
 from queerbias.report.tables import (
     MISSING,
     Cell,
+    CellLike,
     Table,
     fmt,
     to_csv,
@@ -21,11 +26,6 @@ from queerbias.report.tables import (
 )
 from queerbias.suites.lou.data import ORIGINAL
 from queerbias.suites.lou.lm_view import POOLED
-
-COMPARE_COLUMNS = ("n", "delta_before", "delta_after", "change", "ci_change", "statistic", "p_delta",
-                   "p_delta_adj", "stars_delta", "effect", "pref_before", "pref_after", "change_pref",
-                   "ci_pref", "b", "c", "p_pref", "p_pref_adj", "stars_pref")
-
 
 # -- LM view ---------------------------------------------------------------------------
 
@@ -81,12 +81,14 @@ def classifier_table(summary: dict, task: str) -> Table:
         if strategy == ORIGINAL:
             continue
         rows.append([strategy, str(e["n"]), str(e["n_identical"]), fmt(e["macro_f1"], 1),
-                     fmt(e["delta_f1"], 1, signed=True), fmt(e["flip_rate"], 1), fmt(e["certainty"], 3),
-                     fmt(e["delta_certainty"], 3, signed=True)])
-    return Table(header=["Version", "n", "identical", "macro-F1", "ΔF1", "flips %", "certainty", "Δcertainty"],
+                     _with_ci(e["delta_f1"], e["ci_delta_f1"], 1, signed=True), _with_ci(e["flip_rate"], e["ci_flip_rate"], 1),
+                     fmt(e["certainty"], 3), fmt(e["delta_certainty"], 3, signed=True)])
+    return Table(header=["Version", "n", "identical", "macro-F1", "ΔF1 [95% CI]", "flips % [95% CI]", "certainty",
+                         "Δcertainty"],
                  rows=rows, caption=task,
                  notes="ΔF1 and Δcertainty against the original; flips: % of instances whose predicted label "
-                       "changes; certainty: mean max-softmax probability. Identical texts are kept (they cannot flip).")
+                       "changes; certainty: mean max-softmax probability. Identical texts are kept (they cannot flip). "
+                       "Intervals: paired percentile bootstrap over instances (same resample for both versions).")
 
 
 def classifier_markdown(summary: dict) -> str:
@@ -115,9 +117,74 @@ def consistency_markdown(document: dict) -> str:
 
 # -- before/after ----------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class DeltaLayout:
+    """What a view's delta document shows: CSV columns, overview cells and detail columns."""
+
+    columns: tuple[str, ...]  # per-strategy entry keys for delta.csv; ci_* split into _low/_high
+    overview: tuple[tuple[str, str, int], ...]  # (value key, stars key, digits) per overview cell part
+    caption: str  # {before}: the BEFORE label
+    notes: str  # {correction}, {legend}
+    details: tuple[tuple[str, Callable[[dict], CellLike]], ...]  # (header, cell of one strategy entry)
+
+
+def _value(key: str, digits: int, signed: bool = False) -> Callable[[dict], str]:
+    return lambda s: fmt(s[key], digits, signed=signed)
+
+
+def _count(key: str) -> Callable[[dict], str]:
+    return lambda s: str(s[key])
+
+
+def _change(key: str, ci: str, marks: str, digits: int) -> Callable[[dict], Cell]:
+    return lambda s: Cell(_with_ci(s[key], s[ci], digits), marks=s[marks])
+
+
+def _p(key: str) -> Callable[[dict], str]:
+    return lambda s: format_p(s[key])
+
+
+LAYOUTS = {
+    "lm": DeltaLayout(
+        columns=("n", "delta_before", "delta_after", "change", "ci_change", "statistic", "p_delta", "p_delta_adj",
+                 "stars_delta", "effect", "pref_before", "pref_after", "change_pref", "ci_pref", "b", "c", "p_pref",
+                 "p_pref_adj", "stars_pref"),
+        overview=(("change", "stars_delta", 3), ("change_pref", "stars_pref", 1)),
+        caption="Change against {before}: ΔΔ log-likelihood / Δ preferred (pp)",
+        notes=("Positive: the reformulation gained on the original (the gap narrowed). Stars: {correction}-adjusted "
+               "p across strategies (Wilcoxon / McNemar): {legend}."),
+        details=(("n", _count("n")), ("Δ before", _value("delta_before", 3, True)),
+                 ("Δ after", _value("delta_after", 3, True)),
+                 ("change [95% CI]", _change("change", "ci_change", "stars_delta", 3)),
+                 ("p adj", _p("p_delta_adj")), ("r", _value("effect", 2)),
+                 ("pref % before", _value("pref_before", 1)), ("pref % after", _value("pref_after", 1)),
+                 ("Δpref [95% CI]", _change("change_pref", "ci_pref", "stars_pref", 1)),
+                 ("b", _count("b")), ("c", _count("c")), ("p adj", _p("p_pref_adj")))),
+    "classifier": DeltaLayout(
+        columns=("n", "flip_before", "flip_after", "change_flip", "ci_flip", "b_flip", "c_flip", "p_flip",
+                 "p_flip_adj", "stars_flip", "acc_before", "acc_after", "change_acc", "ci_acc", "b_acc", "c_acc",
+                 "p_acc", "p_acc_adj", "stars_acc"),
+        overview=(("change_flip", "stars_flip", 1), ("change_acc", "stars_acc", 1)),
+        caption="Change against {before}: Δ label flips (pp) / Δ accuracy on the reformulation (pp)",
+        notes=("Negative flip change: predictions more stable under gender-fair reformulation. Stars: "
+               "{correction}-adjusted p across strategies (exact McNemar on the paired flags): {legend}."),
+        details=(("n", _count("n")), ("flips % before", _value("flip_before", 1)),
+                 ("flips % after", _value("flip_after", 1)),
+                 ("Δflips [95% CI]", _change("change_flip", "ci_flip", "stars_flip", 1)),
+                 ("b", _count("b_flip")), ("c", _count("c_flip")), ("p adj", _p("p_flip_adj")),
+                 ("acc % before", _value("acc_before", 1)), ("acc % after", _value("acc_after", 1)),
+                 ("Δacc [95% CI]", _change("change_acc", "ci_acc", "stars_acc", 1)),
+                 ("b", _count("b_acc")), ("c", _count("c_acc")), ("p adj", _p("p_acc_adj")))),
+}
+
+
+def _layout(document: dict) -> DeltaLayout:
+    return LAYOUTS[document["meta"].get("view", "lm")]
+
+
 def compare_overview(document: dict) -> Table:
-    """Strategies × (comparison, scope): change of Δ / change of preference, with stars."""
-    comparisons = document["comparisons"]
+    """Strategies × (comparison, scope): the view's two changes, with stars."""
+    layout, comparisons = _layout(document), document["comparisons"]
     scopes = list(comparisons[0]["scopes"])
     header, columns = ["Strategy"], []
     for c in comparisons:
@@ -125,39 +192,31 @@ def compare_overview(document: dict) -> Table:
             header.append(f"{c['after']['label']}: {scope}" if len(comparisons) > 1 else scope)
             columns.append(c["scopes"].get(scope, {}))
     strategies = list(dict.fromkeys(s for column in columns for s in column))
-    rows = [[s, *[_change_cell(column.get(s)) for column in columns]] for s in strategies]
-    return Table(header=header, rows=rows,
-                 caption=f"Change against {comparisons[0]['before']['label']}: ΔΔ log-likelihood / Δ preferred (pp)",
-                 notes=("Positive: the reformulation gained on the original (the gap narrowed). "
-                        f"Stars: {document['meta']['correction']}-adjusted p across strategies "
-                        f"(Wilcoxon / McNemar): {star_legend()}."))
+    rows = [[s, *[_change_cell(column.get(s), layout) for column in columns]] for s in strategies]
+    return Table(header=header, rows=rows, caption=layout.caption.format(before=comparisons[0]["before"]["label"]),
+                 notes=layout.notes.format(correction=document["meta"]["correction"], legend=star_legend()))
 
 
-def compare_details(comparison: dict, scope: str) -> Table:
-    rows = []
-    for strategy, s in comparison["scopes"][scope].items():
-        rows.append([strategy, str(s["n"]), fmt(s["delta_before"], 3, signed=True), fmt(s["delta_after"], 3, signed=True),
-                     Cell(_with_ci(s["change"], s["ci_change"], 3), marks=s["stars_delta"]), format_p(s["p_delta_adj"]),
-                     fmt(s["effect"], 2), fmt(s["pref_before"], 1), fmt(s["pref_after"], 1),
-                     Cell(_with_ci(s["change_pref"], s["ci_pref"], 1), marks=s["stars_pref"]),
-                     str(s["b"]), str(s["c"]), format_p(s["p_pref_adj"])])
-    return Table(header=["Strategy", "n", "Δ before", "Δ after", "change [95% CI]", "p adj", "r",
-                         "pref % before", "pref % after", "Δpref [95% CI]", "b", "c", "p adj"],
-                 rows=rows, caption=f"{comparison['after']['label']} against {comparison['before']['label']}: {scope}")
+def compare_details(comparison: dict, scope: str, layout: DeltaLayout = LAYOUTS["lm"]) -> Table:
+    rows = [[strategy, *[cell(s) for _, cell in layout.details]]
+            for strategy, s in comparison["scopes"][scope].items()]
+    return Table(header=["Strategy", *[name for name, _ in layout.details]], rows=rows,
+                 caption=f"{comparison['after']['label']} against {comparison['before']['label']}: {scope}")
 
 
 def compare_outputs(document: dict) -> dict[str, str]:
     """delta.md, delta.csv (long form, full precision) and delta.tex (the overview)."""
-    overview = compare_overview(document)
+    layout, overview = _layout(document), compare_overview(document)
     lines = [f"# Lou: gender-fair German before and after ({document['comparisons'][0]['before']['label']})", "",
              to_markdown(overview)]
     for comparison in document["comparisons"]:
         for scope in comparison["scopes"]:
-            lines += ["", to_markdown(compare_details(comparison, scope))]
+            lines += ["", to_markdown(compare_details(comparison, scope, layout))]
+    columns = layout.columns
     header = ["before", "after", "scope", "strategy",
-              *[n for c in COMPARE_COLUMNS for n in ((f"{c}_low", f"{c}_high") if c.startswith("ci_") else (c,))]]
+              *[n for c in columns for n in ((f"{c}_low", f"{c}_high") if c.startswith("ci_") else (c,))]]
     rows = [[c["before"]["label"], c["after"]["label"], scope, strategy,
-             *[v for col in COMPARE_COLUMNS for v in (s[col] if col.startswith("ci_") else (s[col],))]]
+             *[v for col in columns for v in (s[col] if col.startswith("ci_") else (s[col],))]]
             for c in document["comparisons"] for scope, entries in c["scopes"].items()
             for strategy, s in entries.items()]
     return {"md": "\n".join(lines) + "\n", "csv": to_csv(header, rows), "tex": to_latex(overview)}
@@ -169,17 +228,16 @@ def _scope(summary: dict, scope: str) -> dict:
     return summary[POOLED] if scope == POOLED else summary["tasks"][scope]
 
 
-def _change_cell(s: dict | None):
+def _change_cell(s: dict | None, layout: DeltaLayout):
     if not s:
         return MISSING
-    return (Cell(fmt(s["change"], 3, signed=True), marks=s["stars_delta"]),
-            Cell(fmt(s["change_pref"], 1, signed=True), marks=s["stars_pref"]))
+    return tuple(Cell(fmt(s[key], digits, signed=True), marks=s[marks]) for key, marks, digits in layout.overview)
 
 
-def _with_ci(value, ci, digits: int) -> str:
+def _with_ci(value, ci, digits: int, signed: bool = False) -> str:
     if value is None:
         return MISSING
-    return f"{fmt(value, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+    return f"{fmt(value, digits, signed=signed)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
 
 
 def _meta_lines(meta: dict) -> list[str]:

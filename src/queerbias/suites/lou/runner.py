@@ -68,20 +68,21 @@ def run_lou(lm_or_spec: str | LoadedModel, data_dir: str | Path | None, out_dir:
 
 def run_classifier(spec: str, data_dir: str | Path | None, out_dir: str | Path, *,
                    tasks: Sequence[str] | None = None, n: int | None = None, seed: int = 0,
-                   max_length: int = clf_view.DEFAULT_MAX_LENGTH, overwrite: bool = False,
+                   max_length: int = clf_view.DEFAULT_MAX_LENGTH, n_resamples: int = clf_view.DEFAULT_RESAMPLES,
+                   overwrite: bool = False,
                    progress: bool = True, extra_meta: dict | None = None, **load_options) -> dict:
     """Classifier view for one sequence-classification model on the given tasks."""
     started = time.perf_counter()
     loaded_tasks = _load_tasks(tasks, data_dir, n, seed)
     model = clf_view.load_classifier(spec, **load_options)
-    config = {"view": "classifier", "max_length": max_length, "n": n, "seed": seed}
+    config = {"view": "classifier", "max_length": max_length, "n": n, "seed": seed, "n_resamples": n_resamples}
     out_dir, run_key = Path(out_dir), _run_key(model.fingerprint, loaded_tasks, config)
     previous = _previous(out_dir, run_key, overwrite)
     if previous is not None:
         return previous
     strategies = lou_spec().strategies
     rows = clf_view.classify_tasks(model, loaded_tasks, strategies, max_length, progress)
-    summary = clf_view.summarise(rows, [t.name for t in loaded_tasks], strategies)
+    summary = clf_view.summarise(rows, [t.name for t in loaded_tasks], strategies, seed, n_resamples)
     summary["meta"] = _meta("classifier", model.describe(), loaded_tasks, config, run_key, started, extra_meta)
     _write(out_dir, rows, clf_view.ITEM_COLUMNS, summary, report.classifier_markdown, plots.classifier_plot)
     return summary

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import platform
-import zlib
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +25,7 @@ from queerbias.report.choices import CORRECTIONS
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
+    cell_rng,
     mcnemar_exact,
     paired_ttest,
     stars,
@@ -102,9 +102,9 @@ def compare_pair(before: ScoreRun, after: ScoreRun, before_pairs: pd.DataFrame, 
     """One comparison entry: AFTER against BEFORE, overall and per group, p corrected across groups."""
     check_compatible(before, after)
     aligned = align_pairs(before_pairs, after.pairs(), (before.label, after.label))
-    overall = group_stats(aligned, options, _group_rng(options.seed, None))
+    overall = group_stats(aligned, options, cell_rng(options.seed))
     groups = {
-        name: group_stats(items, options, _group_rng(options.seed, name))
+        name: group_stats(items, options, cell_rng(options.seed, name))
         for name, items in sorted(aligned.groupby("group", sort=False), key=lambda kv: kv[0])
     }
     _add_adjusted(overall, groups, options.correction)
@@ -188,12 +188,6 @@ def _add_adjusted(overall: dict, groups: dict, correction: str) -> None:
         for entry in (overall, *groups.values()):
             p = entry[f"p_{test}_adj"]
             entry[f"stars_{test}"] = "" if p is None else stars(p)
-
-
-def _group_rng(seed: int, group: str | None) -> np.random.Generator:
-    """A generator per group, so a group's interval does not depend on which other groups exist."""
-    key = 0 if group is None else zlib.crc32(group.encode("utf-8")) + 1
-    return np.random.default_rng([seed, key])
 
 
 def finite_or_none(value):

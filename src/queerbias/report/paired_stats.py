@@ -8,6 +8,7 @@ wrappers only add what scipy leaves undefined (no discordant pairs, no differenc
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,3 +165,9 @@ def _differences(after, before) -> np.ndarray:
     after, before = np.asarray(after, dtype=float), np.asarray(before, dtype=float)
     _check_paired(before, after)
     return after - before
+
+
+def cell_rng(seed: int, *names: str) -> np.random.Generator:
+    """One generator per table cell (group, strategy, setting...), seeded from the run's seed
+    and the cell's names, so a cell's interval does not depend on which other cells exist."""
+    return np.random.default_rng([seed, zlib.crc32("|".join(names).encode("utf-8"))])

@@ -11,7 +11,6 @@ accuracies of the two models are correlated (Spearman, Bonferroni across AFTER r
 from __future__ import annotations
 
 import json
-import zlib
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +24,7 @@ from queerbias.report.compare import CompareOptions, finite_or_none
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
+    cell_rng,
     mcnemar_exact,
     stars,
 )
@@ -94,11 +94,6 @@ def paired_accuracy(before, after, rng: np.random.Generator, options: CompareOpt
             "p": test.p, "odds_ratio": finite_or_none(test.odds_ratio), "cohens_g": finite_or_none(test.cohens_g)}
 
 
-def _rng(seed: int, *names: str) -> np.random.Generator:
-    """One generator per cell, so a cell's interval does not depend on which other cells exist."""
-    return np.random.default_rng([seed, zlib.crc32("/".join(names).encode("utf-8"))])
-
-
 def _adjust(entries: list[dict], correction: str) -> None:
     for entry, adjusted in zip(entries, adjust_pvalues([e["p"] for e in entries], correction), strict=True):
         entry["p_adj"] = float(adjusted)
@@ -111,16 +106,16 @@ def compare_pair(before: GruffRun, after: GruffRun, before_items: pd.DataFrame, 
     if len(merged) != len(before_items):
         raise QueerbiasError(f"{after.path}: only {len(merged)} of {len(before_items)} items match {before.path}")
     flags = ("correct_before", "correct_after")
-    overall = paired_accuracy(*(merged[f] for f in flags), _rng(options.seed, "overall"), options)
+    overall = paired_accuracy(*(merged[f] for f in flags), cell_rng(options.seed, "overall"), options)
     overall.update(p_adj=overall["p"], stars=stars(overall["p"]))
     settings, cells = {}, {}
     for setting in SETTINGS:
         part = merged[merged["setting_before"] == setting]
         if part.empty:
             continue
-        settings[setting] = paired_accuracy(*(part[f] for f in flags), _rng(options.seed, setting), options)
+        settings[setting] = paired_accuracy(*(part[f] for f in flags), cell_rng(options.seed, setting), options)
         cells[setting] = {p: paired_accuracy(*(part.loc[part["target_before"] == p, f] for f in flags),
-                                             _rng(options.seed, setting, p), options)
+                                             cell_rng(options.seed, setting, p), options)
                           for p in PRONOUN_SETS if (part["target_before"] == p).any()}
     _adjust(list(settings.values()), options.correction)
     _adjust([entry for row in cells.values() for entry in row.values()], options.correction)

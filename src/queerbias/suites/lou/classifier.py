@@ -20,8 +20,9 @@ from queerbias.errors import QueerbiasError
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
+from queerbias.report.paired_stats import cell_rng
 from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
-from queerbias.suites.lou.metrics import cell_rng, classifier_bootstrap, flip_rate, macro_f1
+from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1
 
 ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval comments

@@ -29,6 +29,7 @@ from queerbias.report.compare import CompareOptions, finite_or_none, json_safe
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
+    cell_rng,
     mcnemar_exact,
     stars,
     wilcoxon_signed_rank,
@@ -37,7 +38,6 @@ from queerbias.scoring.results import package_versions
 from queerbias.suites.lou import plots, report
 from queerbias.suites.lou.data import ORIGINAL
 from queerbias.suites.lou.lm_view import POOLED
-from queerbias.suites.lou.metrics import cell_rng
 
 KEYS = ["task", "index", "strategy", "pair_key"]
 STRATEGY_TESTS = ("delta", "pref")

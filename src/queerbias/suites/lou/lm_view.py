@@ -11,13 +11,12 @@ would cut the original and its reformulation at different places.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Sequence
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from queerbias.models.loading import MASKED, LoadedModel
+from queerbias.report.paired_stats import cell_rng
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer
 from queerbias.suites.lou.data import Instance, LouTask
@@ -109,7 +108,7 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
 
 def _entry(rows: list[dict], scope: str, strategy: str, seed: int, n_resamples: int) -> dict:
     deltas = [r["delta"] for r in rows if r["delta"] is not None]
-    rng = np.random.default_rng([seed, zlib.crc32(f"{scope}|{strategy}".encode())])
+    rng = cell_rng(seed, scope, strategy)
     return {"n": len(rows), "n_identical": sum(r["identical"] for r in rows),
             "n_too_long": sum(r["too_long"] and not r["identical"] for r in rows), "n_compared": len(deltas),
             **preference_summary(deltas, rng, n_resamples)}

@@ -8,7 +8,6 @@ the agreement of rankings. Percentages are 0-100 throughout.
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 from scipy import stats
@@ -55,11 +54,6 @@ def preference_summary(deltas, rng: np.random.Generator, n_resamples: int = 10_0
     ci = bootstrap_mean_ci(columns, rng, n_resamples, level)
     return {"mean_delta": float(deltas.mean()), "ci_delta": [float(ci[0, 0]), float(ci[1, 0])],
             "preference": float(columns[:, 1].mean()), "ci_preference": [float(ci[0, 1]), float(ci[1, 1])]}
-
-
-def cell_rng(seed: int, *names: str) -> np.random.Generator:
-    """One generator per table cell, so an interval does not depend on which other cells exist."""
-    return np.random.default_rng([seed, zlib.crc32("|".join(names).encode())])
 
 
 def classifier_bootstrap(labels, pred_original, pred_reformulated, rng: np.random.Generator,

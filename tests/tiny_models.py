@@ -45,21 +45,22 @@ def build_tiny_bert(path: Path) -> Path:
 
 
 def _byte_bpe(path: Path, bos: str, eos: str):
+    """A byte-level BPE tokenizer trained on the corpus, with BOS/EOS and a pad token."""
     from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
 
     trainer = ByteLevelBPETokenizer()
     trainer.train_from_iterator(_corpus(), vocab_size=400, min_frequency=1,
                                 special_tokens=[bos, eos, "<pad>"])
     path.mkdir(parents=True, exist_ok=True)
-    return trainer
+    return PreTrainedTokenizerFast(tokenizer_object=trainer, bos_token=bos, eos_token=eos,
+                                   pad_token="<pad>")
 
 
 def build_tiny_gpt2(path: Path) -> Path:
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import GPT2Config, GPT2LMHeadModel
 
-    trainer = _byte_bpe(path, "<|endoftext|>", "<|endoftext|>")
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=trainer, bos_token="<|endoftext|>",
-                                        eos_token="<|endoftext|>", pad_token="<pad>")
+    tokenizer = _byte_bpe(path, "<|endoftext|>", "<|endoftext|>")
     torch.manual_seed(0)
     config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2,
                         n_positions=128, bos_token_id=tokenizer.bos_token_id,
@@ -70,11 +71,9 @@ def build_tiny_gpt2(path: Path) -> Path:
 
 
 def build_tiny_llama(path: Path) -> Path:
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaConfig, LlamaForCausalLM
 
-    trainer = _byte_bpe(path, "<s>", "</s>")
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=trainer, bos_token="<s>",
-                                        eos_token="</s>", pad_token="<pad>")
+    tokenizer = _byte_bpe(path, "<s>", "</s>")
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, intermediate_size=64,

@@ -107,7 +107,7 @@ def score_to_dir(
             raise QueerbiasError(f"{len(missing)} pairs have no score (e.g. {missing[:3]}); "
                                  "rerun the same command to finish them")
         scores = [pair_outcome(p, *raw[p.key], config.decimals) for p in pair_set.pairs]
-        meta = _meta(lm, pair_set, config, state, started, loaded, scored, extra_meta)
+        meta = _meta(lm, pair_set, config, run_key, state, started, loaded, scored, extra_meta)
         write_outputs(out_dir, scores, meta)
         shutil.rmtree(partial, ignore_errors=True)
     state.wait_for_everyone()
@@ -158,7 +158,7 @@ def _append(sink, run_key: str, pairs: Sequence[Pair], scores) -> None:
     os.fsync(sink.fileno())
 
 
-def _meta(lm: LoadedModel, pair_set: PairSet, config: ScoringConfig, state, started: float,
+def _meta(lm: LoadedModel, pair_set: PairSet, config: ScoringConfig, run_key: str, state, started: float,
           loaded: float, scored: float, extra: dict | None) -> dict:
     n = len(pair_set)
     return {
@@ -167,7 +167,7 @@ def _meta(lm: LoadedModel, pair_set: PairSet, config: ScoringConfig, state, star
                  "n_pairs": n, **pair_set.meta},
         "scoring": {**config.to_dict(), "deviations": config.deviations()},
         "scoring_id": config.scoring_id,
-        "run_key": _run_key(lm.fingerprint, pair_set.checksum, config.scoring_id),
+        "run_key": run_key,
         "versions": package_versions(),
         "timings": {"load_s": round(loaded - started, 3), "score_s": round(scored - loaded, 3),
                     "pairs_per_s": round(n / max(scored - loaded, 1e-9), 2)},

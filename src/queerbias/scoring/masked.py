@@ -47,7 +47,6 @@ class MaskedScorer(Scorer):
 
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = requests
-        encodings = {e.ids: e for e in self._encodings.values()}
         mask_id = self.tokenizer.mask_token_id
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         results: dict[Request, float] = {}
@@ -57,7 +56,7 @@ class MaskedScorer(Scorer):
             for index in batch:
                 ids, position = wanted[index]
                 masked = list(ids)
-                for q in self._mask_positions(encodings[ids], position):
+                for q in self._mask_positions(self._by_ids[ids], position):
                     masked[q] = mask_id
                 rows.append(masked)
             input_ids, attention = pad_right(rows, pad_id, self.lm.device)

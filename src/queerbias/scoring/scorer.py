@@ -44,6 +44,7 @@ class Scorer(ABC):
         self.config = config or ScoringConfig()
         self.batch_size = BatchSize(batch_size, lm.device)
         self._encodings: dict[str, Encoding] = {}
+        self._by_ids: dict[tuple[int, ...], Encoding] = {}
         self._logprobs: dict[Request, float] = {}
         self._lowercase = self.config.lowercase == "auto" and bool(
             getattr(self.tokenizer, "do_lower_case", False))
@@ -55,6 +56,7 @@ class Scorer(ABC):
         cached = self._encodings.get(text)
         if cached is None:
             cached = self._encodings[text] = self._encode(text.lower() if self._lowercase else text)
+            self._by_ids[cached.ids] = cached
         return cached
 
     @abstractmethod

@@ -193,10 +193,21 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
     )
 
 
-def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error") -> PairSet:
-    """A registered benchmark name (downloaded/generated as needed) or a file path."""
-    from queerbias.pairs.registry import resolve_pairs
+def row_columns(path: Path) -> dict[int, dict[str, str]]:
+    """Every row's raw values by row number (what a split by a file's column reads)."""
+    return {number: {k: normalise_text(v) for k, v in record.items()}
+            for number, record in _rows(path, _decode(path, path.read_bytes()))}
 
+
+def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error") -> PairSet:
+    """A registered benchmark name (downloaded/generated as needed), a file path, or one
+    side of a held-out split of either (`queerbias-de:test`, see `pairs.splits`)."""
+    from queerbias.pairs.registry import resolve_pairs
+    from queerbias.pairs.splits import load_split, parse_split
+
+    split = None if Path(str(spec)).is_file() else parse_split(str(spec))
+    if split is not None:
+        return load_split(split, str(spec), duplicates=duplicates, identical=identical)
     resolved = resolve_pairs(str(spec))
     if isinstance(resolved, PairSet):
         return resolved

@@ -86,13 +86,14 @@ def _name_pools(names: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
     return {**{k: tuple(v) for k, v in names.items()}, "mixed": tuple(mixed)}
 
 
-def _predicates(spec: dict) -> list[Predicate]:
+def _predicates(spec: dict) -> list[tuple[Predicate, str]]:
+    """Every predicate with its template id, "<category>/<index in the category>"."""
     sets = spec["group_sets"]
     known = {entry["group"] for entry in spec["identities"]}
     predicates = []
     for category, entries in spec["predicates"].items():
         default_groups = spec["categories"][category]["groups"]
-        for entry in entries:
+        for index, entry in enumerate(entries):
             verb, rest = _split(entry["text"])
             if "singular" in entry:
                 verb_sg, rest_sg = _split(entry["singular"])
@@ -101,9 +102,10 @@ def _predicates(spec: dict) -> list[Predicate]:
             groups = _expand(entry.get("groups", default_groups), sets)
             if groups - known:  # a typo would otherwise silently drop pairs
                 raise ValueError(f"{TEMPLATES}: {entry['text']!r} names unknown groups {sorted(groups - known)}")
-            predicates.append(
-                Predicate(category, verb, rest, verb_sg, rest_sg, groups, entry.get("names", True))
-            )
+            predicates.append((
+                Predicate(category, verb, rest, verb_sg, rest_sg, groups, entry.get("names", True)),
+                f"{category}/{index:02d}",
+            ))
     return predicates
 
 
@@ -120,28 +122,33 @@ def _identities(spec: dict) -> list[Identity]:
     ]
 
 
-def _generate(spec: dict) -> Iterator[tuple[str, str, str, str, str]]:
-    """Yield (category, group, counterfactual_group, sent_more, sent_less) in file order."""
+def _generate(spec: dict) -> Iterator[tuple[str, str, str, str, str, dict[str, str]]]:
+    """Yield (category, group, counterfactual_group, sent_more, sent_less, keys) in file order.
+
+    `keys` name the template parts a pair was built from (`frame`: "plural/0" ..., `template`:
+    the predicate, "phase/00" ...), the units a held-out split keeps apart (`pairs.splits`).
+    """
     identities = _identities(spec)
     # Names rotate per group through its pool rather than multiplying the pairs.
     name_cycles = {identity.group: cycle(identity.names) for identity in identities}
-    for predicate in _predicates(spec):
+    for predicate, template in _predicates(spec):
         for identity in identities:
             if identity.group not in predicate.groups:
                 continue
             fill = dict(verb=predicate.verb, rest=predicate.rest)
             for phrase, counterfactuals in identity.plural.items():
                 for cf_group, cf_phrase in counterfactuals.items():
-                    for frame in spec["plural_frames"]:
+                    for index, frame in enumerate(spec["plural_frames"]):
                         yield (
                             predicate.category, identity.group, cf_group,
                             _sentence(frame.format(who=phrase, **fill)),
                             _sentence(frame.format(who=cf_phrase, **fill)),
+                            {"frame": f"plural/{index}", "template": template},
                         )
             if not (predicate.names and identity.names):
                 continue
             for phrase, counterfactuals in identity.predicative.items():
-                for frame in spec["name_frames"]:
+                for index, frame in enumerate(spec["name_frames"]):
                     fill = dict(
                         name=next(name_cycles[identity.group]),
                         and_main=predicate.and_main(),
@@ -152,32 +159,42 @@ def _generate(spec: dict) -> Iterator[tuple[str, str, str, str, str]]:
                             predicate.category, identity.group, cf_group,
                             frame.format(identity=phrase, **fill),
                             frame.format(identity=cf_phrase, **fill),
+                            {"frame": f"name/{index}", "template": template},
                         )
 
 
-def build_queerbias_de() -> PairSet:
-    """Generate the queerbias-de pair set; ids look like `qde-phase-0042`."""
-    spec = load_templates()
+def _build(spec: dict) -> list[tuple[Pair, dict[str, str]]]:
+    """Every pair with its split keys (`category` and `group` included); ids `qde-phase-0042`."""
     counters: Counter[str] = Counter()
-    pairs = []
-    for category, group, cf_group, more, less in _generate(spec):
+    built = []
+    for category, group, cf_group, more, less, keys in _generate(spec):
         counters[category] += 1
-        pairs.append(
-            Pair(
-                pair_id=f"qde-{category}-{counters[category]:04d}",
-                sent_more=more,
-                sent_less=less,
-                group=group,
-                counterfactual_group=cf_group,
-                category=category,
-            )
+        pair = Pair(
+            pair_id=f"qde-{category}-{counters[category]:04d}",
+            sent_more=more,
+            sent_less=less,
+            group=group,
+            counterfactual_group=cf_group,
+            category=category,
         )
+        built.append((pair, {**keys, "category": category, "group": group}))
+    return built
+
+
+def build_queerbias_de() -> PairSet:
+    """Generate the queerbias-de pair set."""
+    spec = load_templates()
     return PairSet(
         name="queerbias-de",
-        pairs=pairs,
+        pairs=[pair for pair, _ in _build(spec)],
         source=f"queerbias:{TEMPLATES}",
         meta={"template_version": spec["version"], "language": "de"},
     )
+
+
+def split_keys() -> dict[str, dict[str, str]]:
+    """pair id -> the columns a split can be made by: frame, template, category, group."""
+    return {pair.pair_id: keys for pair, keys in _build(load_templates())}
 
 
 def counts_table(pairs: PairSet) -> str:

@@ -50,6 +50,10 @@ class BenchmarkInfo:
     filename: str = ""
     columns: tuple[str, ...] = ()
     sha256: str | None = None
+    #: builtin sets: "module:function" giving each pair id's split columns (`pairs.splits`)
+    split_keys: str = ""
+    #: the column `NAME:train` / `NAME:test` splits by when the spec names none
+    split_by: str = ""
 
     def cached_path(self) -> Path:
         """Where the downloaded file lives (whether or not it is there yet)."""
@@ -76,6 +80,10 @@ def _registry() -> dict[str, BenchmarkInfo]:
 def list_benchmarks() -> list[BenchmarkInfo]:
     """All registered benchmarks in file order."""
     return list(_registry().values())
+
+
+def is_registered(name: str) -> bool:
+    return name in _registry()
 
 
 def get_benchmark(name: str) -> BenchmarkInfo:

@@ -46,32 +46,38 @@ class CausalScorer(Scorer):
         cap = getattr(self.model.config, "final_logit_softcapping", None)
         return body, (_SoftcappedHead(head, cap) if cap else head)
 
+    def _forward(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """(requests, log-probabilities) of every wanted position of these sentences from one
+        right-padded forward pass; keeps the autograd graph unless called under inference mode."""
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        input_ids, attention = pad_right([ids for ids, _ in wanted], pad_id, self.lm.device)
+        rows, cols, targets, keys = [], [], [], []
+        for row, (ids, positions) in enumerate(wanted):
+            for p in sorted(positions):
+                rows.append(row)
+                cols.append(p - 1)
+                targets.append(ids[p])
+                keys.append((ids, p))
+        if not keys:
+            return keys, torch.zeros(0, device=self.lm.device)
+        device = self.lm.device
+        logprobs = self._logits_at(input_ids, attention, torch.tensor(rows, device=device),
+                                   torch.tensor(cols, device=device))
+        return keys, logprobs[torch.arange(len(keys), device=device), torch.tensor(targets, device=device)]
+
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = list(group_requests(requests).items())
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         results: dict[Request, float] = {}
 
         def step(batch: list[int]) -> None:
-            sentences = [wanted[i][0] for i in batch]
-            input_ids, attention = pad_right(sentences, pad_id, self.lm.device)
-            rows, cols, targets, keys = [], [], [], []
-            for row, index in enumerate(batch):
-                ids, positions = wanted[index]
-                for p in sorted(positions):
-                    rows.append(row)
-                    cols.append(p - 1)
-                    targets.append(ids[p])
-                    keys.append((ids, p))
-            if not keys:
-                return
-            device = self.lm.device
-            rows_t = torch.tensor(rows, device=device)
             with torch.inference_mode():
-                logprobs = self._logits_at(input_ids, attention, rows_t,
-                                           torch.tensor(cols, device=device))
-                picked = logprobs[torch.arange(len(keys), device=device),
-                                  torch.tensor(targets, device=device)].tolist()
-            results.update(zip(keys, picked))
+                keys, picked = self._forward([wanted[i] for i in batch])
+            results.update(zip(keys, picked.tolist()))
 
         self.batch_size.run([len(ids) for ids, _ in wanted], step)
         return results
+
+    def logprob_tensor(self, requests: list[Request]) -> torch.Tensor:
+        keys, picked = self._forward(list(group_requests(requests).items()))
+        order = {key: i for i, key in enumerate(keys)}
+        return picked[torch.tensor([order[r] for r in requests], dtype=torch.long, device=picked.device)]

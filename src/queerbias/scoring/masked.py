@@ -45,30 +45,35 @@ class MaskedScorer(Scorer):
         return [position] + [q for q in range(position + 1, len(encoding.ids))
                              if encoding.word_ids[q] == word]
 
-    def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
-        wanted = requests
+    def _forward(self, requests: list[Request]) -> torch.Tensor:
+        """Log-probability of each request's true token with its position masked, one row per
+        request; keeps the autograd graph unless called under inference mode."""
         mask_id = self.tokenizer.mask_token_id
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        rows = []
+        for ids, position in requests:
+            masked = list(ids)
+            for q in self._mask_positions(self._by_ids[ids], position):
+                masked[q] = mask_id
+            rows.append(masked)
+        device = self.lm.device
+        input_ids, attention = pad_right(rows, pad_id, device)
+        where = torch.tensor([position for _, position in requests], device=device)
+        targets = torch.tensor([ids[position] for ids, position in requests], device=device)
+        row_index = torch.arange(len(requests), device=device)
+        return self._logits_at(input_ids, attention, row_index, where)[row_index, targets]
+
+    def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         results: dict[Request, float] = {}
 
         def step(batch: list[int]) -> None:
-            rows = []
-            for index in batch:
-                ids, position = wanted[index]
-                masked = list(ids)
-                for q in self._mask_positions(self._by_ids[ids], position):
-                    masked[q] = mask_id
-                rows.append(masked)
-            input_ids, attention = pad_right(rows, pad_id, self.lm.device)
-            where = torch.tensor([wanted[i][1] for i in batch], device=self.lm.device)
-            targets = torch.tensor([wanted[i][0][wanted[i][1]] for i in batch],
-                                   device=self.lm.device)
-            row_index = torch.arange(len(batch), device=self.lm.device)
             with torch.inference_mode():
-                logprobs = self._logits_at(input_ids, attention, row_index, where)
-                picked = logprobs[row_index, targets].tolist()
+                picked = self._forward([requests[i] for i in batch]).tolist()
             for index, value in zip(batch, picked):
-                results[wanted[index]] = value
+                results[requests[index]] = value
 
-        self.batch_size.run([len(ids) for ids, _ in wanted], step)
+        self.batch_size.run([len(ids) for ids, _ in requests], step)
         return results
+
+    def logprob_tensor(self, requests: list[Request]) -> torch.Tensor:
+        return self._forward(list(requests))

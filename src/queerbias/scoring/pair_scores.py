@@ -3,12 +3,16 @@
 `pair_outcome` is the pure per-item rule (3-decimal rounding, ties neutral, soft
 score); `score_pairs` gathers every token position all pairs need, lets the
 scorer compute each distinct one once, and assembles the sentence scores.
+`pair_score_tensors` assembles the same sentence scores differentiably, for
+training objectives that must optimise exactly what the benchmark measures.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import torch
 
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.alignment import scored_positions
@@ -53,6 +57,30 @@ def score_pairs(scorer: Scorer, pairs: Sequence[Pair]) -> list[PairScore]:
     for pair, ((enc1, pos1), (enc2, pos2)) in zip(pairs, plans):
         s1 = reduce([logprobs[(enc1.ids, p)] for p in pos1], reduction)
         s2 = reduce([logprobs[(enc2.ids, p)] for p in pos2], reduction)
-        more, less = (s2, s1) if pair.direction == "antistereo" else (s1, s2)
-        results.append(pair_outcome(pair, more, less, decimals))
+        results.append(pair_outcome(pair, *_more_less(pair, s1, s2), decimals))
     return results
+
+
+def _more_less(pair: Pair, first, second):
+    """(score of sent_more, score of sent_less) from the scores in aligned order."""
+    return (second, first) if pair.direction == "antistereo" else (first, second)
+
+
+def pair_score_tensors(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s_more, s_less) per pair as tensors that keep the autograd graph: the positions,
+    BOS handling and reduction of `score_pairs`, unrounded, in one forward pass."""
+    plans = [pair_positions(scorer, pair) for pair in pairs]
+    requests = list(dict.fromkeys((enc.ids, p) for plan in plans for enc, positions in plan
+                                  for p in positions))
+    values = scorer.logprob_tensor(requests)
+    where = {request: i for i, request in enumerate(requests)}
+
+    def sentence(encoding, positions) -> torch.Tensor:
+        picked = values[[where[(encoding.ids, p)] for p in positions]]
+        if scorer.config.reduction == "sum":
+            return picked.sum()
+        return picked.mean() if len(positions) else picked.sum()
+
+    oriented = [_more_less(pair, sentence(*first), sentence(*second))
+                for pair, (first, second) in zip(pairs, plans)]
+    return torch.stack([m for m, _ in oriented]), torch.stack([l for _, l in oriented])

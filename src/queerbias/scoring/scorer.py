@@ -2,7 +2,8 @@
 
 A scorer turns sentences into per-token log-probabilities. `token_logprobs` is the
 batched core: it takes every (sentence, position) wanted at once, scores each
-distinct one exactly once, and returns a lookup. `token_score` and
+distinct one exactly once, and returns a lookup; `logprob_tensor` computes the same
+numbers differentiably for training objectives (`train.objectives`). `token_score` and
 `sequence_score` are the convenience views other suites use.
 """
 
@@ -79,6 +80,11 @@ class Scorer(ABC):
     @abstractmethod
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         """Batched computation for distinct requests not seen before."""
+
+    @abstractmethod
+    def logprob_tensor(self, requests: list[Request]) -> torch.Tensor:
+        """The same log-probabilities as one tensor in request order, computed now (no
+        cache, one batch) with the autograd graph: what training objectives backpropagate."""
 
     # -- views ----------------------------------------------------------------------
 

@@ -45,6 +45,54 @@ class DataSettings:
     hf_config: str | None = None
     hf_train_split: str = "train"
     hf_validation_split: str = "validation"
+    #: targeted mitigation: keep only documents that mention one of these taxonomy groups
+    #: (or a finer group under it), found with the CDA lexicon's inflected phrases
+    identities: list[str] | None = None
+
+
+@dataclass
+class PairSettings:
+    """The counterfactual pairs `equalise` and `dpo` train on, and the held-out guard."""
+
+    #: a split side (`queerbias-de:train`), a registered pair set or a pair file
+    train: str | None = None
+    #: pairs per micro-batch (equalise)
+    batch_size: int = 32
+    #: draw every batch evenly over the identity groups (round-robin) rather than at random
+    balance: bool = True
+    #: let evaluation pairs share sentences with training pairs; recorded in every summary
+    allow_overlap: bool = False
+
+
+@dataclass
+class EqualiseSettings:
+    """L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2),
+    d_i = s(sent_more) - s(sent_less), the benchmark's own shared-token score."""
+
+    #: lambda: the weight of the pair loss against the language-modelling loss
+    weight: float = 1.0
+    #: weight of the per-pair square (the issue's formula)
+    pair_term: float = 1.0
+    #: weight of the squared per-group mean: targets the identity phrase's shared offset
+    group_term: float = 0.0
+
+
+@dataclass
+class CdaSettings:
+    #: a lexicon YAML file; None = the packaged German lexicon (data/cda/lexicon_de.yaml)
+    lexicon: str | None = None
+    #: two-sided: keep each matched document and add its swapped copy; one-sided: replace it
+    two_sided: bool = True
+
+
+@dataclass
+class DpoSettings:
+    #: deviation from the reference model (TRL's beta)
+    beta: float = 0.1
+    #: TRL loss type
+    loss_type: str = "sigmoid"
+    #: longest prompt + continuation in tokens
+    max_length: int = 64
 
 
 @dataclass
@@ -82,6 +130,9 @@ class TrainConfig:
     model: str = ""
     kind: Literal["masked", "causal"] | None = None
     method: Literal["lora", "full"] = "lora"
+    #: lm: continued pretraining; cda: the corpus with counterfactual copies; equalise: lm
+    #: plus the pair loss; dpo: preference tuning on stereotype frames (causal LMs)
+    objective: Literal["lm", "cda", "equalise", "dpo"] = "lm"
     output_dir: str = ""
     seed: int = 0
     epochs: float = 3.0
@@ -107,6 +158,10 @@ class TrainConfig:
     trust_remote_code: bool = False
     lora: LoraSettings = field(default_factory=LoraSettings)
     data: DataSettings = field(default_factory=DataSettings)
+    pairs: PairSettings = field(default_factory=PairSettings)
+    equalise: EqualiseSettings = field(default_factory=EqualiseSettings)
+    cda: CdaSettings = field(default_factory=CdaSettings)
+    dpo: DpoSettings = field(default_factory=DpoSettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
     compare: CompareSettings = field(default_factory=CompareSettings)
 
@@ -284,3 +339,30 @@ def validate(config: TrainConfig) -> None:
     require(len(set(names)) == len(names), "eval.benchmarks",
             f"need distinct output names, got {names}; set `name` on each")
     require(config.compare.resamples >= 1, "compare.resamples", "must be at least 1")
+    _validate_objective(config, require)
+
+
+def _validate_objective(config: TrainConfig, require) -> None:
+    """What each objective needs; the pairs' and lexicon's content is checked when they load."""
+    from queerbias.pairs.taxonomy import GROUPS
+
+    uses_pairs = config.objective in ("equalise", "dpo")
+    require(not uses_pairs or bool(config.pairs.train), "pairs.train",
+            f"is required for objective {config.objective} (training pairs, e.g. queerbias-de:train)")
+    require(uses_pairs or not config.pairs.train, "pairs.train",
+            f"has no use for objective {config.objective} (only equalise and dpo train on pairs)")
+    require(config.pairs.batch_size >= 1, "pairs.batch_size", "must be at least 1")
+    require(config.objective != "dpo" or config.kind != "masked", "objective",
+            "dpo needs a causal LM (preference tuning scores continuations); this model is masked")
+    for key in ("weight", "pair_term", "group_term"):
+        require(getattr(config.equalise, key) >= 0, f"equalise.{key}", "must not be negative")
+    require(config.equalise.pair_term + config.equalise.group_term > 0, "equalise.group_term",
+            "and equalise.pair_term cannot both be 0")
+    require(config.dpo.beta > 0, "dpo.beta", f"must be positive, got {config.dpo.beta}")
+    require(config.dpo.max_length >= 8, "dpo.max_length", "must be at least 8 tokens")
+    queer = [name for name, group in GROUPS.items() if group.side == "queer"]
+    for i, name in enumerate(config.data.identities or []):
+        require(name in queer, f"data.identities[{i}]",
+                f"names unknown group {name!r}; known: {', '.join(queer)}")
+    require(config.data.identities is None or bool(config.data.identities), "data.identities",
+            "is empty; leave it out to keep every document")

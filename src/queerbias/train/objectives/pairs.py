@@ -1,0 +1,96 @@
+"""Training pairs for `equalise` and `dpo`: loading, the held-out guard, batches.
+
+The guard: a mitigation judged on pairs it trained on proves nothing, so a run whose
+evaluation pairs share a sentence with its training pairs refuses to start, before any
+model loads. `pairs.allow_overlap: true` overrides it, and the override (with the number
+of shared sentences) is recorded in every summary the run writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+
+from queerbias.errors import QueerbiasError
+from queerbias.pairs.io import load_pairs
+from queerbias.pairs.schema import Pair, PairSet
+from queerbias.pairs.splits import shared_sentences
+from queerbias.scoring.runner import sample_pairs
+
+
+def load_training_pairs(config) -> PairSet | None:
+    """The configured training pairs (None for objectives without pairs)."""
+    if not config.pairs.train:
+        return None
+    try:
+        pairs = load_pairs(config.pairs.train)
+    except QueerbiasError as err:
+        raise QueerbiasError(f"config key 'pairs.train': {err}") from err
+    if not pairs.pairs:
+        raise QueerbiasError(f"config key 'pairs.train': {config.pairs.train} holds no pairs")
+    return pairs
+
+
+def overlap_record(config, training: PairSet | None, evaluations: dict[str, PairSet]) -> dict | None:
+    """Refuse evaluation pairs that share a sentence with the training pairs, unless allowed.
+
+    Returns what every summary of the run records about it (None without training pairs).
+    """
+    if training is None:
+        return None
+    shared = {name: len(shared_sentences(training.pairs, pairs.pairs))
+              for name, pairs in evaluations.items()}
+    overlapping = {name: n for name, n in shared.items() if n}
+    if overlapping and not config.pairs.allow_overlap:
+        name, n = next(iter(overlapping.items()))
+        raise QueerbiasError(
+            f"evaluation pairs {evaluations[name].name!r} (benchmark {name!r}) share {n} sentences "
+            f"with the training pairs {training.name!r} (config key 'pairs.train'); evaluate on "
+            "held-out pairs (e.g. queerbias-de:test) or set pairs.allow_overlap: true")
+    return {"train_pairs": training.name, "train_checksum": training.checksum,
+            "n_train_pairs": len(training), "allow_overlap": config.pairs.allow_overlap,
+            "shared_sentences": shared}
+
+
+def evaluation_pairs(config) -> dict[str, PairSet]:
+    """Each pairs benchmark's pairs as it will score them (after sampling), by output name."""
+    from queerbias.train.evaluation import SUITES
+
+    found = {}
+    for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
+        suite = SUITES[bench.suite]
+        if suite.pairs:
+            found[name] = sample_pairs(load_pairs(bench.data or suite.default_data), bench.sample,
+                                       bench.seed)
+    return found
+
+
+class PairBatches:
+    """Seeded pair batches: the batch for (step, micro-batch, process) is always the same,
+    so a resumed run draws what an uninterrupted one would.
+
+    Balanced batches take turns over the groups (in a shuffled order), so a group's mean
+    in the group term rests on as many pairs as the batch allows.
+    """
+
+    def __init__(self, pairs: Sequence[Pair], batch_size: int, balance: bool, seed: int):
+        self.pairs, self.batch_size, self.balance, self.seed = list(pairs), batch_size, balance, seed
+        self.by_group: dict[str, list[Pair]] = {}
+        for pair in self.pairs:
+            self.by_group.setdefault(pair.group, []).append(pair)
+
+    def draw(self, step: int, micro: int, process: int) -> list[Pair]:
+        key = f"{self.seed}/{step}/{micro}/{process}".encode()
+        rng = random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+        if not self.balance:
+            return rng.sample(self.pairs, min(self.batch_size, len(self.pairs)))
+        groups = sorted(self.by_group)
+        rng.shuffle(groups)
+        pools = {g: rng.sample(self.by_group[g], len(self.by_group[g])) for g in groups}
+        batch: list[Pair] = []
+        while len(batch) < min(self.batch_size, len(self.pairs)):
+            for group in groups:
+                if pools[group] and len(batch) < self.batch_size:
+                    batch.append(pools[group].pop())
+        return batch

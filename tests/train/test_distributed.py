@@ -21,9 +21,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.slow
-def test_two_process_launch(tiny_llama, tmp_path):
-    config = small_config(tiny_llama, tmp_path / "run", max_steps=2, eval_every=2, batch_size=2)
+def _launch(config: dict, tmp_path):
     path = write_config(tmp_path / "c.yaml", config)
     accelerate = Path(sys.executable).with_name("accelerate")
     command = [str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
@@ -35,6 +33,13 @@ def test_two_process_launch(tiny_llama, tmp_path):
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240,
                           check=False)
     assert done.returncode == 0, "\n".join(l for l in done.stderr.splitlines() if "error" in l.lower())[-3000:]
+    return done
+
+
+@pytest.mark.slow
+def test_two_process_launch(tiny_llama, tmp_path):
+    config = small_config(tiny_llama, tmp_path / "run", max_steps=2, eval_every=2, batch_size=2)
+    done = _launch(config, tmp_path)
     # with working barriers no process sees another's half-finished scoring
     assert "already holds" not in done.stderr and "resuming:" not in done.stderr
     run = tmp_path / "run"
@@ -45,3 +50,24 @@ def test_two_process_launch(tiny_llama, tmp_path):
     assert [json.loads(line)["step"] for line in lines] == [0, 2]
     assert (run / "compare" / "delta.json").is_file()
     assert (run / "checkpoint-2" / "rng_state_1.pth").is_file()  # both ranks saved their RNG
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,objective,extra", [
+    ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "pairs__batch_size": 4,
+                                "equalise__group_term": 1.0}),
+    ("tiny_llama", "dpo", {"pairs__train": "queerbias-de:train"}),
+    ("tiny_bert", "cda", {}),
+])
+def test_two_process_mitigation(family, objective, extra, request, tmp_path):
+    config = small_config(request.getfixturevalue(family), tmp_path / "run", max_steps=2, eval_every=2,
+                          batch_size=2, objective=objective,
+                          eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de:test", "sample": 10}],
+                          **extra)
+    _launch(config, tmp_path)
+    run = tmp_path / "run"
+    summary = json.loads((run / "checkpoint-2" / "bias" / "summary.json").read_text())
+    assert summary["meta"]["environment"]["processes"] == 2
+    assert summary["meta"]["objective"] == objective
+    assert (run / "final" / "adapter_model.safetensors").is_file()
+    assert (run / "checkpoint-2" / "rng_state_1.pth").is_file()

@@ -80,6 +80,14 @@ def load_model(
                        fingerprint=weights_fingerprint(model), source=source)
 
 
+def model_kind(spec: str, trust_remote_code: bool = False) -> str:
+    """Masked or causal, read from the model's config alone (no weights load)."""
+    path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
+    adapter = _adapter_config(path)
+    base_path = adapter["base_model_name_or_path"] if adapter else path
+    return detect_kind(_load_config(base_path, {"trust_remote_code": trust_remote_code}), base_path)
+
+
 def detect_kind(config, where: str = "") -> str:
     """Masked or causal, from the architectures the config names (or its model type)."""
     from transformers.models.auto.modeling_auto import (

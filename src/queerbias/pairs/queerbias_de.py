@@ -122,12 +122,39 @@ def _identities(spec: dict) -> list[Identity]:
     ]
 
 
-def _generate(spec: dict) -> Iterator[tuple[str, str, str, str, str, dict[str, str]]]:
-    """Yield (category, group, counterfactual_group, sent_more, sent_less, keys) in file order.
+@dataclass(frozen=True)
+class _Filled:
+    """One pair before it becomes text: a frame, its fill and the two identity phrases."""
 
-    `keys` name the template parts a pair was built from (`frame`: "plural/0" ..., `template`:
-    the predicate, "phase/00" ...), the units a held-out split keeps apart (`pairs.splits`).
-    """
+    category: str
+    group: str
+    counterfactual_group: str
+    frame: str
+    slot: str  # the frame's identity placeholder: "who" (plural) or "identity" (name frames)
+    fill: dict
+    phrase: str
+    counterfactual: str
+    keys: dict
+
+    def text(self, phrase: str, **fill) -> str:
+        sentence = self.frame.format(**{self.slot: phrase, **self.fill, **fill})
+        return _sentence(sentence) if self.slot == "who" else sentence
+
+
+#: the placeholders a predicate fills, by the frame's identity placeholder
+_PREDICATE_SLOTS = {"who": ("verb", "rest"), "identity": ("and_main", "and_sub")}
+
+
+def _fill(predicate: Predicate, slot: str) -> dict:
+    if slot == "who":
+        return dict(verb=predicate.verb, rest=predicate.rest)
+    return dict(and_main=predicate.and_main(), and_sub=predicate.and_sub())
+
+
+def _generate(spec: dict) -> Iterator[_Filled]:
+    """Every pair in file order. `keys` name the template parts it was built from (`frame`:
+    "plural/0" ..., `template`: the predicate, "phase/00" ...), the units a held-out split
+    keeps apart (`pairs.splits`)."""
     identities = _identities(spec)
     # Names rotate per group through its pool rather than multiplying the pairs.
     name_cycles = {identity.group: cycle(identity.names) for identity in identities}
@@ -135,54 +162,43 @@ def _generate(spec: dict) -> Iterator[tuple[str, str, str, str, str, dict[str, s
         for identity in identities:
             if identity.group not in predicate.groups:
                 continue
-            fill = dict(verb=predicate.verb, rest=predicate.rest)
             for phrase, counterfactuals in identity.plural.items():
                 for cf_group, cf_phrase in counterfactuals.items():
                     for index, frame in enumerate(spec["plural_frames"]):
-                        yield (
-                            predicate.category, identity.group, cf_group,
-                            _sentence(frame.format(who=phrase, **fill)),
-                            _sentence(frame.format(who=cf_phrase, **fill)),
-                            {"frame": f"plural/{index}", "template": template},
-                        )
+                        yield _Filled(predicate.category, identity.group, cf_group, frame, "who",
+                                      _fill(predicate, "who"), phrase, cf_phrase,
+                                      {"frame": f"plural/{index}", "template": template})
             if not (predicate.names and identity.names):
                 continue
             for phrase, counterfactuals in identity.predicative.items():
                 for index, frame in enumerate(spec["name_frames"]):
-                    fill = dict(
-                        name=next(name_cycles[identity.group]),
-                        and_main=predicate.and_main(),
-                        and_sub=predicate.and_sub(),
-                    )
+                    fill = dict(name=next(name_cycles[identity.group]), **_fill(predicate, "identity"))
                     for cf_group, cf_phrase in counterfactuals.items():
-                        yield (
-                            predicate.category, identity.group, cf_group,
-                            frame.format(identity=phrase, **fill),
-                            frame.format(identity=cf_phrase, **fill),
-                            {"frame": f"name/{index}", "template": template},
-                        )
+                        yield _Filled(predicate.category, identity.group, cf_group, frame, "identity",
+                                      fill, phrase, cf_phrase,
+                                      {"frame": f"name/{index}", "template": template})
 
 
-def _build(spec: dict) -> list[tuple[Pair, dict[str, str]]]:
-    """Every pair with its split keys (`category` and `group` included); ids `qde-phase-0042`."""
+def _build(spec: dict) -> list[tuple[Pair, _Filled]]:
+    """Every pair with what it was built from; ids look like `qde-phase-0042`."""
     counters: Counter[str] = Counter()
     built = []
-    for category, group, cf_group, more, less, keys in _generate(spec):
-        counters[category] += 1
+    for filled in _generate(spec):
+        counters[filled.category] += 1
         pair = Pair(
-            pair_id=f"qde-{category}-{counters[category]:04d}",
-            sent_more=more,
-            sent_less=less,
-            group=group,
-            counterfactual_group=cf_group,
-            category=category,
+            pair_id=f"qde-{filled.category}-{counters[filled.category]:04d}",
+            sent_more=filled.text(filled.phrase),
+            sent_less=filled.text(filled.counterfactual),
+            group=filled.group,
+            counterfactual_group=filled.counterfactual_group,
+            category=filled.category,
         )
-        built.append((pair, {**keys, "category": category, "group": group}))
+        built.append((pair, filled))
     return built
 
 
 def build_queerbias_de() -> PairSet:
-    """Generate the queerbias-de pair set."""
+    """Generate the queerbias-de pair set (ids look like `qde-phase-0042`)."""
     spec = load_templates()
     return PairSet(
         name="queerbias-de",
@@ -194,7 +210,48 @@ def build_queerbias_de() -> PairSet:
 
 def split_keys() -> dict[str, dict[str, str]]:
     """pair id -> the columns a split can be made by: frame, template, category, group."""
-    return {pair.pair_id: keys for pair, keys in _build(load_templates())}
+    return {pair.pair_id: {**filled.keys, "category": pair.category, "group": pair.group}
+            for pair, filled in _build(load_templates())}
+
+
+def preference_triples(pair_ids: set[str]) -> list[dict[str, str]]:
+    """Preference data for these pairs (BiasDPO-style, Allam 2024): the frame up to the
+    identity phrase as prompt, the stereotype as rejected continuation, one of its
+    category's `refutations` (in turn) as chosen. Frames that name the predicate before
+    the identity ("Ehrlich gesagt {verb} {who} ...") cannot share a prompt and are left out.
+    """
+    spec = load_templates()
+    refutations = _refutations(spec)
+    turn: Counter[str] = Counter()
+    triples = []
+    for pair, filled in _build(spec):
+        head, tail = filled.frame.split("{" + filled.slot + "}", 1)
+        if pair.pair_id not in pair_ids or any(f"{{{k}}}" in head for k in _PREDICATE_SLOTS[filled.slot]):
+            continue
+        refutation = refutations[pair.category][turn[pair.category] % len(refutations[pair.category])]
+        turn[pair.category] += 1
+        whole = filled.text(filled.phrase)
+        prompt = whole[:len(whole) - len(tail.format(**filled.fill))]
+        triples.append({
+            "prompt": prompt,
+            "chosen": tail.format(**{**filled.fill, **_fill(refutation, filled.slot)}),
+            "rejected": tail.format(**filled.fill),
+            "pair_id": pair.pair_id,
+            "group": pair.group,
+        })
+    return triples
+
+
+def _refutations(spec: dict) -> dict[str, list[Predicate]]:
+    """category -> its refuting predicates, parsed like the stereotype predicates."""
+    found = {}
+    for category, entries in spec["refutations"].items():
+        found[category] = []
+        for entry in entries:
+            verb, rest = _split(entry["text"])
+            verb_sg, rest_sg = _split(entry["singular"]) if "singular" in entry else (spec["singular"][verb], rest)
+            found[category].append(Predicate(category, verb, rest, verb_sg, rest_sg, frozenset(), True))
+    return found
 
 
 def counts_table(pairs: PairSet) -> str:

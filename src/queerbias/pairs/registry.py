@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 DOWNLOAD_TIMEOUT_S = 60
 CHUNK = 1 << 20
+#: a folder of public data beside the checkout (`NAME/FILENAME` per benchmark), used before
+#: any download: the project keeps such copies in ../shared/data for tests and experiments
+SHARED_DATA_ENV = "QUEERBIAS_SHARED_DATA"
 
 
 @dataclass(frozen=True)
@@ -126,12 +129,39 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
+def shared_copy(info: BenchmarkInfo) -> Path | None:
+    """`$QUEERBIAS_SHARED_DATA/NAME/FILENAME` (default ../shared/data), when present and
+    matching the registered checksum (if one is registered)."""
+    if info.builtin:
+        return None
+    path = Path(os.environ.get(SHARED_DATA_ENV, "../shared/data")) / info.name / info.filename
+    if not path.is_file() or (info.sha256 and sha256_file(path) != info.sha256):
+        return None
+    return path
+
+
+def available_offline(spec: str) -> bool:
+    """Whether a pair spec can be resolved without a download (split specs by their source)."""
+    from queerbias.pairs.splits import parse_split
+
+    split = None if Path(spec).is_file() else parse_split(spec)
+    source = split.source if split else spec
+    info = _registry().get(source)
+    if info is None:
+        return Path(source).expanduser().is_file()
+    return bool(info.builtin) or info.is_cached() or shared_copy(info) is not None
+
+
 def fetch(info: BenchmarkInfo) -> Path:
-    """The verified local copy of a file benchmark, downloading it on first use."""
+    """The verified local copy of a file benchmark: the cache, the shared data folder, or a
+    download on first use."""
     target = cache_dir("benchmarks", info.name) / info.filename
     if target.is_file():
         _verify_cached(info, target)
         return target
+    shared = shared_copy(info)
+    if shared is not None:
+        return shared
     failures = []
     for url in info.urls:
         try:

@@ -21,7 +21,6 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qsl
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.schema import PairSet
@@ -45,7 +44,7 @@ def parse_split(spec: str) -> SplitSpec | None:
     match = _SPEC.match(spec)
     if not match:
         return None
-    options = dict(parse_qsl(match["query"] or "", keep_blank_values=True, strict_parsing=False))
+    options = dict(item.partition("=")[::2] for item in (match["query"] or "").split("&") if item)
     unknown = sorted(set(options) - {"by", "test", "seed"})
     if unknown:
         raise QueerbiasError(f"pair split {spec!r}: unknown option {unknown[0]!r}; "

@@ -63,6 +63,8 @@ def _flat(record: dict) -> dict:
                 flat[f"distance/{name}/{score}"] = value
     if record.get("perplexity") is not None:
         flat["eval_perplexity"] = record["perplexity"]
+    if record.get("general_perplexity") is not None:
+        flat["eval_general_perplexity"] = record["general_perplexity"]
     return flat
 
 
@@ -76,9 +78,11 @@ def summary_line(label: str, base: dict, now: dict) -> str:
             parts.append(f"{name} distance {_figure(before['distance']['bias'])} -> "
                          f"{_figure(b['distance']['bias'])} (soft {_figure(before['distance']['soft'])} -> "
                          f"{_figure(b['distance']['soft'])})")
-    if now.get("perplexity") is not None and base.get("perplexity") is not None:
-        parts.append(f"perplexity {base['perplexity']:.2f} -> {now['perplexity']:.2f}")
-    return f"{label}: " + ", ".join(parts) + " (base -> now)"
+    for key, name in (("perplexity", "perplexity"), ("general_perplexity", "general perplexity")):
+        if now.get(key) is not None and base.get(key) is not None:
+            parts.append(f"{name} {base[key]:.2f} -> {now[key]:.2f}")
+    targeted = f"; targeted groups: {', '.join(now['targeted_groups'])}" if now.get("targeted_groups") else ""
+    return f"{label}: " + ", ".join(parts) + f" (base -> now){targeted}"
 
 
 def _figure(value) -> str:
@@ -108,9 +112,10 @@ class Progress(TrainerCallback):
         if self.bar is None:
             return
         self.train_seconds += time.perf_counter() - self.step_started
-        rate = (state.num_input_tokens_seen - self.start_tokens) / max(self.train_seconds, 1e-9)
+        tokens = state.num_input_tokens_seen - self.start_tokens  # 0 where a trainer counts none (DPO)
+        rate = f"tok/s={tokens / max(self.train_seconds, 1e-9):.0f}" if tokens else ""
         loss = "" if self.loss is None else f" loss={self.loss:.4f}"
-        self.bar.set_postfix_str(f"tok/s={rate:.0f}{loss}", refresh=False)
+        self.bar.set_postfix_str(f"{rate}{loss}".strip(), refresh=False)
         self.bar.update(state.global_step - self.bar.n)
 
     def on_log(self, args, state, control, logs=None, **kwargs):

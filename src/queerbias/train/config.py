@@ -60,14 +60,17 @@ class PairSettings:
     batch_size: int = 32
     #: draw every batch evenly over the identity groups (round-robin) rather than at random
     balance: bool = True
+    #: groups in one balanced batch (None = all): fewer groups, more pairs per group mean
+    groups_per_batch: int | None = None
     #: let evaluation pairs share sentences with training pairs; recorded in every summary
     allow_overlap: bool = False
 
 
 @dataclass
 class EqualiseSettings:
-    """L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2),
-    d_i = s(sent_more) - s(sent_less), the benchmark's own shared-token score."""
+    """L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
+    + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2), d_i = s(sent_more) -
+    s(sent_less), the benchmark's own shared-token score."""
 
     #: lambda: the weight of the pair loss against the language-modelling loss
     weight: float = 1.0
@@ -75,6 +78,11 @@ class EqualiseSettings:
     pair_term: float = 1.0
     #: weight of the squared per-group mean: targets the identity phrase's shared offset
     group_term: float = 0.0
+    #: weight of the squared per-group mean of tanh(d / temperature): a robust location
+    #: (towards the median) of d, which the binary score reads (an option beyond the issue)
+    sign_term: float = 0.0
+    #: scale of d (nats) in the sign term: smaller reads the sign of d more sharply
+    temperature: float = 1.0
 
 
 @dataclass
@@ -83,6 +91,8 @@ class CdaSettings:
     lexicon: str | None = None
     #: two-sided: keep each matched document and add its swapped copy; one-sided: replace it
     two_sided: bool = True
+    #: augment the corpus under objective equalise too (objective cda always does)
+    augment: bool = False
 
 
 @dataclass
@@ -109,12 +119,17 @@ class BenchmarkSettings:
     name: str | None = None
     #: further keyword arguments of the suite's run function (gruff: settings, replicates, ...)
     options: dict = field(default_factory=dict)
+    #: skip (with a warning) when `data` is not available offline: a published set neither
+    #: cached nor in the shared data folder (`pairs.registry.local_copy`)
+    optional: bool = False
 
 
 @dataclass
 class EvalSettings:
     benchmarks: list[BenchmarkSettings] = field(default_factory=lambda: [BenchmarkSettings()])
     perplexity: bool = True
+    #: perplexity on the shipped neutral German text (general language, not the corpus's domain)
+    general_perplexity: bool = True
     batch_size: int | str = "auto"
 
 
@@ -202,10 +217,13 @@ def config_from_dict(raw: dict) -> TrainConfig:
     return config
 
 
-def save_config(config: TrainConfig, path: Path) -> None:
+def save_config(config: TrainConfig, path: Path, record: dict | None = None) -> None:
+    """The resolved config, plus under `record` what the run derived from it (not compared on
+    resume: objective, held-out check, corpus counts)."""
     from queerbias.fileio import atomic_write
 
-    atomic_write(path, yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
+    dump = {**config.to_dict(), **({"record": record} if record else {})}
+    atomic_write(path, yaml.safe_dump(dump, sort_keys=False, allow_unicode=True))
 
 
 def _apply_override(raw: dict, item: str) -> None:
@@ -333,8 +351,9 @@ def validate(config: TrainConfig) -> None:
                 f"must be one of {', '.join(sorted(SUITES))}, got {bench.suite!r}")
         require(bench.sample is None or bench.sample >= 1, f"eval.benchmarks[{i}].sample",
                 "must be at least 1 (or null for all items)")
-        require(bench.suite != "pairs" or not bench.options, f"eval.benchmarks[{i}].options",
-                "has no use for the pairs suite")
+        require(bench.suite != "pairs" or set(bench.options) <= {"duplicates", "identical"},
+                f"eval.benchmarks[{i}].options", "of the pairs suite can only be duplicates and "
+                "identical (how the pair file is read)")
     names = config.benchmark_dirs()
     require(len(set(names)) == len(names), "eval.benchmarks",
             f"need distinct output names, got {names}; set `name` on each")
@@ -354,10 +373,15 @@ def _validate_objective(config: TrainConfig, require) -> None:
     require(config.pairs.batch_size >= 1, "pairs.batch_size", "must be at least 1")
     require(config.objective != "dpo" or config.kind != "masked", "objective",
             "dpo needs a causal LM (preference tuning scores continuations); this model is masked")
-    for key in ("weight", "pair_term", "group_term"):
+    for key in ("weight", "pair_term", "group_term", "sign_term"):
         require(getattr(config.equalise, key) >= 0, f"equalise.{key}", "must not be negative")
-    require(config.equalise.pair_term + config.equalise.group_term > 0, "equalise.group_term",
-            "and equalise.pair_term cannot both be 0")
+    terms = config.equalise.pair_term + config.equalise.group_term + config.equalise.sign_term
+    require(terms > 0, "equalise.pair_term", "group_term and sign_term cannot all be 0")
+    require(config.equalise.temperature > 0, "equalise.temperature", "must be positive")
+    require(config.pairs.groups_per_batch is None or config.pairs.groups_per_batch >= 1,
+            "pairs.groups_per_batch", "must be at least 1")
+    require(not config.cda.augment or config.objective == "equalise", "cda.augment",
+            "applies to objective equalise (objective cda always augments; lm never does)")
     require(config.dpo.beta > 0, "dpo.beta", f"must be positive, got {config.dpo.beta}")
     require(config.dpo.max_length >= 8, "dpo.max_length", "must be at least 8 tokens")
     queer = [name for name, group in GROUPS.items() if group.side == "queer"]

@@ -22,6 +22,7 @@ from queerbias.fileio import iter_jsonl
 from queerbias.train.config import DataSettings
 
 HF_PREFIX = "hf:"
+GENERAL_TEXT = "data/neutral_de/neutral_de.jsonl"
 
 
 def resolve_validation(settings: DataSettings) -> str | None:
@@ -52,6 +53,14 @@ def read_texts(spec: str, settings: DataSettings, split: str, limit: int | None)
     if not texts:
         raise QueerbiasError(f"{spec}: no non-empty '{settings.text_field}' texts in split {split!r}")
     return texts[:limit] if limit else texts
+
+
+def general_texts() -> list[str]:
+    """The shipped neutral German documents (data/neutral_de, MIT): a general-language
+    perplexity that in-domain fine-tuning cannot flatter (see its README)."""
+    from importlib import resources
+
+    return _read_jsonl(Path(str(resources.files("queerbias").joinpath(GENERAL_TEXT))), "text")
 
 
 def _read_jsonl(path: Path, field: str) -> list[str]:

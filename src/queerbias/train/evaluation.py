@@ -40,9 +40,12 @@ class Suite:
 
 
 def _run_pairs(lm, bench, out_dir, batch_size, extra_meta):
+    from queerbias.pairs.io import load_pairs
     from queerbias.scoring.runner import score_to_dir
 
-    return score_to_dir(lm, bench.data or "queerbias-de", out_dir, ScoringConfig(),
+    # options: how the pair file is read (duplicates, identical), as `queerbias score` takes them
+    pairs = load_pairs(bench.data or "queerbias-de", **bench.options)
+    return score_to_dir(lm, pairs, out_dir, ScoringConfig(),
                         batch_size=batch_size, sample=bench.sample, seed=bench.seed,
                         progress=False, extra_meta=extra_meta)
 
@@ -143,9 +146,13 @@ def _fixed_masking(ids, mask, tokenizer, probability: float, generator):
 
 def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchmarks: list,
              names: list[str], out_root: Path, validation: list[list[int]], config,
-             extra_meta: dict) -> dict:
-    """Perplexity and every benchmark for one state of the model -> one metrics record."""
-    record = {**extra_meta, "perplexity": None, "benchmarks": {}}
+             extra_meta: dict, general: list[list[int]] | None = None) -> dict:
+    """Perplexity and every benchmark for one state of the model -> one metrics record.
+
+    `general`: the shipped neutral German text (`train.data.general_texts`), whose
+    perplexity shows damage that in-domain perplexity (falling with any fine-tuning) hides.
+    """
+    record = {**extra_meta, "perplexity": None, "general_perplexity": None, "benchmarks": {}}
     with fp32_eval(model):
         from queerbias.train.modeling import scoring_view
 
@@ -153,10 +160,15 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
         if config.eval.perplexity and validation:
             record["perplexity"] = perplexity(view, validation, lm_template.kind, lm_template.tokenizer,
                                               config.mlm_probability, seed=config.seed)
+        if general:
+            record["general_perplexity"] = perplexity(view, general, lm_template.kind,
+                                                      lm_template.tokenizer, config.mlm_probability,
+                                                      seed=config.seed)
         lm = LoadedModel(spec=spec, model=view, tokenizer=lm_template.tokenizer,
                          kind=lm_template.kind, fingerprint=weights_fingerprint(view),
                          source={**lm_template.source, "base_spec": lm_template.spec})
-        meta = {**extra_meta, "perplexity": record["perplexity"]}
+        meta = {**extra_meta, "perplexity": record["perplexity"],
+                "general_perplexity": record["general_perplexity"]}
         for bench, name in zip(benchmarks, names, strict=True):
             suite = SUITES[bench.suite]
             summary = suite.run(lm, bench, out_root / name, config.eval.batch_size, meta)

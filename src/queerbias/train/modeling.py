@@ -57,7 +57,20 @@ def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> to
     """Wrap in a LoRA adapter (seeded: its A matrices are random) or return as is for full FT."""
     if config.method == "full":
         return model
-    from peft import LoraConfig, TaskType, get_peft_model
+    from peft import get_peft_model
+
+    lora = lora_config(model, config, kind)
+    set_seed(config.seed)
+    try:
+        return get_peft_model(model, lora)
+    except ValueError as err:
+        raise QueerbiasError(f"LoRA setup failed for {model.config.model_type!r}: {err} (config "
+                             "keys 'lora.target_modules' / 'lora.modules_to_save')") from err
+
+
+def lora_config(model: torch.nn.Module, config: TrainConfig, kind: str):
+    """The PEFT LoraConfig for this model: targets per architecture, masked-LM head transform."""
+    from peft import LoraConfig, TaskType
 
     model_type = model.config.model_type
     targets = config.lora.target_modules or list(LORA_TARGETS.get(model_type, ()))
@@ -70,16 +83,10 @@ def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> to
         if to_save is None:
             log.warning("no known masked-LM head transform for %s; only the encoder is adapted "
                         "(set lora.modules_to_save to train the head)", model_type)
-    set_seed(config.seed)
-    lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha,
+    return LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha,
                       lora_dropout=config.lora.dropout, target_modules=targets,
                       modules_to_save=to_save, bias="none",
                       task_type=TaskType.CAUSAL_LM if kind == "causal" else None)
-    try:
-        return get_peft_model(model, lora)
-    except ValueError as err:
-        raise QueerbiasError(f"LoRA setup failed for {model_type!r}: {err} (config keys "
-                             "'lora.target_modules' / 'lora.modules_to_save')") from err
 
 
 def scoring_view(model: torch.nn.Module) -> torch.nn.Module:

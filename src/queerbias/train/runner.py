@@ -1,17 +1,21 @@
 """One training run, start to finish: the same code for 1 CPU process, GPUs and nodes.
 
-Order: check the run folder (resume from the last complete checkpoint), load the base
-model, score it as step 0 (`RUN/base/`), attach the adapter, train with checkpoint
-evaluation, save the adapter or model (`RUN/final/`, merged into `RUN/merged/` on
-request) and compare base against every checkpoint (`RUN/compare/`).
+Order: resolve the benchmarks, load the training pairs and refuse evaluation pairs that
+overlap them (before any model loads), prepare the corpus (targeted documents,
+counterfactual copies), check the run folder (resume from the last complete checkpoint),
+load the base model, score it as step 0 (`RUN/base/`), attach the adapter, train with
+checkpoint evaluation under the configured objective, save the adapter or model
+(`RUN/final/`, merged into `RUN/merged/` on request) and compare base against every
+checkpoint (`RUN/compare/`).
 
-The trainer is transformers' own `Trainer` with our callbacks rather than TRL's
-`SFTTrainer`: one loop serves masked and causal LMs, packing is our padding-free
-collator, and nothing beyond plain language modelling is needed (docs/training.md).
+The trainer is transformers' own `Trainer` with our callbacks (`lm`, `cda`), its subclass
+with the pair loss (`equalise`), or TRL's `DPOTrainer` (`dpo`); see `train.objectives`.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import importlib.util
 import logging
 from pathlib import Path
@@ -33,6 +37,7 @@ from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_li
 from queerbias.train.config import TrainConfig, save_config
 from queerbias.train.data import (
     build_dataset,
+    general_texts,
     make_collator,
     read_texts,
     resolve_validation,
@@ -44,47 +49,62 @@ from queerbias.train.modeling import (
     honours_num_items_in_batch,
     load_base,
 )
+from queerbias.train.objectives.cda import prepare_corpus
+from queerbias.train.objectives.pairs import evaluation_pairs, load_training_pairs, overlap_record
 
 log = logging.getLogger(__name__)
 
 CONFIG_NAME = "config.yaml"
+#: pair set that mitigation objectives are judged on when a pairs benchmark names none
+HELD_OUT_DEFAULT = "queerbias-de:test"
 
 
 def run_training(config: TrainConfig) -> dict:
     """Train (or resume) the configured run; returns paths and the final metrics."""
     state = process_state()
+    config, skipped = resolve_benchmarks(config)
     run_dir = Path(config.output_dir)
     if config.threads:
         torch.set_num_threads(config.threads)
-    resume = _prepare_run_dir(config, run_dir, state)
+    training_pairs = load_training_pairs(config)
+    held_out = overlap_record(config, training_pairs, evaluation_pairs(config))
+    if config.objective == "dpo":
+        _require_causal(config)
+        texts, corpus = None, None
+    else:
+        texts, corpus = prepare_corpus(config, read_texts(config.data.train, config.data, "train",
+                                                          config.data.max_train_docs))
+    general = general_texts() if config.eval.general_perplexity else None
+    record = {key: value for key, value in {
+        "objective": config.objective, "held_out": held_out, "corpus": corpus,
+        "targeted_groups": config.data.identities, "skipped_benchmarks": skipped,
+        "general_text": general and {"documents": len(general), "checksum": _checksum(general)},
+    }.items() if value}
+    resume = _prepare_run_dir(config, run_dir, state, record)
 
     lm = load_base(config)
     packing = config.data.packing if config.data.packing is not None else lm.kind == "causal"
     if packing and lm.kind == "masked":
         raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
     max_length = min(config.data.max_length, _model_max_length(lm.model))
-    train_set = build_dataset(
-        tokenize(read_texts(config.data.train, config.data, "train", config.data.max_train_docs),
-                 lm.tokenizer, lm.kind, max_length), lm.kind, packing, max_length)
     validation_source = resolve_validation(config.data)
     validation = [] if validation_source is None else tokenize(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
         lm.tokenizer, lm.kind, max_length)
     if validation_source is None and config.eval.perplexity:
         log.warning("no validation split found; perplexity is not tracked (set data.validation)")
+    general = general and tokenize(general, lm.tokenizer, lm.kind, max_length)
 
     names = config.benchmark_dirs()
 
     def run_eval(model, folder: Path, step: int, context: dict) -> dict:
         return evaluate(model, lm, str(folder), config.eval.benchmarks, names, folder, validation,
-                        config, {**context, "run": str(run_dir)})
+                        config, {**context, "run": str(run_dir), **record}, general=general)
 
     base = {**run_eval(lm.model, run_dir / "base", 0, {"step": 0, "epoch": 0.0}), "train_loss": None}
     if state.is_main_process and 0 not in {r["step"] for r in checkpoints.read_metrics(run_dir)}:
         checkpoints.append_metrics(run_dir, base)
 
-    honours = honours_num_items_in_batch(lm.model, lm.kind)
-    model = attach_adapter(lm.model, config, lm.kind)
     progress = Progress()
 
     def log_metrics(logs: dict) -> None:
@@ -93,15 +113,10 @@ def run_training(config: TrainConfig) -> dict:
         trainer.callback_handler.on_log(trainer.args, trainer.state, TrainerControl(), logs)
 
     evaluation = CheckpointEvaluation(run_dir, run_eval, base, log=log_metrics, say=progress.write)
-    trainer = Trainer(
-        model=model, args=_training_arguments(config, run_dir, packing), train_dataset=train_set,
-        data_collator=make_collator(lm.tokenizer, lm.kind, packing, config.mlm_probability),
-        processing_class=lm.tokenizer, callbacks=[progress, evaluation])
+    trainer = _make_trainer(config, lm, run_dir, texts, training_pairs, packing, max_length,
+                            [progress, evaluation], state)
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
-    # The trainer skips its division by the accumulation steps for models it believes
-    # normalise by num_items_in_batch; BertForMaskedLM does not (see modeling).
-    trainer.model_accepts_loss_kwargs = honours
     result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
 
     final_dir = run_dir / "final"
@@ -123,11 +138,80 @@ def run_training(config: TrainConfig) -> dict:
             "train_loss": result.training_loss, "metrics": metrics}
 
 
-def _prepare_run_dir(config: TrainConfig, run_dir: Path, state) -> Path | None:
-    """Refuse a folder holding another config; drop half-written checkpoints; find the resume point."""
+def _make_trainer(config: TrainConfig, lm, run_dir: Path, texts, training_pairs, packing: bool,
+                  max_length: int, callbacks: list, state) -> Trainer:
+    """The trainer for the configured objective, with our callbacks."""
+    arguments = _training_kwargs(config, run_dir, packing)
+    if config.objective == "dpo":
+        from queerbias.train.objectives.dpo import dpo_trainer
+
+        return dpo_trainer(lm, config, training_pairs, arguments, callbacks)
+    # The trainer skips its division by the accumulation steps for models it believes
+    # normalise by num_items_in_batch; BertForMaskedLM does not (see modeling).
+    honours = honours_num_items_in_batch(lm.model, lm.kind)
+    model = attach_adapter(lm.model, config, lm.kind)
+    common = dict(
+        model=model, args=TrainingArguments(**arguments),
+        train_dataset=build_dataset(tokenize(texts, lm.tokenizer, lm.kind, max_length), lm.kind,
+                                    packing, max_length),
+        data_collator=make_collator(lm.tokenizer, lm.kind, packing, config.mlm_probability),
+        processing_class=lm.tokenizer, callbacks=callbacks)
+    if config.objective == "equalise":
+        from queerbias.train.objectives.equalise import EqualiseTrainer, training_scorer
+        from queerbias.train.objectives.pairs import PairBatches
+
+        trainer = EqualiseTrainer(
+            **common, scorer=training_scorer(model, lm.tokenizer, lm.kind),
+            batches=PairBatches(training_pairs.pairs, config.pairs.batch_size, config.pairs.balance,
+                                config.seed, config.pairs.groups_per_batch, config.grad_accum,
+                                state.num_processes),
+            settings=config.equalise, process_index=state.process_index)
+    else:
+        trainer = Trainer(**common)
+    trainer.model_accepts_loss_kwargs = honours
+    return trainer
+
+
+def resolve_benchmarks(config: TrainConfig) -> tuple[TrainConfig, list[str]]:
+    """The benchmarks this run evaluates: mitigation objectives default to the held-out split,
+    and optional benchmarks whose data is not on this machine are left out (named)."""
+    from queerbias.pairs.registry import available_offline
+
+    resolved = copy.deepcopy(config)
+    kept, skipped = [], []
+    for bench, name in zip(resolved.eval.benchmarks, config.benchmark_dirs(), strict=True):
+        suite = SUITES[bench.suite]
+        if suite.pairs and bench.data is None and config.objective != "lm":
+            bench.data = HELD_OUT_DEFAULT
+        if bench.optional and suite.pairs and not available_offline(bench.data or suite.default_data):
+            log.warning("benchmark %s (%s) is not available offline; skipped", name, bench.data)
+            skipped.append(name)
+            continue
+        bench.name = name
+        kept.append(bench)
+    resolved.eval.benchmarks = kept
+    return resolved, skipped
+
+
+def _require_causal(config: TrainConfig) -> None:
+    """dpo scores continuations, so it needs a causal LM; told before any weights load."""
+    from queerbias.models.loading import model_kind
+
+    if (config.kind or model_kind(config.model, config.trust_remote_code)) != "causal":
+        raise QueerbiasError(f"config key 'objective': dpo needs a causal LM, and {config.model} "
+                             "is a masked LM (use equalise or cda for masked LMs)")
+
+
+def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) -> Path | None:
+    """Refuse a folder holding another config; drop half-written checkpoints; find the resume point.
+
+    config.yaml holds the resolved config and, under `record`, what the run derived from
+    it (objective, held-out check, corpus counts); only the config part must match.
+    """
     saved = run_dir / CONFIG_NAME
     if saved.is_file():
         previous = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        previous.pop("record", None)
         if previous != config.to_dict():
             changed = sorted(k for k in set(previous) | set(config.to_dict())
                              if previous.get(k) != config.to_dict().get(k))
@@ -139,12 +223,16 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path, state) -> Path | None:
             log.info("removed incomplete checkpoint %s", folder)
         resume = checkpoints.last_complete(run_dir)
         checkpoints.trim_metrics(run_dir, _step(resume))
-        save_config(config, saved)
+        save_config(config, saved, record)
     state.wait_for_everyone()
     resume = checkpoints.last_complete(run_dir)
     if resume is not None and state.is_main_process:
         log.info("resuming from %s", resume)
     return resume
+
+
+def _checksum(texts: list[str]) -> str:
+    return "sha256:" + hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
 
 
 def _step(checkpoint: Path | None) -> int:
@@ -155,9 +243,10 @@ def _model_max_length(model) -> int:
     return getattr(model.config, "max_position_embeddings", None) or 10**9
 
 
-def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> TrainingArguments:
+def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
+    """Keyword arguments of `TrainingArguments` (and of TRL's configs built on it)."""
     tensorboard = importlib.util.find_spec("tensorboard") is not None
-    return TrainingArguments(
+    return dict(
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,

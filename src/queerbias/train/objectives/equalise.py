@@ -8,11 +8,15 @@ for CLMs), computed by the scorer itself (`Scorer.logprob_tensor`, the positions
 `scoring.alignment`) with the autograd graph, so the loss optimises exactly what
 `queerbias score` measures.
 
-Why two terms: within a group, every pair shares the identity phrase's offset. The
-per-pair square mostly shrinks pair-level variation, so a smaller offset of the same sign
-leaves the group's binary score at 0 or 100. The group term (the squared mean over the
-group's pairs in the batch) targets that shared offset directly, while pair-level
-variation - which a tie-free binary score needs, see `pair_outcome` - may remain.
+Why more than the per-pair square: within a group, every pair shares the identity
+phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
+offset of the same sign leaves the group's binary score at 0 or 100. The group term (the
+squared mean over the group's pairs in the batch) targets that shared offset directly,
+while pair-level variation - which a tie-free binary score needs, see `pair_outcome` -
+may remain. The binary score reads the sign of d, i.e. where the group's median sits,
+which a skewed group can leave off zero when its mean is zero; the sign term (an option
+beyond the issue's formula) balances the group's mean of tanh(d / temperature), a robust
+location between mean (large temperature) and median (small).
 """
 
 from __future__ import annotations
@@ -29,16 +33,18 @@ from queerbias.train.objectives.pairs import PairBatches
 
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
-                  group_term: float) -> torch.Tensor:
-    """pair_term * mean d^2 + group_term * mean over groups of (mean d in the group)^2."""
+                  group_term: float, sign_term: float = 0.0, temperature: float = 1.0) -> torch.Tensor:
+    """pair_term * mean d^2 + group_term * mean over groups of (mean d in the group)^2
+    + sign_term * mean over groups of (mean tanh(d / temperature) in the group)^2."""
     d = more - less
     loss = pair_term * d.pow(2).mean()
-    if group_term:
-        index: dict[str, list[int]] = {}
-        for i, group in enumerate(groups):
-            index.setdefault(group, []).append(i)
-        means = torch.stack([d[rows].mean() for rows in index.values()])
-        loss = loss + group_term * means.pow(2).mean()
+    index: dict[str, list[int]] = {}
+    for i, group in enumerate(groups):
+        index.setdefault(group, []).append(i)
+    for weight, values in ((group_term, d), (sign_term, torch.tanh(d / temperature))):
+        if weight:
+            means = torch.stack([values[rows].mean() for rows in index.values()])
+            loss = loss + weight * means.pow(2).mean()
     return loss
 
 
@@ -62,7 +68,7 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
     """The bracketed pair loss of one batch (without the weight)."""
     more, less = pair_score_tensors(scorer, pairs)
     return equalise_loss(more, less, [p.group for p in pairs], settings.pair_term,
-                         settings.group_term)
+                         settings.group_term, settings.sign_term, settings.temperature)
 
 
 class EqualiseTrainer(Trainer):

@@ -61,8 +61,8 @@ def evaluation_pairs(config) -> dict[str, PairSet]:
     for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
         suite = SUITES[bench.suite]
         if suite.pairs:
-            found[name] = sample_pairs(load_pairs(bench.data or suite.default_data), bench.sample,
-                                       bench.seed)
+            found[name] = sample_pairs(load_pairs(bench.data or suite.default_data, **bench.options),
+                                       bench.sample, bench.seed)
     return found
 
 
@@ -70,27 +70,46 @@ class PairBatches:
     """Seeded pair batches: the batch for (step, micro-batch, process) is always the same,
     so a resumed run draws what an uninterrupted one would.
 
-    Balanced batches take turns over the groups (in a shuffled order), so a group's mean
-    in the group term rests on as many pairs as the batch allows.
+    Balanced batches take turns over the groups, so a group's mean in the group terms
+    rests on as many pairs as the batch allows. With `groups_per_batch` = k, each batch
+    holds k groups (batch_size / k pairs each): a group's mean then rests on several
+    pairs at the cost of one pair per group. The groups take turns in a shuffled cycle,
+    so every group is drawn equally often.
     """
 
-    def __init__(self, pairs: Sequence[Pair], batch_size: int, balance: bool, seed: int):
+    def __init__(self, pairs: Sequence[Pair], batch_size: int, balance: bool, seed: int,
+                 groups_per_batch: int | None = None, accumulation: int = 1, processes: int = 1):
         self.pairs, self.batch_size, self.balance, self.seed = list(pairs), batch_size, balance, seed
+        self.accumulation, self.processes = accumulation, processes
         self.by_group: dict[str, list[Pair]] = {}
         for pair in self.pairs:
             self.by_group.setdefault(pair.group, []).append(pair)
+        self.groups_per_batch = min(groups_per_batch or len(self.by_group), len(self.by_group))
+
+    def _rng(self, *parts) -> random.Random:
+        key = "/".join(map(str, (self.seed, *parts))).encode()
+        return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
     def draw(self, step: int, micro: int, process: int) -> list[Pair]:
-        key = f"{self.seed}/{step}/{micro}/{process}".encode()
-        rng = random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+        rng = self._rng(step, micro, process)
         if not self.balance:
             return rng.sample(self.pairs, min(self.batch_size, len(self.pairs)))
-        groups = sorted(self.by_group)
-        rng.shuffle(groups)
+        groups = self._groups(step, micro, process)
         pools = {g: rng.sample(self.by_group[g], len(self.by_group[g])) for g in groups}
         batch: list[Pair] = []
-        while len(batch) < min(self.batch_size, len(self.pairs)):
+        while len(batch) < self.batch_size and any(pools.values()):
             for group in groups:
                 if pools[group] and len(batch) < self.batch_size:
                     batch.append(pools[group].pop())
         return batch
+
+    def _groups(self, step: int, micro: int, process: int) -> list[str]:
+        """The groups of one batch: a window of a per-cycle shuffle of all groups."""
+        k, n = self.groups_per_batch, len(self.by_group)
+        draws_per_cycle = -(-n // k)
+        index = (step * self.accumulation + micro) * self.processes + process  # draws so far
+        cycle_number, position = divmod(index, draws_per_cycle)
+        order = sorted(self.by_group)
+        self._rng("cycle", cycle_number).shuffle(order)
+        window = order[position * k:(position + 1) * k]
+        return window + order[:k - len(window)]  # the last window of a cycle wraps around

@@ -1,0 +1,47 @@
+"""`dpo`: preference tuning with TRL's `DPOTrainer` on stereotype frames (causal LMs).
+
+The preference data follows BiasDPO (Allam 2024): the prompt is a stereotype frame up to
+the identity phrase ("Ich finde, trans Frauen"), the rejected continuation the stereotype
+(" sind nur in einer Phase."), the chosen one a refutation of its category (" kennen die
+eigene Identität genau."). Triples come only from the training pairs, which must be
+queerbias-de or one of its splits, since the frames are needed to cut a sentence into
+prompt and continuation (`pairs.queerbias_de.preference_triples`).
+
+LoRA by default (TRL builds the adapter from our LoraConfig; the reference model is the
+base with the adapter disabled), the same callbacks as every run (checkpoint evaluation,
+progress) and the trainer's own resume.
+"""
+
+from __future__ import annotations
+
+from queerbias.errors import QueerbiasError
+from queerbias.pairs.queerbias_de import preference_triples
+
+
+def preference_dataset(pairs):
+    """A `datasets.Dataset` of prompt/chosen/rejected for these queerbias-de pairs."""
+    from datasets import Dataset
+
+    if not all(p.pair_id.startswith("qde-") for p in pairs.pairs):
+        raise QueerbiasError(f"config key 'pairs.train': dpo builds its preference data from the "
+                             f"queerbias-de templates; {pairs.name} is not queerbias-de or a split of it")
+    triples = preference_triples({p.pair_id for p in pairs.pairs})
+    if not triples:
+        raise QueerbiasError(f"config key 'pairs.train': no frame of {pairs.name} yields a "
+                             "prompt for preference data")
+    return Dataset.from_list([{k: t[k] for k in ("prompt", "chosen", "rejected")} for t in triples])
+
+
+def dpo_trainer(lm, config, pairs, arguments: dict, callbacks: list):
+    """TRL's DPOTrainer for the base model, configured from our config."""
+    from trl import DPOConfig, DPOTrainer
+
+    from queerbias.train.modeling import lora_config
+
+    args = DPOConfig(**{**arguments, "include_num_input_tokens_seen": "no"},
+                     beta=config.dpo.beta, loss_type=[config.dpo.loss_type],
+                     max_length=config.dpo.max_length, gradient_checkpointing=False,
+                     precompute_ref_log_probs=False, dataset_num_proc=None)
+    peft = lora_config(lm.model, config, lm.kind) if config.method == "lora" else None
+    return DPOTrainer(model=lm.model, args=args, train_dataset=preference_dataset(pairs),
+                      processing_class=lm.tokenizer, callbacks=callbacks, peft_config=peft)

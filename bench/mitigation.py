@@ -8,8 +8,8 @@ and on English WinoQueer v0, with the paired, group-stratified bootstrap interva
 `queerbias compare`; the change of perplexity on the shipped neutral German text and on
 the corpus's validation split; and the wall time of the run.
 
-    python bench/mitigation.py                      # all methods, then its BENCHMARKS.md section
-    python bench/mitigation.py --methods equalise   # rerun one; the others are read as they are
+    python bench/mitigation.py                      # every method without a finished run, then the table
+    python bench/mitigation.py --methods mitigate-gemma-dpo   # (re)run these from scratch only
     python bench/mitigation.py --table-only         # only rewrite the table from finished runs
 
 Set QUEERBIAS_SHARED_DATA when the public data is not in ../shared/data (English v0).
@@ -28,23 +28,27 @@ import time
 from pathlib import Path
 
 import torch
+import yaml
 from benchmarks_md import write_section
+
+from queerbias.pairs.registry import available_offline
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "runs" / "bench" / "mitigation"
-METHODS = {  # row label -> config
-    "lm (continued pretraining)": "configs/mitigate-gemma-lm.yaml",
-    "lm, targeted (transgender, nonbinary)": "configs/mitigate-gemma-targeted.yaml",
-    "cda (two-sided)": "configs/mitigate-gemma-cda.yaml",
-    "equalise (issue's formula: per-pair term)": "configs/mitigate-gemma-equalise-pair.yaml",
-    "equalise": "configs/mitigate-gemma-equalise.yaml",
-    "cda + equalise": "configs/mitigate-gemma-cda-equalise.yaml",
-    "dpo": "configs/mitigate-gemma-dpo.yaml",
-    "demo (`bash scripts/run.sh`)": "configs/demo-gemma-lora.yaml",
+METHODS = {  # row label -> (config, processes)
+    "lm (continued pretraining)": ("configs/mitigate-gemma-lm.yaml", 1),
+    "lm, targeted (transgender, nonbinary)": ("configs/mitigate-gemma-targeted.yaml", 1),
+    "cda (two-sided)": ("configs/mitigate-gemma-cda.yaml", 1),
+    "equalise, the issue's formula (per-pair term only)": ("configs/mitigate-gemma-equalise-pair.yaml", 1),
+    "equalise (+ group term, 4 groups per batch)": ("configs/mitigate-gemma-equalise.yaml", 1),
+    "equalise + sign term": ("configs/mitigate-gemma-equalise-sign.yaml", 1),
+    "cda + equalise": ("configs/mitigate-gemma-cda-equalise.yaml", 1),
+    "dpo": ("configs/mitigate-gemma-dpo.yaml", 1),
+    "demo, 2 processes (`bash scripts/run.sh`; 400 held-out pairs, no OOD)": ("configs/demo-gemma-lora.yaml", 2),
 }
 
 
-def run(config: str, out: Path) -> float:
+def run(config: str, out: Path, processes: int) -> float:
     """Train one config into `out` (resuming what is there); returns the wall seconds.
 
     The base model's scores are the same for every method (same model, pairs and scoring);
@@ -53,16 +57,33 @@ def run(config: str, out: Path) -> float:
     Times of later runs therefore exclude the base scoring (perplexity still runs).
     """
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
-    donor = next((d / "base" for d in sorted(RUNS.glob("*")) if (d / "base" / "bias" / "summary.json").is_file()
-                  and (d / "base" / "bias-ood-en" / "summary.json").is_file()), None)
+    evaluated = yaml.safe_load((REPO / config).read_text())["eval"]
+    evaluated["benchmarks"] = [b for b in evaluated["benchmarks"]  # as the run resolves them
+                               if not b.get("optional") or available_offline(b["data"])]
+    donor = next((d / "base" for d in sorted(RUNS.glob("*")) if (d / "config.yaml").is_file()
+                  and _same_evaluation(yaml.safe_load((d / "config.yaml").read_text())["eval"], evaluated)
+                  and all((d / "base" / b["name"] / "summary.json").is_file() for b in evaluated["benchmarks"])),
+                 None)
     if donor is not None and not (out / "base").exists():
         shutil.copytree(donor, out / "base", ignore=shutil.ignore_patterns(".partial"))
+    launch = [sys.executable, "-m", "queerbias.cli"] if processes == 1 else [
+        str(Path(sys.executable).with_name("accelerate")), "launch", "--config_file",
+        str(REPO / "configs" / "accelerate" / "cpu-2proc.yaml"), "--main_process_port", "0",
+        str(REPO / "train" / "finetune.py")]
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "queerbias.cli", "train", "--config", str(REPO / config),
+    subprocess.run([*launch, *([] if processes > 1 else ["train"]), "--config", str(REPO / config),
                     f"output_dir={out}"], check=True, env=env, cwd=REPO)
     seconds = time.perf_counter() - started
     (out / "bench-wall.json").write_text(json.dumps({"wall_s": round(seconds, 1)}))
     return seconds
+
+
+def _same_evaluation(saved: dict, wanted: dict) -> bool:
+    """Whether a finished run evaluated the same benchmarks (its config.yaml holds the defaults
+    filled in, so only the keys the wanted config names are compared)."""
+    pairs = zip(saved["benchmarks"], wanted["benchmarks"])
+    return len(saved["benchmarks"]) == len(wanted["benchmarks"]) and all(
+        all(a.get(k) == v for k, v in b.items()) for a, b in pairs)
 
 
 def distance_cell(run_dir: Path, compare: str, score: str) -> str:
@@ -101,7 +122,8 @@ def row(label: str, config: str, run_dir: Path) -> str:
 def table(methods: dict[str, str]) -> str:
     lines = [
         f"`python bench/mitigation.py`: {platform.machine()}, torch {torch.__version__}, the configs' "
-        "settings (LoRA r8, bf16 autocast, 1 torch thread, 1 process; the demo: see its config). "
+        "settings (LoRA r8, bf16 autocast, 1 torch thread per process, 30 steps, 1 process; the demo: "
+        "24 steps in 2 processes). "
         "Distance to indifference (mean over identity groups of |score - 50|, 0 = every group at 50) "
         "from base to the last checkpoint, with the 95% paired, group-stratified bootstrap interval "
         "of its change; held-out: all queerbias-de:test pairs (stereotype predicates never trained on); "
@@ -113,7 +135,7 @@ def table(methods: dict[str, str]) -> str:
         "OOD (en) soft distance | general perplexity | in-domain perplexity | time |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for label, config in methods.items():
+    for label, (config, _) in methods.items():
         run_dir = RUNS / Path(config).stem
         if (run_dir / "metrics.jsonl").is_file():
             lines.append(row(label, config, run_dir))
@@ -126,10 +148,13 @@ def main() -> None:
     parser.add_argument("--table-only", action="store_true", help="rewrite the table from finished runs")
     args = parser.parse_args()
     if not args.table_only:
-        for config in METHODS.values():
-            stem = Path(config).stem
-            if args.methods is None or stem in args.methods:
-                run(config, RUNS / stem)
+        for config, processes in METHODS.values():
+            out = RUNS / Path(config).stem
+            if args.methods is not None and out.name in args.methods:
+                shutil.rmtree(out, ignore_errors=True)  # a fresh measurement
+            elif args.methods is not None or (out / "bench-wall.json").is_file():
+                continue
+            run(config, out, processes)
     write_section("mitigation", table(METHODS))
 
 

@@ -17,7 +17,6 @@ import logging
 from pathlib import Path
 
 import torch
-import yaml
 from transformers import (
     PrinterCallback,
     ProgressCallback,
@@ -44,6 +43,7 @@ from queerbias.train.modeling import (
     honours_num_items_in_batch,
     load_base,
 )
+from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path, state) -> Path | None:
     """Refuse a folder holding another config; drop half-written checkpoints; find the resume point."""
     saved = run_dir / CONFIG_NAME
     if saved.is_file():
-        previous = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        previous = load_yaml_mapping(saved, what="saved run config")
         if previous != config.to_dict():
             changed = sorted(k for k in set(previous) | set(config.to_dict())
                              if previous.get(k) != config.to_dict().get(k))

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-import yaml
-
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.suites.gifi.dimensions import DIMENSIONS
+from queerbias.yamlio import load_yaml_mapping
 
 DEFAULT_GROUPS = ("er", "sie", "xier", "en", "dey", "nin")
 
@@ -66,10 +65,7 @@ class GifiConfig:
     @classmethod
     def from_yaml(cls, path: Path | str) -> GifiConfig:
         path = Path(path)
-        try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as err:
-            raise DataError(path, f"cannot read GIFI config: {err}") from err
+        document = load_yaml_mapping(path, what="GIFI config")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(document) - known)
         if unknown:

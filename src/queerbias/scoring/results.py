@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import platform
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from queerbias.fileio import atomic_write
+from queerbias.fileio import atomic_write, dump_json_strict
 from queerbias.pairs.taxonomy import table_order
 from queerbias.scoring.aggregate import summarise_groups
 from queerbias.scoring.pair_scores import PairScore
@@ -97,5 +96,5 @@ def write_outputs(out_dir: Path, scores: Sequence[PairScore], meta: dict) -> dic
     summary = build_summary(scores, meta)
     atomic_write(out_dir / "pairs.csv", pairs_csv(scores))
     atomic_write(out_dir / "summary.md", summary_markdown(summary))
-    atomic_write(out_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(out_dir / "summary.json", dump_json_strict(summary))
     return summary

@@ -24,13 +24,13 @@ from tqdm.auto import tqdm
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
-from queerbias.models.loading import LoadedModel, load_model
+from queerbias.models.loading import LoadedModel, inspect_model, load_model
 from queerbias.pairs.io import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.pair_scores import pair_outcome, score_pairs
+from queerbias.scoring.pair_scores import pair_outcome, score_pairs, screen_pairs
 from queerbias.scoring.results import package_versions, write_outputs
-from queerbias.scoring.scorer import make_scorer
+from queerbias.scoring.scorer import SentenceEncoder, make_scorer
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ CHUNK_PAIRS = 128  # pairs scored between two saves of progress
 
 def sample_pairs(pair_set: PairSet, n: int | None, seed: int = 0) -> PairSet:
     """A seeded subset of n pairs in their original order (the whole set when n is None)."""
+    if n is not None and n < 1:
+        raise QueerbiasError(f"a sample needs at least 1 pair, got {n}")
     if n is None or n >= len(pair_set):
         return pair_set
     chosen = sorted(random.Random(seed).sample(range(len(pair_set)), n))
@@ -60,16 +62,24 @@ def score_to_dir(
     progress: bool = True,
     chunk_pairs: int = CHUNK_PAIRS,
     extra_meta: dict | None = None,
+    identical: str = "error",
     **load_options,
 ) -> dict:
-    """Score and write the output contract; returns the summary (on every process)."""
+    """Score and write the output contract; returns the summary (on every process).
+
+    Pairs are screened with the tokenizer before the weights load (`screen_pairs`;
+    `identical` decides on pairs whose texts become the same tokens).
+    """
     state = process_state()
     config = config or ScoringConfig()
     out_dir = Path(out_dir)
     started = time.perf_counter()
     pair_set = pairs_spec if isinstance(pairs_spec, PairSet) else load_pairs(pairs_spec)
     pair_set = sample_pairs(pair_set, sample, seed)
-    lm = model_spec if isinstance(model_spec, LoadedModel) else load_model(model_spec, **load_options)
+    found = model_spec if isinstance(model_spec, LoadedModel) else inspect_model(model_spec, **load_options)
+    encoder = SentenceEncoder(found.tokenizer, found.kind, config, found.max_length)
+    pair_set = screen_pairs(pair_set, encoder, identical)
+    lm = found if isinstance(found, LoadedModel) else load_model(found)
     loaded = time.perf_counter()
     run_key = _run_key(lm.fingerprint, pair_set.checksum, config.scoring_id)
     summary_path = out_dir / "summary.json"

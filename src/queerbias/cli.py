@@ -2,7 +2,8 @@
 
 The console command. Each subcommand lives in its own module under `queerbias.commands` and exposes
 `register(subparsers)`; the modules are discovered, so adding a command never
-touches this file.
+touches this file. Every refusal, from argparse or from our code, is one line on
+stderr with exit status 2; the argument types below are shared by the commands.
 """
 
 from __future__ import annotations
@@ -12,13 +13,53 @@ import importlib
 import logging
 import pkgutil
 import sys
+from pathlib import Path
 
 from queerbias import __version__, commands
 from queerbias.errors import QueerbiasError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the full usage is one `--help` away).
+
+    Subparsers inherit the class, so this holds for every subcommand.
+    """
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """An argument that counts something and must be at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def batch_size(text: str) -> int | str:
+    """`auto` or a positive number of sequences."""
+    if text == "auto":
+        return text
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number of at least 1, "
+                                         f"got {text!r}") from err
+
+
+def output_folder(text: str) -> Path:
+    """An output folder; an empty one would silently mean the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; name an output folder (`.` for this one)")
+    return Path(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="queerbias", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="queerbias", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"queerbias {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -107,7 +107,7 @@ def run_classify(args) -> int:
         raise QueerbiasError("--kind applies to language models, not to sequence classifiers")
     if args.resamples < 1:
         raise QueerbiasError("--resamples must be at least 1")
-    load = {k: v for k, v in model_options(args).items() if k != "kind"}
+    load = {k: v for k, v in model_options(args).items() if k not in ("kind", "force_kind")}
     outs = _out_dirs(args, "classify", args.model)
     tasks = resolve_tasks(args.task, args.data)
     if not args.train and len(tasks) > 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from queerbias.cli import batch_size, output_folder, positive_int
 from queerbias.scoring.config import SCORING_CHOICES, ScoringConfig
 
 DEFAULT_MODEL = "embedded:gemma-3-270m"
@@ -21,18 +22,21 @@ def register(subparsers) -> None:
                         f"(repeatable; default {DEFAULT_MODEL})")
     p.add_argument("--pairs", default=DEFAULT_PAIRS,
                    help=f"registered benchmark name or a CSV/TSV/JSONL file (default {DEFAULT_PAIRS})")
-    p.add_argument("--out", type=Path, default=None, help="output directory (default runs/score/<model>)")
+    p.add_argument("--out", type=output_folder, default=None,
+                   help="output directory (default runs/score/<model>)")
     add_model_options(p)
     add_scoring_options(p)
-    p.add_argument("--batch-size", default="auto", help="sequences per batch, or auto (default)")
-    p.add_argument("--sample", type=int, default=None, help="score a seeded subset of N pairs")
+    p.add_argument("--batch-size", type=batch_size, default="auto",
+                   help="sequences per batch, or auto (default)")
+    p.add_argument("--sample", type=positive_int, default=None, help="score a seeded subset of N pairs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--duplicates", choices=("error", "keep", "drop"), default="error",
                    help="rows repeating another row or pair id")
     p.add_argument("--identical", choices=("error", "keep", "drop"), default="error",
-                   help="pairs whose two sentences are the same (the reference counts them as ties)")
+                   help="pairs whose two sentences are the same, as text or as the model's tokens "
+                        "(the reference counts them as ties)")
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
-    p.add_argument("--chunk-pairs", type=int, default=128,
+    p.add_argument("--chunk-pairs", type=positive_int, default=128,
                    help="pairs scored between two saves of progress (resume granularity)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
@@ -41,7 +45,10 @@ def register(subparsers) -> None:
 def add_model_options(p) -> None:
     """Loading options shared by every command that takes --model."""
     p.add_argument("--kind", choices=("masked", "causal"), default=None,
-                   help="override the masked/causal detection from the config")
+                   help="masked or causal, when the config does not say; contradicting the "
+                        "config's architecture needs --force-kind")
+    p.add_argument("--force-kind", action="store_true",
+                   help="score with --kind even where the architecture is of the other kind")
     p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
                    help="float32 (default, exact); bf16/fp16 are faster on GPUs but change "
                         "about 2-3%% of decisions")
@@ -57,20 +64,36 @@ def add_scoring_options(p) -> None:
     for name, choices in SCORING_CHOICES.items():
         group.add_argument(f"--{name}", choices=choices, default=getattr(ScoringConfig(), name))
     group.add_argument("--decimals", type=int, default=3, help="rounding before comparing (3)")
+    long = group.add_mutually_exclusive_group()
+    long.add_argument("--truncate", dest="long_sentences", action="store_const", const="truncate",
+                      default="error", help="score only the first tokens of a sentence longer "
+                                            "than the model takes (default: refuse it)")
+    long.add_argument("--skip-long", dest="long_sentences", action="store_const", const="skip",
+                      help="leave out pairs with a sentence longer than the model takes")
 
 
 def scoring_config(args) -> ScoringConfig:
     return ScoringConfig(**{name: getattr(args, name) for name in SCORING_CHOICES},
-                         decimals=args.decimals)
+                         decimals=args.decimals, long_sentences=args.long_sentences)
 
 
 def model_options(args) -> dict:
-    return {"kind": args.kind, "dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
+    return {"kind": args.kind, "force_kind": args.force_kind, "dtype": args.dtype,
+            "trust_remote_code": args.trust_remote_code,
             "allow_pickle_weights": args.allow_pickle_weights}
 
 
 def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.rstrip("/").split("/")[-1].replace(":", "-"))
+
+
+def output_root(args) -> Path:
+    """--out, or runs/score/<model>; checked to be a folder we can write before any work."""
+    from queerbias.fileio import require_output_dir
+
+    models = args.model or [DEFAULT_MODEL]
+    root = args.out or Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")
+    return require_output_dir(root)
 
 
 def run(args) -> int:
@@ -80,15 +103,15 @@ def run(args) -> int:
 
     models = args.model or [DEFAULT_MODEL]
     config = scoring_config(args)
+    root = output_root(args)
     pair_set = load_pairs(args.pairs, duplicates=args.duplicates, identical=args.identical)
-    batch_size = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
-    root = args.out or Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")
     main_process = process_state().is_main_process
     summaries = []
     for spec in models:
         out = root if len(models) == 1 else root / slug(spec)
-        summary = score_to_dir(spec, pair_set, out, config, batch_size=batch_size,
-                               sample=args.sample, seed=args.seed, overwrite=args.overwrite,
+        summary = score_to_dir(spec, pair_set, out, config, batch_size=args.batch_size,
+                               sample=args.sample, seed=args.seed, identical=args.identical,
+                               overwrite=args.overwrite,
                                chunk_pairs=args.chunk_pairs,
                                progress=not args.no_progress, **model_options(args))
         summaries.append((spec, summary))

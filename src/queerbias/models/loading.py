@@ -138,11 +138,14 @@ def input_limit(config, tokenizer) -> int | None:
     return min(real) if real else None
 
 
-def non_finite_parameters(model: torch.nn.Module, limit: int = 3) -> list[str]:
+def non_finite_parameters(model: torch.nn.Module, limit: int = 3,
+                          trainable_only: bool = False) -> list[str]:
     """Names of (up to `limit`) weight tensors holding NaN or infinity."""
     found = []
     with torch.no_grad():
         for name, tensor in model.named_parameters():
+            if trainable_only and not tensor.requires_grad:
+                continue
             if tensor.is_floating_point() and not torch.isfinite(tensor).all():
                 found.append(name)
                 if len(found) == limit:

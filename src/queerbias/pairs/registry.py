@@ -96,7 +96,7 @@ def resolve_pairs(spec: str) -> Path | PairSet:
         info = registry[spec]
         return build_builtin(info) if info.builtin else fetch(info)
     path = Path(spec).expanduser()
-    if path.is_file():
+    if path.exists():  # the reader says what is wrong with a folder or a FIFO
         return path
     raise QueerbiasError(
         f"{spec!r} is neither a registered benchmark ({', '.join(registry)}) nor an existing file"

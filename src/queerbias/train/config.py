@@ -8,6 +8,7 @@ the run directory, and a rerun (resume) must resolve to the same one.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -215,11 +216,11 @@ def _coerce(value, tp, key: str):
     if tp is float:
         if isinstance(value, str):  # YAML 1.1 reads `2e-5` (no dot) as a string
             try:
-                return float(value)
+                value = float(value)
             except ValueError:
                 pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise QueerbiasError(f"config key '{key}' must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise QueerbiasError(f"config key '{key}' must be a (finite) number, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):

@@ -17,7 +17,6 @@ is the same set of positions at every checkpoint, so the figures are comparable.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ import torch
 from queerbias.models import LoadedModel
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.scoring.config import ScoringConfig
+from queerbias.train.guards import finite_perplexity
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, token
             totals += torch.stack([nll.double(), (targets != -100).sum().double().to(device)])
     if state.num_processes > 1:
         torch.distributed.all_reduce(totals)
-    return math.exp(totals[0].item() / max(totals[1].item(), 1.0))
+    return finite_perplexity(totals[0].item() / max(totals[1].item(), 1.0), model)
 
 
 def _fixed_masking(ids, mask, tokenizer, probability: float, generator):

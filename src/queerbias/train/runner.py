@@ -38,6 +38,7 @@ from queerbias.train.data import (
     tokenize,
 )
 from queerbias.train.evaluation import SUITES, evaluate
+from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
     attach_adapter,
     honours_num_items_in_batch,
@@ -96,13 +97,16 @@ def run_training(config: TrainConfig) -> dict:
     trainer = Trainer(
         model=model, args=_training_arguments(config, run_dir, packing), train_dataset=train_set,
         data_collator=make_collator(lm.tokenizer, lm.kind, packing, config.mlm_probability),
-        processing_class=lm.tokenizer, callbacks=[progress, evaluation])
+        processing_class=lm.tokenizer, callbacks=[NonFiniteGuard(), progress, evaluation])
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     # The trainer skips its division by the accumulation steps for models it believes
     # normalise by num_items_in_batch; BertForMaskedLM does not (see modeling).
     trainer.model_accepts_loss_kwargs = honours
-    result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    try:
+        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    finally:
+        progress.close()
 
     final_dir = run_dir / "final"
     trainer.save_model(str(final_dir))
@@ -171,6 +175,7 @@ def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> Tr
         bf16=config.precision == "bf16",
         fp16=config.precision == "fp16",
         logging_steps=config.logging_steps,
+        logging_nan_inf_filter=False,  # a NaN loss must show (train/guards.py), not be averaged away
         save_strategy="steps",
         save_steps=config.eval_every,
         eval_strategy="no",

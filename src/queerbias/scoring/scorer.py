@@ -92,13 +92,7 @@ class Scorer(ABC):
     def encode(self, text: str) -> Encoding:
         cached = self._encodings.get(text)
         if cached is None:
-            cached = self.encoder(text)
-            if self.encoder.too_long(cached):
-                raise QueerbiasError(
-                    f"a sentence is {len(cached.ids)} tokens long, more than {self.lm.spec} takes "
-                    f"({self.encoder.max_length}): {text[:60]!r}...; shorten it, or pass "
-                    "--truncate (scoring option long_sentences: truncate)")
-            self._encodings[text] = cached
+            cached = self._encodings[text] = self.encoder(text)
             self._by_ids[cached.ids] = cached
         return cached
 
@@ -118,10 +112,21 @@ class Scorer(ABC):
         requests = list(requests)
         missing = [r for r in dict.fromkeys(requests) if r not in self._logprobs]
         if missing:
+            self._refuse_too_long(missing)
             computed = self._compute_logprobs(missing)
             self._refuse_non_finite(computed)
             self._logprobs.update(computed)
         return {r: self._logprobs[r] for r in requests}
+
+    def _refuse_too_long(self, requests: list[Request]) -> None:
+        """The last line of defence for suites that do not screen their texts first."""
+        ids = max((ids for ids, _ in requests), key=len)
+        if self.encoder.too_long(self._by_ids[ids]):
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            raise QueerbiasError(f"a sentence is {len(ids)} tokens long, more than the "
+                                 f"{self.encoder.max_length} positions of {self.lm.spec} "
+                                 f"({text[:50]!r}...); shorten it (pair scoring: --truncate "
+                                 "or --skip-long)")
 
     def _refuse_non_finite(self, computed: Mapping[Request, float]) -> None:
         bad = {ids for (ids, _), value in computed.items() if not math.isfinite(value)}

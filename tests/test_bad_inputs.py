@@ -304,3 +304,27 @@ def test_accelerate_launch_shows_only_our_line(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"queerbias train: error: {config}: duplicate key 'seed' on lines 2 and 3; YAML keys "
         "must be unique (the second would silently win)"]
+
+
+@pytest.mark.parametrize(("pairs", "option", "n", "recorded"), [
+    ("long_pair", "--skip-long", 2, {"long_pairs": 1}),
+    ("long_pair", "--truncate", 3, {"long_pairs": 1}),
+    ("unk_pair", "--identical=keep", 3, {"token_identical_pairs": 1, "token_identical_policy": "keep"}),
+    ("unk_pair", "--identical=drop", 2, {"token_identical_pairs": 1, "token_identical_policy": "drop"}),
+])
+def test_the_ways_out_are_recorded(pairs, option, n, recorded, tmp_path, model_variants, request,
+                                   monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    out = tmp_path / "out"
+    assert main(["score", "--no-progress", "--pairs", inputs[pairs], "--model", inputs["bert"],
+                 "--out", str(out), option]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["n"] == n
+    assert recorded.items() <= summary["meta"]["data"].items()
+    long_policy = {"--skip-long": "skip", "--truncate": "truncate"}.get(option)
+    assert summary["meta"]["scoring"]["deviations"] == ({"long_sentences": long_policy}
+                                                        if long_policy else {})

@@ -88,10 +88,13 @@ def screen_pairs(pair_set: PairSet, encoder: SentenceEncoder, identical: str = "
     """
     long, same = [], []
     for pair in pair_set.pairs:
-        first, second = (encoder(text) for text in pair.aligned_order)
+        first, second = (encoder(text, cut=False) for text in pair.aligned_order)
         if encoder.too_long(first) or encoder.too_long(second):
             long.append((pair, max(len(first.ids), len(second.ids))))
-        elif first.ids == second.ids and pair.sent_more != pair.sent_less:
+            if encoder.config.long_sentences != "truncate":
+                continue
+            first, second = (encoder(text) for text in pair.aligned_order)
+        if first.ids == second.ids and pair.sent_more != pair.sent_less:
             same.append(pair)  # identical texts were settled when the file was read
     where = pair_set.source or pair_set.name
     if long and encoder.config.long_sentences == "error":

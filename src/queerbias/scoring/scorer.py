@@ -50,22 +50,23 @@ class SentenceEncoder:
     """Text -> `Encoding` as a scorer of `kind` sees it: lowercasing, special tokens or BOS,
     and the model's length limit (`max_length` tokens, None = unknown).
 
-    A longer sentence is refused unless the config says `long_sentences: truncate`, which
-    keeps its first `max_length` tokens.
+    Under `long_sentences: truncate` a longer sentence keeps its first `max_length`
+    tokens; otherwise `too_long` tells callers which sentences to refuse or leave out.
     """
 
     def __init__(self, tokenizer, kind: str, config: ScoringConfig, max_length: int | None):
         from queerbias.scoring.causal import CausalScorer
         from queerbias.scoring.masked import MaskedScorer
 
-        self.tokenizer, self.kind, self.config, self.max_length = tokenizer, kind, config, max_length
+        self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
         self._tokenize = (MaskedScorer if kind == "masked" else CausalScorer).tokenize
         self._lowercase = config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
         self._truncate = config.long_sentences == "truncate" and max_length is not None
 
-    def __call__(self, text: str) -> Encoding:
+    def __call__(self, text: str, cut: bool = True) -> Encoding:
+        """The encoding the scorer uses; `cut=False`: never truncated (to measure it)."""
         return self._tokenize(self.tokenizer, self.config, text.lower() if self._lowercase else text,
-                              self.max_length if self._truncate else None)
+                              self.max_length if cut and self._truncate else None)
 
     def too_long(self, encoding: Encoding) -> bool:
         return self.max_length is not None and len(encoding.ids) > self.max_length
@@ -135,10 +136,10 @@ class Scorer(ABC):
         example = self.tokenizer.decode(next(iter(bad)), skip_special_tokens=True)
         raise NonFiniteScores(
             f"{self.lm.spec} gives NaN or infinite log-probabilities ({len(bad)} sentences, "
-            f"e.g. {example[:60]!r}): {self.likely_cause()}; its scores would be meaningless",
+            f"e.g. {example[:60]!r}): {self._likely_cause()}; its scores would be meaningless",
             frozenset(bad))
 
-    def likely_cause(self) -> str:
+    def _likely_cause(self) -> str:
         """Why a model outputs NaN/inf: broken weights, a half-precision overflow, or else."""
         from queerbias.models.loading import non_finite_parameters
 

@@ -92,6 +92,10 @@ def _tokenizer_only(folder: Path) -> None:
         (folder / name).unlink()
 
 
+def _no_weights(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+
+
 def _gemma_config(inputs) -> Path:
     """A folder with only a (tiny) Gemma 3 config: the kind check comes before weights."""
     from transformers import Gemma3TextConfig
@@ -134,6 +138,7 @@ BUILDERS = {
     "empty_folder": lambda i: _folder(i, "empty"),
     "tokenizer_only": lambda i: _model_variant(i, "tokenizer-only", "bert", _tokenizer_only),
     "truncated": lambda i: _model_variant(i, "truncated", "bert", _truncate_weights),
+    "no_weights": lambda i: _model_variant(i, "no-weights", "bert", _no_weights),
     "nan_bert": lambda i: _model_variant(i, "nan-bert", "bert", _nan_weight),
     "gemma": _gemma_config,
     "latin1_gruff": _latin1_gruff,
@@ -183,6 +188,8 @@ CASES = [
     (SCORE + " --sample 0", 2, "argument --sample: must be at least 1, got 0"),
     # score: pair files
     ("score --pairs {fifo} --model {bert}", 2, "is a FIFO (named pipe), not a regular pair file"),
+    ("score --pairs /dev/null --model {bert}", 2, "is a device, not a regular pair file"),
+    ("score --pairs {tmp} --model {bert}", 2, "is a folder, not a pair file"),
     ("score --pairs {latin1_pairs} --model {bert}", 2, "row 2: not UTF-8"),
     ("score --pairs {open_quote} --model {bert}", 2, "row 4, field 'sent_less': a quote (\") opened"),
     ("score --pairs {one_line} --model {bert}", 2, "is longer than 131072 characters"),
@@ -190,6 +197,7 @@ CASES = [
     ("score --pairs {pairs} --model {empty_folder}", 2, "the folder is empty"),
     ("score --pairs {pairs} --model {tokenizer_only}", 2, "holds only a tokenizer but no config.json"),
     ("score --pairs {pairs} --model {truncated}", 2, "model.safetensors: truncated"),
+    ("score --pairs {pairs} --model {no_weights}", 2, "holds a config.json but no weights"),
     ("score --pairs {pairs} --model {file}", 2, "is a file; give the model's folder"),
     ("score --pairs {pairs} --model ./no/such/model", 2, "no such model folder"),
     ("score --pairs {pairs} --model {bert} --kind causal", 2, "is a masked LM (BertForMaskedLM, "

@@ -215,7 +215,7 @@ def _check_folder(path: str) -> None:
     """
     folder = Path(path).expanduser()
     if not folder.exists():
-        if path.startswith((".", "/", "~")) or Path(path).is_absolute() or path.count("/") > 1:
+        if path.startswith((".", "/", "~")) or path.count("/") > 1:  # Hub ids are org/name
             raise QueerbiasError(f"{path}: no such model folder (nor a Hugging Face id)")
         return  # a Hub id
     if not folder.is_dir():
@@ -232,8 +232,12 @@ def _check_folder(path: str) -> None:
                 else f"no model ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
         raise QueerbiasError(f"{path}: holds {what} but no config.json; give the folder "
                              "that save_pretrained wrote for the model")
-    for weights in sorted(folder.glob("*.safetensors")):
-        _check_safetensors(weights)
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights and not any(n.endswith((".bin", ".pt", ".pth")) for n in names):
+        raise QueerbiasError(f"{path}: holds a config.json but no weights (*.safetensors); give "
+                             "the folder that save_pretrained wrote for the model")
+    for file in weights:
+        _check_safetensors(file)
 
 
 def _check_safetensors(path: Path) -> None:
@@ -319,7 +323,7 @@ def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bo
                                            use_safetensors=None if allow_pickle else True,
                                            **options, **extra)
     except (OSError, ValueError, SafetensorError) as err:
-        message = str(err).splitlines()[0]
+        message = str(err).splitlines()[0].rstrip(".")
         pickle_only = "pytorch_model.bin" in str(err) or "safetensors" in message.lower()
         hint = (" If the checkpoint only has pickle (.bin) weights and you trust it, pass "
                 "--allow-pickle-weights." if pickle_only and not allow_pickle else "")

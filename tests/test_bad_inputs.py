@@ -96,14 +96,16 @@ def _no_weights(folder: Path) -> None:
     (folder / "model.safetensors").unlink()
 
 
-def _gemma_config(inputs) -> Path:
-    """A folder with only a (tiny) Gemma 3 config: the kind check comes before weights."""
-    from transformers import Gemma3TextConfig
+def _tiny_gemma(inputs) -> Path:
+    """A tiny random Gemma 3 without a tokenizer: the kind check comes before it is needed."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
-    folder = inputs.tmp / "gemma"
-    Gemma3TextConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                     num_attention_heads=1, num_key_value_heads=1, head_dim=16,
-                     architectures=["Gemma3ForCausalLM"]).save_pretrained(folder)
+    folder = inputs.models / "gemma"
+    if not folder.exists():
+        config = Gemma3TextConfig(vocab_size=64, hidden_size=16, intermediate_size=32,
+                                  num_hidden_layers=1, num_attention_heads=1, num_key_value_heads=1,
+                                  head_dim=16, architectures=["Gemma3ForCausalLM"])
+        Gemma3ForCausalLM(config).save_pretrained(folder)
     return folder
 
 
@@ -140,7 +142,7 @@ BUILDERS = {
     "truncated": lambda i: _model_variant(i, "truncated", "bert", _truncate_weights),
     "no_weights": lambda i: _model_variant(i, "no-weights", "bert", _no_weights),
     "nan_bert": lambda i: _model_variant(i, "nan-bert", "bert", _nan_weight),
-    "gemma": _gemma_config,
+    "gemma": _tiny_gemma,
     "latin1_gruff": _latin1_gruff,
     "dup_train": lambda i: _write(i, "dup.yaml", "model: x\nlearning_rate: 1e-5\n"
                                   "data: {train: x}\nlearning_rate: 1000\n"),

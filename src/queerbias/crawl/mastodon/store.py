@@ -127,12 +127,13 @@ class CrawlStore:
             self._meta = self._recover_posts()
             self._recover_reid()
             if self.rebuilt and self._meta:
+                self.state["checked_at"] = self._oldest_check()
                 log.warning("%s was missing; rebuilt it from the %d posts in %s (paging starts afresh)",
                             self.dir / STATE, len(self._meta), self.dir / POSTS)
             self._purge_forgotten()
             self._posts = open_private_append(self.dir / POSTS)
             self._reid = open_private_append(self.dir / REID)
-            self._save()
+            self._save(with_stats=True)
         except BaseException:
             self._folder_lock.release()
             raise
@@ -205,6 +206,11 @@ class CrawlStore:
         self.state["records"] = len(kept)
         self.state["rewriting"] = False
         return meta
+
+    def _oldest_check(self) -> str | None:
+        """When every post was last known to be wanted, from the sealed data; None if a post has none."""
+        checks = [data.get("checked_at") for _, data in self.reidentification()]
+        return min(checks) if len(checks) == len(self._meta) and all(checks) else None
 
     def _reid_lines(self) -> Iterator[tuple[str, str]]:
         for line in self._complete_lines(REID):
@@ -333,8 +339,14 @@ class CrawlStore:
                               sealed={p: post.reidentification for p, post in replace.items()})
             self._save()
 
-    def _save(self) -> None:
+    def _save(self, with_stats: bool = False) -> None:
+        """state.json after every change; stats.json (for people, derived from the state) on open, after
+        rewrites and on close, not after every page."""
         atomic_write(self.dir / STATE, _json_bytes(self.state), permissions=PRIVATE_FILE)
+        if with_stats:
+            self._write_stats()
+
+    def _write_stats(self) -> None:
         atomic_write(self.dir / STATS, _json_bytes(self._stats()), permissions=PRIVATE_FILE)
 
     def _rewrite(self, remove: dict[str, str] | None = None, records: dict[str, dict] | None = None,
@@ -388,7 +400,7 @@ class CrawlStore:
             self._check_open()
             removed = self._rewrite(remove, records, sealed) if (remove or records or sealed) else Counter()
             self.state.update(state_updates)
-            self._save()
+            self._save(with_stats=True)
             return removed
 
     def forget(self, accounts: set[str]) -> Counter:
@@ -398,7 +410,7 @@ class CrawlStore:
             self.forgotten.add(accounts, self.key.fingerprint)
             doomed = {p: FORGOTTEN_DROP for p, m in self._meta.items() if m.account in accounts}
             removed = self._rewrite(remove=doomed) if doomed else Counter()
-            self._save()
+            self._save(with_stats=True)
             return removed
 
     # -- reading -------------------------------------------------------------------------------
@@ -439,11 +451,13 @@ class CrawlStore:
         with self._lock:
             if self.state["sightings"] and not self._closed:
                 self._rewrite()
-                self._save()
+                self._save(with_stats=True)
 
     def close(self) -> None:
         """Stop all writing (a commit in progress finishes first) and release the folder."""
         with self._lock:
+            if not self._closed and self.failure is None:
+                self._write_stats()
             self._closed = True
             self._posts.close()
             self._reid.close()

@@ -56,6 +56,8 @@ class RobotsPolicy:
         try:
             response = self.fetcher.get(origin + "/robots.txt", accept="text/plain")
         except FetchError as err:
+            if err.outcome:  # an internal address, or a host that asked us to wait: say so, not "unreachable"
+                return err
             if err.status is not None and 400 <= err.status < 500 and err.status != 429:
                 parser.allow_all = True
                 return parser

@@ -229,11 +229,11 @@ def test_a_gzip_bomb_stays_under_a_memory_cap(tmp_path):
     assert stats["instances"][server.url]["feeds"]["tag:queer"].startswith("failed: Refused: answer larger")
 
 
-# Runs the crawl with writes past 12 KB failing (EFBIG), as on a full disk; the language model is loaded
-# first because py3langid unpacks it to a temporary file.
+# Runs the crawl with writes past 16 KB failing (EFBIG), as on a full disk: the first page fits, a later one
+# does not. The language model is loaded first because py3langid unpacks it to a temporary file.
 _STARVED = ("import resource, sys; from queerbias.text.language import detect_language; "
             "detect_language('Heute waren wir beim CSD in der Stadt'); "
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (12_000, 12_000)); "
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (16_000, 16_000)); "
             "from queerbias.crawl.mastodon.cli import main; sys.exit(main(sys.argv[1:]))")
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 import zlib
 from collections import Counter
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -137,13 +138,19 @@ def _assert_consistent(out: Path, killed: bool = False) -> list[dict]:
     return posts
 
 
-def test_sigkill_mid_crawl_then_rerun_loses_and_duplicates_nothing(tmp_path):
+@contextmanager
+def _crawl_held_mid_way(tmp_path: Path, pages: int):
+    """Two fake instances, and a crawl process whose request for a's page `pages + 1` the server holds."""
     a, b = _two_instances()
     with FakeMastodonServer(a) as sa, FakeMastodonServer(b) as sb:
-        out = tmp_path / "out"
-        sa.pause_after_timeline_requests(len(sa.timeline_requests()) + 2)  # hold a's 3rd page of this run
-        victim = _crawl_process(out, sa.url, sb.url)
+        sa.pause_after_timeline_requests(pages)
+        process = _crawl_process(tmp_path / "out", sa.url, sb.url)
         assert sa.paused.wait(timeout=60)
+        yield sa, sb, tmp_path / "out", process
+
+
+def test_sigkill_mid_crawl_then_rerun_loses_and_duplicates_nothing(tmp_path):
+    with _crawl_held_mid_way(tmp_path, pages=2) as (sa, sb, out, victim):
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(timeout=10)
         sa.resume()
@@ -161,12 +168,7 @@ def test_sigkill_mid_crawl_then_rerun_loses_and_duplicates_nothing(tmp_path):
 
 
 def test_one_ctrl_c_stops_cleanly_with_the_state_saved(tmp_path):
-    a, b = _two_instances()
-    with FakeMastodonServer(a) as sa, FakeMastodonServer(b) as sb:
-        out = tmp_path / "out"
-        sa.pause_after_timeline_requests(len(sa.timeline_requests()) + 2)
-        victim = _crawl_process(out, sa.url, sb.url)
-        assert sa.paused.wait(timeout=60)
+    with _crawl_held_mid_way(tmp_path, pages=2) as (sa, sb, out, victim):
         started = time.monotonic()
         victim.send_signal(signal.SIGINT)  # once
         _, stderr = victim.communicate(timeout=20)
@@ -183,13 +185,8 @@ def test_one_ctrl_c_stops_cleanly_with_the_state_saved(tmp_path):
     assert _texts(_assert_consistent(out)) == COMPLETE
 
 
-def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_path, crawl_key):
-    a, b = _two_instances()
-    with FakeMastodonServer(a) as sa, FakeMastodonServer(b) as sb:
-        out = tmp_path / "out"
-        sa.pause_after_timeline_requests(len(sa.timeline_requests()) + 1)
-        first = _crawl_process(out, sa.url, sb.url)
-        assert sa.paused.wait(timeout=60)
+def test_a_second_run_on_the_same_folder_is_refused_while_the_first_runs(tmp_path):
+    with _crawl_held_mid_way(tmp_path, pages=1) as (sa, sb, out, first):
         second = _crawl_process(out, sa.url, sb.url)
         _, err = second.communicate(timeout=60)
         assert second.returncode == 2

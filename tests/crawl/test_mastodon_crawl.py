@@ -117,27 +117,21 @@ def test_rate_limit_and_server_error_are_retried(tmp_path):
     assert stats["instances"][server.url]["requests"] == len(server.requests)
 
 
-def test_retry_after_is_honoured_to_the_second(tmp_path):
+@pytest.mark.parametrize("asked, waits, queer_requests, status", [
+    ("600", [600.0], 2, "complete"),  # the refused request and one after the wait: none inside the window
+    ("7200", [], 1, "rate limited: the server asked to wait 7200 s"),  # longer than a run waits: stop
+])
+def test_retry_after_is_honoured_to_the_second(tmp_path, asked, waits, queer_requests, status):
     inst = FakeInstance("a.example", _posts("a.example", 5))
-    inst.faults = [("/api/v1/timelines/tag/queer", 429, {"Retry-After": "600"})]
-    sleeps = Sleeps()
-    with FakeMastodonServer(inst) as server:
-        stats = run_crawl(tmp_path, server.url, sleeps=sleeps)
-        asked = [r["path"] for r in server.requests if r["path"].startswith("/api/v1/timelines/tag/queer")]
-    assert sleeps == [600.0]  # not 2, 4, 8, ... s
-    assert len(asked) == 2  # the refused request and one after the wait: none inside the window
-    assert stats["posts"] == 5
-
-
-def test_a_longer_retry_after_ends_the_instance_for_this_run(tmp_path):
-    inst = FakeInstance("a.example", _posts("a.example", 5))
-    inst.faults = [("/api/v1/timelines/tag/queer", 429, {"Retry-After": "7200"})]
+    inst.faults = [("/api/v1/timelines/tag/queer", 429, {"Retry-After": asked})]
     sleeps = Sleeps()
     with FakeMastodonServer(inst) as server:
         stats = run_crawl(tmp_path, server.url, sleeps=sleeps)
         timeline = server.timeline_requests()
-    assert sleeps == [] and len(timeline) == 1  # nothing more asked of it, not even the next feed
-    assert stats["instances"][server.url]["status"].startswith("rate limited: the server asked to wait 7200 s")
+    assert sleeps == waits  # not 2, 4, 8, ... s
+    assert sum(p.startswith("/api/v1/timelines/tag/queer") for p in timeline) == queer_requests
+    assert len(timeline) == queer_requests + (status == "complete")  # a stopped instance asks nothing more
+    assert stats["instances"][server.url]["status"].startswith(status)
 
 
 def test_retries_are_bounded(tmp_path):

@@ -42,7 +42,11 @@ T = TypeVar("T")
 QUOTE_CHARS = 200  # the most of a server's answer any message, log line or stats entry repeats
 
 
-class RequestBudgetExhausted(Exception):
+class RunLimitReached(Exception):
+    """This run may ask this server nothing more; the next run goes on where it stopped."""
+
+
+class RequestBudgetExhausted(RunLimitReached):
     """This run's `--max-requests` for one instance is used up; the cursor lets the next run go on."""
 
 
@@ -50,7 +54,7 @@ class RetriesExhausted(Exception):
     """An endpoint kept failing (network, 5xx or rate limit) after all retries."""
 
 
-class ServerAskedToWait(Exception):
+class ServerAskedToWait(RunLimitReached):
     """The server asked for a pause longer than we wait within one run."""
 
     def __init__(self, seconds: float):

@@ -36,10 +36,9 @@ from queerbias.crawl.mastodon.cleaning import clean_post_html
 from queerbias.crawl.mastodon.client import (
     Caller,
     Refused,
-    RequestBudgetExhausted,
     RetriesExhausted,
     RetryPolicy,
-    ServerAskedToWait,
+    RunLimitReached,
     Stopped,
     make_client,
 )
@@ -121,7 +120,7 @@ class _ServerChecker:
                 else:
                     r.count(UNCHECKED)
                 continue
-            except (RequestBudgetExhausted, ServerAskedToWait) as err:
+            except RunLimitReached as err:
                 log.warning("%s: refresh paused: %s", self.base, err)
                 r.count(UNCHECKED, len(self.items) - done + 1)
                 break

@@ -79,12 +79,12 @@ def over_resolution(items: pd.DataFrame) -> dict:
             continue
         rows = []
         for occupation, group in part.groupby("occupation"):
-            her, hers = group[group["target"] == "er"], group[group["target"] == "sie"]
-            to_sie = 100 * float((her["answer"] == "sie").mean()) if len(her) else None
-            to_er = 100 * float((hers["answer"] == "er").mean()) if len(hers) else None
+            er_referents, sie_referents = group[group["target"] == "er"], group[group["target"] == "sie"]
+            to_sie = 100 * float((er_referents["answer"] == "sie").mean()) if len(er_referents) else None
+            to_er = 100 * float((sie_referents["answer"] == "er").mean()) if len(sie_referents) else None
             score = None if to_sie is None or to_er is None else to_sie - to_er
-            rows.append({"occupation": occupation, "to_er": to_er, "n_sie": len(hers),
-                         "to_sie": to_sie, "n_er": len(her), "score": score})
+            rows.append({"occupation": occupation, "to_er": to_er, "n_sie": len(sie_referents),
+                         "to_sie": to_sie, "n_er": len(er_referents), "score": score})
         result[case] = sorted(rows, key=lambda r: (r["score"] is None, -(r["score"] or 0.0), r["occupation"]))
     return result
 

@@ -27,6 +27,7 @@ from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
 from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
+from queerbias.suites.lou.lm_view import position_limit
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
 
 ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
@@ -106,17 +107,9 @@ def compose_input(tokenizer, text: str, text_pair: str | None, truncate_text: in
 def encode_inputs(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
                   truncate_text: int | None = None) -> list[dict]:
     """Token ids of composed inputs, cut at the model's input limit (upstream: `truncation=True`)."""
-    limit = input_limit(clf)
+    limit = position_limit(clf)
     return [clf.tokenizer(compose_input(clf.tokenizer, text, pair, truncate_text),
                           truncation=limit is not None, max_length=limit) for text, pair in inputs]
-
-
-def input_limit(clf: LoadedClassifier) -> int | None:
-    """The longest input the model takes: the tokenizer's limit, or fewer position embeddings."""
-    limits = [getattr(clf.tokenizer, "model_max_length", None),
-              getattr(clf.model.config, "max_position_embeddings", None)]
-    limits = [int(v) for v in limits if isinstance(v, int) and 0 < v < 10**9]
-    return min(limits) if limits else None
 
 
 def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],

@@ -42,7 +42,8 @@ def lm_scoring_config(kind: str) -> ScoringConfig:
 
 
 def position_limit(lm: LoadedModel) -> int | None:
-    """The longest input (in tokens, specials included) the model accepts, if it declares one."""
+    """The longest input (in tokens, specials included) the model accepts, if it declares one
+    (also used for classifiers, which have the same `model` and `tokenizer`)."""
     limits = [getattr(lm.model.config, "max_position_embeddings", None),
               getattr(lm.tokenizer, "model_max_length", None)]
     limits = [int(v) for v in limits if isinstance(v, int) and 0 < v < _UNBOUNDED]

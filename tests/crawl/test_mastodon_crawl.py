@@ -300,6 +300,18 @@ def test_an_oversized_answer_is_refused_not_read(tmp_path):
     assert feeds["tag:queer"] == "complete" and sleeps == []
 
 
+def test_a_redirect_into_the_internal_network_is_not_followed(tmp_path):
+    with FakeMastodonServer(FakeInstance("inside.example", _posts("inside.example", 2))) as inside:
+        inst = FakeInstance("a.example", _posts("a.example", 2))
+        inst.raw["/api/v1/timelines/tag/nichtbinär"] = (
+            302, {"Location": f"{inside.url}/api/v1/timelines/tag/queer"}, b"")
+        with FakeMastodonServer(inst) as server:
+            stats = run_crawl(tmp_path, server.url)  # the crawled instance itself is allowed, being named
+    feed = stats["instances"][server.url]["feeds"]["tag:nichtbinär"]
+    assert feed.startswith("failed: Refused: 127.0.0.1 resolves to the internal address")
+    assert inside.requests == [] and stats["posts"] == 2
+
+
 def test_robots_txt_rules_and_deny_list_are_respected(tmp_path):
     fediverse = Fediverse()
     robots = FakeInstance("robots.example", _posts("robots.example", 2),

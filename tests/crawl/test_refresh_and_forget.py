@@ -7,6 +7,7 @@ Real crawls into real stores (fake instances over HTTP, the real Mastodon.py cli
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -175,14 +176,24 @@ def test_corpus_build_records_the_crawl_state_and_refuses_a_stale_one(servers, t
                               sources=[SourceSpec(store / "posts.jsonl")]), now=in_40_days).run()
 
 
-def test_refresh_from_the_command_line(servers, tmp_path, capsys):
+def test_refresh_from_the_command_line_logs_no_ids_or_names(servers, tmp_path, capsys, caplog, crawl_key):
     a, _ = servers
     store = tmp_path / "crawl"
     run_crawl(store, a.url)
+    _age_sealed_checks(store, CrawlKey(crawl_key))  # crawled long ago: this pass asks for every post
     a.instance.statuses = a.instance.statuses[1:]
-    # The CLI refresh uses the real clock: posts crawled this second are already "checked" by this pass.
-    state = json.loads((store / "state.json").read_text())
-    assert main(["crawl", "mastodon", "--refresh", "--out", str(store), *UA]) == 0
+    caplog.set_level(logging.DEBUG)
+    assert main(["-v", "crawl", "mastodon", "--refresh", "--out", str(store), *UA]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith(f"refresh of {store}:") and line.endswith("pass complete")
-    assert json.loads((store / "state.json").read_text())["checked_at"] >= state["checked_at"]
+    assert line.startswith(f"refresh of {store}: deleted 1, unchanged 33;") and line.endswith("pass complete")
+    for secret in ("/statuses/", "alice", "@"):
+        assert secret not in caplog.text
+
+
+def _age_sealed_checks(store, key: CrawlKey) -> None:
+    lines = []
+    for line in (store / "reid.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        data = {**key.unseal(entry["post"], entry["sealed"]), "checked_at": "2024-01-01T00:00:00+00:00"}
+        lines.append(json.dumps({"post": entry["post"], "sealed": key.seal(entry["post"], data)}) + "\n")
+    (store / "reid.jsonl").write_text("".join(lines))

@@ -144,6 +144,8 @@ def _report_crawl(settings: CrawlSettings, stats: dict) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Crawl (or refresh), print one line per instance; fail only when no instance could be crawled at all."""
+    # urllib3's debug lines name request paths, i.e. status ids and paging cursors: not for logs.
+    logging.getLogger("urllib3").setLevel(max(logging.INFO, logging.getLogger().getEffectiveLevel()))
     settings = settings_from_args(args)
     try:
         if args.refresh:

@@ -104,12 +104,17 @@ def test_all_instances_unreachable_is_an_error(tmp_path, capsys):
     assert "no instance could be crawled" in capsys.readouterr().err
 
 
-def _crawl_process(out: Path, *urls: str, **popen) -> subprocess.Popen:
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches the crawl even when the tests run in a background job, whose children ignore SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _crawl_process(out: Path, *urls: str) -> subprocess.Popen:
     args = [sys.executable, str(REPO / "crawl" / "mastodon.py"), "--out", str(out), "--tag", "queer",
             "--tag", "nichtbinär", *UA]
     for url in urls:
         args += ["--instance", url]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_as_in_a_terminal)
 
 
 def _two_instances() -> tuple[FakeInstance, FakeInstance]:

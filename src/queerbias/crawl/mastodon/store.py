@@ -255,10 +255,6 @@ class CrawlStore:
         with self._lock:
             return dict(self._instance(instance)["cursors"].get(feed) or {})
 
-    def holds(self, pseudonym: str) -> bool:
-        with self._lock:
-            return pseudonym in self._meta
-
     def _append(self, posts: list[Post], seen_as: str) -> None:
         """Append sealed lines, then records; on a failed write cut both back and stop."""
         handles = (self._reid, self._posts)

@@ -13,12 +13,13 @@ from queerbias.crawl.agent import build_user_agent
 from queerbias.crawl.backoff import retry_after_seconds
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.cleaning import clean_post_html
-from queerbias.crawl.mastodon.client import describe_error, quote
+from queerbias.crawl.mastodon.client import describe_error
 from queerbias.crawl.mastodon.etiquette import is_denied, rule_against_ai
 from queerbias.crawl.mastodon.filters import drop_reason, opted_out
 from queerbias.crawl.mastodon.records import Post
 from queerbias.crawl.mastodon.settings import CrawlSettings, default_tags, normalise_instance
 from queerbias.crawl.mastodon.store import POSTS, REID, STATE, STATS, CrawlStore
+from queerbias.crawl.quoting import quote
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import KeywordMatcher
 

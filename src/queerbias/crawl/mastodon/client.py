@@ -20,7 +20,6 @@ through an injected `sleep` that returns early when the run is being stopped.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -36,10 +35,10 @@ from mastodon import (
 
 from queerbias.crawl.addresses import AddressPolicy, RefusedAddress, UnresolvableHost
 from queerbias.crawl.mastodon.transport import BoundedSession, ResponseTooLarge
+from queerbias.crawl.quoting import quote
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-QUOTE_CHARS = 200  # the most of a server's answer any message, log line or stats entry repeats
 
 
 class RunLimitReached(Exception):
@@ -84,12 +83,6 @@ def make_client(base_url: str, *, user_agent: str, token: str | None, policy: Ad
     return Mastodon(api_base_url=base_url, access_token=token, ratelimit_method="throw",
                     version_check_mode="none", request_timeout=timeout, user_agent=user_agent,
                     session=BoundedSession(policy))
-
-
-def quote(text: object, limit: int = QUOTE_CHARS) -> str:
-    """`text` on one line and at most `limit` characters: what a message may repeat of a hostile answer."""
-    line = re.sub(r"\s+", " ", str(text)).strip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _refusal(error: BaseException) -> BaseException | None:

@@ -18,8 +18,9 @@ from mastodon import MastodonAPIError, MastodonNotFoundError
 
 from queerbias.crawl.addresses import RefusedAddress, UnresolvableHost
 from queerbias.crawl.agent import agent_token
-from queerbias.crawl.mastodon.client import Caller, Refused, RequestBudgetExhausted, quote
+from queerbias.crawl.mastodon.client import Caller, Refused, RequestBudgetExhausted
 from queerbias.crawl.mastodon.transport import ResponseTooLarge
+from queerbias.crawl.quoting import quote
 from queerbias.text.scrub import scrub_personal_data
 
 PUBLIC, LOGIN_REQUIRED, DISABLED, UNKNOWN = "public", "login_required", "disabled", "unknown"

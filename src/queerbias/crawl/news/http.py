@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from queerbias.crawl.addresses import AddressPolicy, RefusedAddress, UnresolvableHost
 from queerbias.crawl.agent import require_contact
 from queerbias.crawl.backoff import retry_after_seconds
+from queerbias.crawl.quoting import quote
 from queerbias.errors import QueerbiasError
 
 ALLOWED_SCHEMES = ("http", "https")
@@ -152,7 +153,7 @@ class Fetcher:
                 self._back_off(host, err.headers)
             # 3xx here means urllib refused the redirect (bad scheme, loop): final too.
             permanent = err.code in PERMANENT_STATUSES or 300 <= err.code < 400
-            raise FetchError(url, f"HTTP {err.code} {err.reason}", status=err.code,
+            raise FetchError(url, f"HTTP {err.code} {quote(err.reason, 80)}", status=err.code,
                              retry=not permanent) from None
         except RefusedAddress as err:
             raise FetchError(url, str(err), retry=False, outcome="private_address") from None
@@ -162,6 +163,6 @@ class Fetcher:
             reason = getattr(err, "reason", err)
             if isinstance(reason, RefusedAddress):
                 raise FetchError(url, str(reason), retry=False, outcome="private_address") from None
-            raise FetchError(url, f"network error: {reason}") from None
+            raise FetchError(url, f"network error: {quote(reason)}") from None
         except ValueError as err:  # malformed URL that urllib refuses
             raise FetchError(url, f"invalid URL: {err}", retry=False) from None

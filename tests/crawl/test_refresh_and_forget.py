@@ -197,3 +197,15 @@ def _age_sealed_checks(store, key: CrawlKey) -> None:
         data = {**key.unseal(entry["post"], entry["sealed"]), "checked_at": "2024-01-01T00:00:00+00:00"}
         lines.append(json.dumps({"post": entry["post"], "sealed": key.seal(entry["post"], data)}) + "\n")
     (store / "reid.jsonl").write_text("".join(lines))
+
+
+def test_posts_whose_sealed_data_was_lost_keep_the_pass_incomplete(servers, tmp_path):
+    a, _ = servers
+    store = tmp_path / "crawl"
+    run_crawl(store, a.url)
+    lines = (store / "reid.jsonl").read_text().splitlines()
+    (store / "reid.jsonl").write_text("\n".join(lines[1:]) + "\n")  # one post can no longer be asked about
+    result = run_refresh(store)
+    assert not result["complete"] and result["counts"]["unchecked"] == 1
+    state = json.loads((store / "state.json").read_text())
+    assert state["refresh"]["pass_started"] and state["checked_at"] < state["refresh"]["pass_started"]

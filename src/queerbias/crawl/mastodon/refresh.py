@@ -193,8 +193,9 @@ class Refresher:
             self.count(UNCHECKED)
 
     def count(self, outcome: str, n: int = 1) -> None:
-        with self._lock:
-            self.counts[outcome] += n
+        if n:
+            with self._lock:
+                self.counts[outcome] += n
 
     def remove_author(self, pseudonym: str) -> None:
         """Remove every stored post of the author of `pseudonym`: they opted out."""
@@ -214,14 +215,17 @@ class Refresher:
         self.store.rewrite(refresh={**state, "pass_started": started})
         with open(self.store.dir / POSTS, encoding="utf-8") as handle:
             self.texts = {post_pseudonym(r): r["text"] for r in map(json.loads, handle)}
-        denied = {}
+        denied, identifiable = {}, 0
         for pseudonym, data in self.store.reidentification():
+            identifiable += 1
             if data.get("checked_at", "") >= started:
                 continue
             if is_denied(uri_host(data["uri"]), self.settings.deny_list):
                 denied[pseudonym] = DENIED
                 continue
             self.fall_back(pseudonym, lookup_targets(data), data)
+        # Posts without sealed data (lost with a damaged reid.jsonl) cannot be asked: the pass stays incomplete.
+        self.count(UNCHECKED, self.store.state["records"] - identifiable)
         self.apply(denied, {}, {})
         complete = True
         while self._next_round:

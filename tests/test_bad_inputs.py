@@ -189,9 +189,9 @@ CASES = [
     (SCORE + " --sample -3", 2, "argument --sample: must be at least 1, got -3"),
     (SCORE + " --sample 0", 2, "argument --sample: must be at least 1, got 0"),
     # score: pair files
-    ("score --pairs {fifo} --model {bert}", 2, "is a FIFO (named pipe), not a regular pair file"),
-    ("score --pairs /dev/null --model {bert}", 2, "is a device, not a regular pair file"),
-    ("score --pairs {tmp} --model {bert}", 2, "is a folder, not a pair file"),
+    ("score --pairs {fifo} --model {bert}", 2, "pair file is not a regular file but a FIFO (named pipe)"),
+    ("score --pairs /dev/null --model {bert}", 2, "pair file is not a regular file but a device"),
+    ("score --pairs {tmp} --model {bert}", 2, "pair file is not a regular file but a folder"),
     ("score --pairs {latin1_pairs} --model {bert}", 2, "row 2: not UTF-8"),
     ("score --pairs {open_quote} --model {bert}", 2, "row 4, field 'sent_less': a quote (\") opened"),
     ("score --pairs {one_line} --model {bert}", 2, "is longer than 131072 characters"),
@@ -219,10 +219,10 @@ CASES = [
                                                "(e.g. bert.encoder.layer.0.attention.self.query"),
     # YAML and other inputs of the suites
     ("train --config {dup_train}", 2, "duplicate key 'learning_rate' on lines 2 and 4"),
-    ("train --config {fifo}", 2, "is a FIFO (named pipe), not a regular training config"),
+    ("train --config {fifo}", 2, "training config is not a regular file but a FIFO"),
     ("train --config {list_yaml}", 2, "a training config must be a YAML mapping"),
     ("gifi run --config {dup_gifi}", 2, "duplicate key 'runs' on lines 1 and 3"),
-    ("gifi run --config {fifo}", 2, "is a FIFO (named pipe), not a regular GIFI config"),
+    ("gifi run --config {fifo}", 2, "GIFI config is not a regular file but a FIFO"),
     ("gifi run --config {list_yaml}", 2, "a GIFI config must be a YAML mapping of keys to "
                                          "values, not a list"),
     ("gifi run --config {string_yaml}", 2, "must be a YAML mapping of keys to values, not a str"),

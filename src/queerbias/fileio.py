@@ -37,16 +37,15 @@ def regular_file(path: str | Path, what: str = "file") -> Path:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise DataError(path, f"no such {what}") from None
+        raise DataError(path, f"cannot read {what}: no such file") from None
     except OSError as err:
-        raise DataError(path, f"cannot read this {what}: {err.strerror}") from None
-    if stat.S_ISDIR(mode):
-        raise DataError(path, f"is a folder, not a {what}")
+        raise DataError(path, f"cannot read {what}: {err.strerror}") from None
     if not stat.S_ISREG(mode):
-        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else
+        kind = ("a folder" if stat.S_ISDIR(mode) else
+                "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else
                 "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
-                "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-        raise DataError(path, f"is {kind}, not a regular {what}; give a file")
+                "a socket" if stat.S_ISSOCK(mode) else "something else")
+        raise DataError(path, f"{what} is not a regular file but {kind}; give a file")
     return path
 
 

@@ -20,7 +20,7 @@ CORPORA_DIR = Path("corpora")
 _TOP_LEVEL = {"name", "output_dir", "description", "intended_use", "maintainer",
               "validation_fraction", "seed", "min_words", "require_german",
               "near_duplicate_threshold", "shingle_size", "num_perm", "opt_out", "skip_bad",
-              "sources"}
+              "max_crawl_age_days", "allow_stale", "sources"}
 _SOURCE_KEYS = {"path", "name", "format", "licence", "description"}
 _FORMAT_OPTIONS = {"jsonl": set(), "taz": {"since_year", "until_year", "keywords"}}
 

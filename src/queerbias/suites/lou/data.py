@@ -24,12 +24,14 @@ SPLITS = ("train", "dev")
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """A Lou task: its label names (index = label id) and optional second input field."""
+    """A Lou task: its label names (index = label id), optional second input field, and
+    whether classifiers see only the text's first tokens (upstream cuts GermEval texts)."""
 
     name: str
     description: str
     labels: tuple[str, ...]
     text_pair: str | None = None
+    truncate_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ class Example:
 @cache
 def lou_spec() -> LouSpec:
     raw = load_packaged_yaml("data/lou/lou.yaml")
-    tasks = {name: TaskInfo(name, entry["description"], tuple(entry["labels"]), entry.get("text_pair"))
+    tasks = {name: TaskInfo(name, entry["description"], tuple(entry["labels"]), entry.get("text_pair"),
+                            bool(entry.get("truncate_text", False)))
              for name, entry in raw["tasks"].items()}
     return LouSpec(raw["homepage"], raw["raw_base"], bool(raw["url_verified"]), raw["licence"],
                    raw["citation"], tuple(s["column"] for s in raw["strategies"]), tasks)

@@ -171,3 +171,89 @@ def cell_rng(seed: int, *names: str) -> np.random.Generator:
     """One generator per table cell (group, strategy, setting...), seeded from the run's seed
     and the cell's names, so a cell's interval does not depend on which other cells exist."""
     return np.random.default_rng([seed, zlib.crc32("|".join(names).encode("utf-8"))])
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Interval, standard error and (for a change) two-sided p-value from resampling units."""
+
+    ci: tuple[float | None, float | None]
+    se: float | None
+    p: float | None = None
+
+
+def bootstrap_interval(statistic, rng: np.random.Generator, n_resamples: int = 1_000,
+                       level: float = 0.95) -> BootstrapResult:
+    """Percentile bootstrap of a figure that is not a mean (a GIFI dimension, say).
+
+    `statistic(rng)` draws one resample of the units and returns the figure on it, or None
+    where it is undefined on that resample (left out). SE: the SD of the resampled figures.
+    """
+    values = _resampled(statistic, rng, n_resamples)
+    if values.size == 0:
+        return BootstrapResult((None, None), None)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return BootstrapResult((float(low), float(high)), float(values.std(ddof=1)) if values.size > 1 else None)
+
+
+def bootstrap_statistic(statistic, rng: np.random.Generator, n_resamples: int = 10_000,
+                        level: float = 0.95) -> BootstrapResult:
+    """Paired bootstrap of the change of a figure that is not a mean.
+
+    `statistic(rng)` draws one resample of the units (the same units for both runs) and
+    returns (before, after) on it. Interval: percentiles of after − before; p: twice the
+    smaller share of resampled changes on either side of zero, capped at 1 (the percentile
+    bootstrap test); 1 when no resample changes.
+    """
+    def change(generator):
+        pair = statistic(generator)
+        return None if pair is None or None in pair else pair[1] - pair[0]
+
+    deltas = _resampled(change, rng, n_resamples)
+    if deltas.size == 0:
+        return BootstrapResult((None, None), None, None)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(deltas, [alpha, 1 - alpha])
+    p = 1.0 if not np.any(deltas) else min(1.0, 2 * min(np.mean(deltas <= 0), np.mean(deltas >= 0)))
+    return BootstrapResult((float(low), float(high)), float(deltas.std(ddof=1)) if deltas.size > 1 else None,
+                           float(p))
+
+
+def _resampled(statistic, rng: np.random.Generator, n_resamples: int) -> np.ndarray:
+    values = [statistic(rng) for _ in range(n_resamples)]
+    return np.asarray([v for v in values if v is not None], dtype=float)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Spearman's rho over paired values and its two-sided p (scipy.stats.spearmanr)."""
+
+    n: int
+    rho: float | None
+    p: float | None
+
+    def to_dict(self) -> dict:
+        return {"n": self.n, "rho": self.rho, "p": self.p}
+
+
+def spearman(a, b, min_n: int = 3) -> Correlation:
+    """Spearman correlation of two score lists; None where undefined (a constant side, too few values).
+
+    Pairs with a missing (NaN) value on either side are left out.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    _check_paired(a, b)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if len(a) < min_n or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return Correlation(len(a), None, None)
+    result = stats.spearmanr(a, b)
+    rho, p = float(result.statistic), float(result.pvalue)
+    return Correlation(len(a), rho if np.isfinite(rho) else None, p if np.isfinite(p) else None)
+
+
+def bonferroni(pvalues) -> list:
+    """p times the number of (defined) tests, capped at 1; None stays None."""
+    defined = [p for p in pvalues if p is not None]
+    return [None if p is None else min(1.0, p * len(defined)) for p in pvalues]

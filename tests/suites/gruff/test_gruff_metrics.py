@@ -10,12 +10,10 @@ from scipy import stats
 
 from queerbias.suites.gruff.metrics import (
     accuracy,
-    bonferroni,
     case_correlations,
     over_resolution,
     pronoun_tests,
     setting_figures,
-    spearman,
 )
 
 
@@ -59,14 +57,6 @@ def test_over_resolution_rates_and_order():
     assert [(r["occupation"], r["rate"], r["n"]) for r in pulled["er"]] == [("Arzt", 100.0, 2), ("Erzieher", 0.0, 1)]
     assert pulled["er"][0]["excess"] == 50.0
     assert [(r["occupation"], r["rate"]) for r in pulled["sie"]] == [("Erzieher", 50.0), ("Arzt", 0.0)]
-
-
-def test_bonferroni_and_spearman():
-    assert bonferroni([0.01, None, 0.4]) == [0.02, None, 0.8]
-    a, b = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
-    result = spearman(a, b)
-    assert result["rho"] == pytest.approx(stats.spearmanr(a, b).statistic)
-    assert spearman([1, 1, 1], [1, 2, 3])["rho"] is None
 
 
 def test_case_correlations_and_pronoun_tests_over_occupations():

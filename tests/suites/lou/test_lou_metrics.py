@@ -8,7 +8,6 @@ from queerbias.suites.lou.metrics import (
     flip_rate,
     macro_f1,
     preference_summary,
-    spearman,
 )
 
 
@@ -40,12 +39,6 @@ def test_preference_counts_ties_as_not_preferred():
 
 def test_preference_of_nothing_is_undefined():
     assert preference_summary([], np.random.default_rng(0))["preference"] is None
-
-
-def test_spearman():
-    assert spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
-    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)  # 1 - 6*2/(4*15)
-    assert spearman([1, 1, 1], [1, 2, 3]) is None
 
 
 def test_classifier_bootstrap_two_instances_by_hand():

@@ -21,10 +21,9 @@ from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
-from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
+from queerbias.suites.lou.data import ORIGINAL, Example, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1
 
-ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval comments
 DEFAULT_RESAMPLES = 2_000
 PREDICT_BATCH = 16
@@ -107,25 +106,28 @@ def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], max_lengt
     return predict_proba(clf, [(e.text, e.text_pair) for e in examples], max_length)
 
 
-def classify_tasks(clf: LoadedClassifier, tasks: Sequence[LouTask], strategies: Sequence[str],
-                   max_length: int = DEFAULT_MAX_LENGTH, progress: bool = True) -> list[dict]:
+def check_labels(clf: LoadedClassifier, task: TaskInfo) -> None:
+    """A classifier predicts the task's labels, or it was trained for another task."""
+    if clf.num_labels != len(task.labels):
+        raise QueerbiasError(f"{clf.spec} predicts {clf.num_labels} labels but {task.name} has "
+                             f"{len(task.labels)} ({', '.join(task.labels)}); is it trained for this task?")
+
+
+def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strategies: Sequence[str],
+                   max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = PREDICT_BATCH) -> list[dict]:
     """One item row per instance and text version (original first), each distinct input predicted once."""
+    versions = (ORIGINAL, *strategies)
+    inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in instances for v in versions))
+    probs = dict(zip(inputs, predict_proba(clf, inputs, max_length, batch_size)))
     rows = []
-    for task in tasks:
-        if clf.num_labels != len(task.info.labels):
-            raise QueerbiasError(f"{clf.spec} predicts {clf.num_labels} labels but {task.name} has "
-                                 f"{len(task.info.labels)} ({', '.join(task.info.labels)}); is it trained for this task?")
-        versions = (ORIGINAL, *strategies)
-        inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in task.instances for v in versions))
-        probs = dict(zip(inputs, predict_proba(clf, inputs, max_length, progress=progress)))
-        for instance in task.instances:
-            base = int(np.argmax(probs[(instance.original, instance.text_pair)]))
-            for version in versions:
-                p = probs[(instance.text(version), instance.text_pair)]
-                pred = int(np.argmax(p))
-                rows.append({"task": task.name, "index": instance.index, "label": instance.label,
-                             "strategy": version, "identical": instance.text(version) == instance.original,
-                             "pred": pred, "prob_max": float(p.max()), "flipped": pred != base})
+    for instance in instances:
+        base = int(np.argmax(probs[(instance.original, instance.text_pair)]))
+        for version in versions:
+            p = probs[(instance.text(version), instance.text_pair)]
+            pred = int(np.argmax(p))
+            rows.append({"task": instance.task, "index": instance.index, "label": instance.label,
+                         "strategy": version, "identical": instance.text(version) == instance.original,
+                         "pred": pred, "prob_max": float(p.max()), "flipped": pred != base})
     return rows
 
 

@@ -7,12 +7,11 @@ the agreement of rankings. Percentages are 0-100 throughout.
 
 from __future__ import annotations
 
-import math
+import itertools
 
 import numpy as np
-from scipy import stats
 
-from queerbias.report.paired_stats import bootstrap_mean_ci
+from queerbias.report.paired_stats import bootstrap_mean_ci, spearman
 
 
 def macro_f1(labels, preds) -> float:
@@ -98,10 +97,24 @@ def _resampled_macro_f1(gold: np.ndarray, predicted: np.ndarray, tp: np.ndarray)
     return 100.0 * f1.sum(axis=1) / seen.sum(axis=1)
 
 
-def spearman(a, b) -> float | None:
-    """Spearman's rho of two rankings' scores; None when undefined (constant input, < 2 items)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
-        return None
-    rho = float(stats.spearmanr(a, b).statistic)
-    return rho if math.isfinite(rho) else None
+def ranking_consistency(summaries: dict[str, dict], strategies) -> dict:
+    """Spearman agreement of several classifiers' summaries, per task.
+
+    strategy_rankings: for each pair of models, ρ between their ΔF1 over the strategies
+    (do they find the same strategies hard?). model_rankings: for each strategy, ρ between
+    the models' F1 on the original and on the reformulation (the paper's check that model
+    rankings survive gender-fair language).
+    """
+    labels = list(summaries)
+    shared = set.intersection(*(set(s["tasks"]) for s in summaries.values()))
+    tasks = [t for t in next(iter(summaries.values()))["tasks"] if t in shared]
+    result = {}
+    for task in tasks:
+        entries = {label: summaries[label]["tasks"][task] for label in labels}
+        pairs = [{"a": a, "b": b, **spearman([entries[a][s]["delta_f1"] for s in strategies],
+                                             [entries[b][s]["delta_f1"] for s in strategies]).to_dict()}
+                 for a, b in itertools.combinations(labels, 2)]
+        original = [entries[label]["original"]["macro_f1"] for label in labels]
+        models = {s: spearman(original, [entries[label][s]["macro_f1"] for label in labels]).rho for s in strategies}
+        result[task] = {"strategy_rankings": pairs, "model_rankings": models}
+    return {"models": labels, "tasks": result}

@@ -48,8 +48,8 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default: 10000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     p.add_argument("--best", choices=BEST_CRITERIA, default=None,
-                   help="pair runs: best-checkpoint criterion, lowest overall bias or closest to 50 (default); "
-                        "other suites use their own criterion")
+                   help="pair runs: best-checkpoint criterion: lowest overall bias, closest to 50 (default), or "
+                        "lowest distance to indifference (mean over groups of |bias - 50|); other suites use their own")
     p.add_argument("--ppl-margin", type=float, default=5.0, metavar="PCT",
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
 

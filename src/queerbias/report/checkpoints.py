@@ -10,44 +10,62 @@ from __future__ import annotations
 
 from queerbias.suites.protocol import Criterion
 
-#: the pair benchmark's criteria (`choices.BEST_CRITERIA`), on the overall bias score
+#: the pair benchmark's criteria (`choices.BEST_CRITERIA`)
 CRITERIA = {
-    "closest50": Criterion("overall bias score closest to 50 (no preference between the sentences)", "bias",
-                           lambda value: abs(value - 50.0)),
-    "lowest": Criterion("lowest overall bias score", "bias", lambda value: value),
+    "closest50": Criterion("overall bias score closest to 50 (no preference between the sentences)", ("bias",),
+                           lambda row: (abs(row["bias"] - 50.0),)),
+    "lowest": Criterion("lowest overall bias score", ("bias",), lambda row: (row["bias"],)),
+    "distance": Criterion("lowest distance to indifference (mean over groups of |bias score - 50|; ties: soft)",
+                          ("distance_bias", "distance_soft"),
+                          lambda row: (row["distance_bias"], row["distance_soft"]), "the distance to indifference"),
 }
 MIN_CHECKPOINTS = 2
 
 
-def trajectory(before, comparisons: list[dict], measures: list[str]) -> list[dict] | None:
+def trajectory(before, comparisons: list[dict], measures: list[str], figures=()) -> list[dict] | None:
     """Rows base-then-checkpoints by step, or None with fewer than two AFTER runs carrying a step.
 
-    Each row: label, step, base, per measure its overall value, delta, interval and p against
-    the base (None on the base row), perplexity and its change in percent (None where a
-    perplexity is missing).
+    Each row: label, step, base; per measure its overall value, then its delta, interval and p
+    against the base (None on the base row); the same for each comparison-level figure
+    (`<figure>_<measure>`, e.g. distance_bias); perplexity and its change in percent (None
+    where a perplexity is missing).
     """
     steps = [c for c in comparisons if c["after"].get("step") is not None]
     if len(steps) < MIN_CHECKPOINTS:
         return None
     measures = [m for m in measures if f"delta_{m}" in steps[0]["overall"]]
+    shaped = [(f, m) for f in figures if steps[0].get(f) for m in measures if f"delta_{m}" in steps[0][f]]
     base_ppl = before.perplexity
-    first = steps[0]["overall"]
     rows = [{"label": before.label, "step": before.step if before.step is not None else 0, "base": True,
-             **{m: first[f"{m}_before"] for m in measures},
-             **{key: value for m in measures for key, value in ((f"delta_{m}", None), (f"ci_{m}", [None, None]),
-                                                                (f"p_{m}", None))},
+             **_figures(steps[0], measures, shaped, "before"),
              "perplexity": base_ppl, "ppl_change_pct": 0.0 if base_ppl is not None else None}]
     for comparison in sorted(steps, key=lambda c: c["after"]["step"]):
-        overall, after = comparison["overall"], comparison["after"]
+        after = comparison["after"]
         ppl = after.get("perplexity")
-        rows.append({
-            "label": after["label"], "step": after["step"], "base": False,
-            **{m: overall[f"{m}_after"] for m in measures},
-            **{key: overall[key] for m in measures for key in (f"delta_{m}", f"ci_{m}", f"p_{m}")},
-            "perplexity": ppl,
-            "ppl_change_pct": 100.0 * (ppl / base_ppl - 1) if ppl is not None and base_ppl else None,
-        })
+        rows.append({"label": after["label"], "step": after["step"], "base": False,
+                     **_figures(comparison, measures, shaped, "after"), "perplexity": ppl,
+                     "ppl_change_pct": 100.0 * (ppl / base_ppl - 1) if ppl is not None and base_ppl else None})
     return rows
+
+
+def _figures(comparison: dict, measures: list[str], shaped: list[tuple[str, str]], side: str) -> dict:
+    """The overall values, their changes, then each figure's value and change ("before": the base row,
+    whose changes are None)."""
+    def change(entry: dict, m: str, name: str) -> dict:
+        if side == "before":
+            return {f"delta_{name}": None, f"ci_{name}": [None, None], f"p_{name}": None}
+        return {f"delta_{name}": entry.get(f"delta_{m}"), f"ci_{name}": entry.get(f"ci_{m}", [None, None]),
+                f"p_{name}": entry.get(f"p_{m}")}
+
+    overall = comparison["overall"]
+    row = {m: overall[f"{m}_{side}"] for m in measures}
+    for m in measures:
+        row |= change(overall, m, m)
+    for figure, m in shaped:
+        entry = comparison.get(figure) or {}
+        row[f"{figure}_{m}"] = entry.get(f"{m}_{side}")
+        row |= change(entry, m, f"{figure}_{m}")
+    return row
 
 
 def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float,
@@ -60,6 +78,8 @@ def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float,
     if criterion not in criteria:
         raise ValueError(f"unknown criterion {criterion!r}; expected one of {sorted(criteria)}")
     rule = criteria[criterion]
+    if any(row.get(key) is None for row in rows if not row["base"] for key in rule.reads):
+        raise ValueError(f"criterion {criterion!r} needs {rule.needs or ', '.join(rule.reads)} of every checkpoint")
     eligible, excluded = [], []
     for row in rows:
         if row["base"]:
@@ -68,17 +88,16 @@ def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float,
         if change is not None and change > ppl_margin_pct:
             excluded.append({"label": row["label"], "step": row["step"],
                              "reason": f"perplexity rose {change:.1f}% > {ppl_margin_pct:g}%"})
-        elif row.get(rule.measure) is not None:
+        else:
             eligible.append(row)
-    best = min(eligible, key=lambda r: (rule.distance(r[rule.measure]), r["step"])) if eligible else None
+    best = min(eligible, key=lambda r: (*rule.order(r), r["step"])) if eligible else None
     return {
         "criterion": criterion,
         "criterion_description": rule.description,
-        "measure": rule.measure,
         "ppl_margin_pct": ppl_margin_pct,
         "label": best["label"] if best else None,
         "step": best["step"] if best else None,
-        rule.measure: best[rule.measure] if best else None,
+        **{key: best[key] if best else None for key in rule.reads},
         "eligible": [r["label"] for r in eligible],
         "excluded": excluded,
     }

@@ -35,11 +35,13 @@ from queerbias.report.paired_stats import (
     adjust_pvalues,
     bonferroni,
     bootstrap_mean_ci,
+    bootstrap_p,
     bootstrap_statistic,
     cell_rng,
     mcnemar_exact,
     paired_ttest,
     stars,
+    stratified_bootstrap_means,
     wilcoxon_signed_rank,
 )
 from queerbias.report.runs import align_rows, check_compatible
@@ -90,9 +92,10 @@ def compare_runs(
     if not afters:
         raise QueerbiasError("need at least one AFTER run")
     suite = before.suite
-    comparisons = [compare_pair(before, after, options) for after in afters]
+    compared = [compare_pair(before, after, options) for after in afters]
+    comparisons = [comparison for comparison, _ in compared]
     _adjust_extras(comparisons)
-    scopes = list(dict.fromkeys(scope for c in comparisons for scope in c if scope not in _FIXED))
+    scopes = list(dict.fromkeys(scope for _, seen in compared for scope in seen))
     soft_name, soft_effect = SOFT_TESTS[options.soft_test][1:]
     document = {
         "suite": suite.name,
@@ -119,7 +122,7 @@ def compare_runs(
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     }
-    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures])
+    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures)
     if trajectory is not None and suite.criteria:
         name = best_criterion if best_criterion in suite.criteria else next(iter(suite.criteria))
         document["trajectory"] = trajectory
@@ -127,40 +130,68 @@ def compare_runs(
     return document
 
 
-_FIXED = ("before", "after", OVERALL, "extras")
-
-
-def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -> dict:
-    """One comparison entry: AFTER against BEFORE, overall and per scope, p corrected within scopes."""
+def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -> tuple[dict, list[str]]:
+    """One comparison entry (AFTER against BEFORE: overall, per scope with p corrected within the
+    scope, and the suite's extras) and its scopes in order."""
     check_compatible(before, after)
     suite = before.suite
     aligned = align_rows(before.rows(), after.rows(), suite.key_columns, suite.text_columns,
                          (before.label, after.label))
-    comparison = {"before": before.describe(), "after": after.describe(), OVERALL: None}
+    comparison, scopes = {"before": before.describe(), "after": after.describe(), OVERALL: None}, []
     for entry in suite.paired_cells(*aligned, before.settings):
         names = () if entry.scope == OVERALL else (entry.scope, entry.name)
         stats = entry_stats(entry, suite, options, cell_rng(options.seed, *names))
         if entry.scope == OVERALL:
             comparison[OVERALL] = stats
         else:
+            if entry.scope not in scopes:
+                scopes.append(entry.scope)
             comparison.setdefault(entry.scope, {})[entry.name] = stats
     if comparison[OVERALL] is None:
         raise QueerbiasError(f"{before.label} and {after.label} share nothing that could be compared")
-    _adjust(comparison, suite, options.correction)
-    extras = suite.extras(*aligned)
-    if extras:
-        comparison["extras"] = extras
-    return comparison
+    _adjust(comparison, scopes, suite, options.correction)
+    extras = suite.extras(*aligned, options)
+    clash = set(extras) & set(comparison)
+    if clash:
+        raise ValueError(f"{suite.name}: extras {sorted(clash)} would replace parts of the comparison")
+    comparison |= extras
+    return comparison, scopes
 
 
 def _adjust_extras(comparisons: list[dict]) -> None:
-    """Bonferroni across the AFTER runs for every extra figure that carries a p-value."""
-    names = {name for c in comparisons for name, value in c.get("extras", {}).items()
-             if isinstance(value, dict) and "p" in value}
+    """Bonferroni across the AFTER runs for every extra figure that carries a single p-value."""
+    names = {name for c in comparisons for name, value in c.items() if isinstance(value, dict) and "p" in value
+             and name not in ("before", "after")}
     for name in names:
-        entries = [c["extras"][name] for c in comparisons if name in c.get("extras", {})]
+        entries = [c[name] for c in comparisons if name in c]
         for entry, adjusted in zip(entries, bonferroni([e["p"] for e in entries]), strict=True):
             entry["p_bonferroni"] = adjusted
+
+
+def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Generator) -> dict:
+    """Change of the distance to indifference (mean over groups of |score - 50|), bias and soft.
+
+    The interval resamples pairs within each group (group sizes fixed, before and after
+    from the same draw), recomputes both distances and takes percentiles of their change.
+    """
+    strata = [np.column_stack([100.0 * items["biased_before"].to_numpy(dtype=float),
+                               100.0 * items["biased_after"].to_numpy(dtype=float),
+                               items["soft_before"].to_numpy(dtype=float),
+                               items["soft_after"].to_numpy(dtype=float)])
+              for _, items in sorted(pairs.groupby("group", sort=False), key=lambda kv: kv[0])]
+    observed = np.abs(np.array([s.mean(axis=0) for s in strata]) - 50.0).mean(axis=0)
+    resampled = np.abs(stratified_bootstrap_means(strata, rng, options.n_resamples) - 50.0).mean(axis=1)
+    changes = resampled[:, [1, 3]] - resampled[:, [0, 2]]
+    alpha = (1 - options.ci_level) / 2
+    low, high = np.quantile(changes, [alpha, 1 - alpha], axis=0)
+    stats = {"n_groups": len(strata)}
+    for j, name in enumerate(("bias", "soft")):
+        stats.update({
+            f"{name}_before": observed[2 * j], f"{name}_after": observed[2 * j + 1],
+            f"delta_{name}": observed[2 * j + 1] - observed[2 * j],
+            f"ci_{name}": [low[j], high[j]], f"p_{name}": bootstrap_p(changes[:, j]),
+        })
+    return json_safe(stats)
 
 
 def entry_stats(entry: PairedItems, suite, options: CompareOptions, rng: np.random.Generator) -> dict:
@@ -208,9 +239,9 @@ def _common(key: str, before: float, after: float) -> dict:
     return {f"{key}_before": before, f"{key}_after": after, f"delta_{key}": after - before, f"ci_{key}": None}
 
 
-def _adjust(comparison: dict, suite, correction: str) -> None:
+def _adjust(comparison: dict, scopes: list[str], suite, correction: str) -> None:
     """Adjust p across the entries of each scope, per measure; overall is its own single test."""
-    families = [comparison[scope] for scope in comparison if scope not in _FIXED]
+    families = [comparison[scope] for scope in scopes]
     for m in suite.measures:
         key = f"p_{m.name}"
         for entries in families:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from statistics import fmean
 
-from queerbias.report.paired_stats import STAR_LEVELS
+from queerbias.report.paired_stats import STAR_LEVELS, stars
 from queerbias.report.tables import Cell, Table, fmt, to_csv, to_latex, to_markdown
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
 
@@ -52,19 +52,44 @@ def delta_table(document: dict) -> Table:
     names = list(dict.fromkeys(name for c in comparisons for name in c.get(scope, {}))) if scope else []
     measures = [m for m in _measures(document) if f"delta_{m['name']}" in comparisons[0][OVERALL]]
     rows = [[name, *_delta_cells([c.get(scope, {}).get(name) for c in comparisons], measures)] for name in names]
-    overall = ["Overall", *_delta_cells([c[OVERALL] for c in comparisons], measures)]
+    summary_rows = [["Overall", *_delta_cells([c[OVERALL] for c in comparisons], measures)]]
+    figures = {name: title for name, title in _suite(document).figures.items() if all(name in c for c in comparisons)}
+    summary_rows += [[title, *_delta_cells([_starred(c[name], measures) for c in comparisons], measures)]
+                     for name, title in figures.items()]
     unit = measures[0]["unit"] if len({m["unit"] for m in measures}) == 1 else ""
     meta = document["meta"]
+    figure_note = "".join(f" {title}: its change, stars by its paired bootstrap p." for title in figures.values())
     return Table(
         header=[_scope_title(document, scope) if scope else "", *[c["after"]["label"] for c in comparisons], "Mean"],
         rows=rows,
-        summary_rows=[overall],
+        summary_rows=summary_rows,
         caption=(f"Change against {_before_label(document)}: " + " / ".join(f"Δ{m['name']}" for m in measures)
                  + (" (percentage points)" if unit == "pp" else "")),
         notes=(f"{_tests_sentence(document, measures)}; stars by {CORRECTION_NAMES[meta['correction']]}-adjusted "
-               f"p across the entries of each column (Overall unadjusted): {star_legend()}. Mean: unweighted mean "
-               "over columns, not tested."),
+               f"p across the entries of each column (Overall unadjusted): {star_legend()}.{figure_note} Mean: "
+               "unweighted mean over columns, not tested."),
     )
+
+
+def _starred(figure: dict, measures: list[dict]) -> dict:
+    """A comparison-level figure as a delta cell: its unadjusted p decides the stars."""
+    return {**figure, **{f"stars_{m['name']}": _stars(figure.get(f"p_{m['name']}")) for m in measures}}
+
+
+def _stars(p: float | None) -> str:
+    return "" if p is None else stars(p)
+
+
+def distance_table(comparison: dict) -> Table:
+    """Distance to indifference before and after, with the change's bootstrap interval and p."""
+    d = comparison["distance"]
+    rows = [[score, fmt(d[f"{key}_before"]), fmt(d[f"{key}_after"]),
+             Cell(_with_ci(d[f"delta_{key}"], d[f"ci_{key}"]), marks=_stars(d[f"p_{key}"])), format_p(d[f"p_{key}"])]
+            for score, key in (("bias score", "bias"), ("soft score", "soft"))]
+    return Table(header=["Distance to indifference", "before", "after", "Δ [95% CI]", "p"], rows=rows,
+                 caption=f"{comparison['after']['label']} against {comparison['before']['label']}: "
+                         f"mean over {d['n_groups']} groups of |score - 50| (0 = every group indifferent)",
+                 notes="Interval and p from a paired bootstrap of pairs within groups; a fall is a mitigation.")
 
 
 def _tests_sentence(document: dict, measures: list[dict]) -> str:
@@ -116,18 +141,20 @@ def details_table(document: dict, comparison: dict, scope: str) -> Table:
 
 
 def trajectory_table(document: dict) -> Table:
-    """Overall figures per training step, the chosen checkpoint marked in bold."""
+    """Overall figures (and the suite's comparison-level figures) per training step, the chosen
+    checkpoint in bold."""
     rows, best = document["trajectory"], document.get("best")
-    measures = [m for m in _measures(document) if m["name"] in rows[0]]
+    columns = [(m["name"], m["name"], m.get("digits", 2)) for m in _measures(document) if m["name"] in rows[0]]
+    columns += [(f"{figure} ({m['name']})", f"{figure}_{m['name']}", m.get("digits", 2))
+                for figure in _suite(document).figures for m in _measures(document) if f"{figure}_{m['name']}" in rows[0]]
     body = []
     for r in rows:
         chosen = best is not None and r["label"] == best["label"]
         cells = [Cell(r["label"], bold=chosen), str(r["step"])]
-        for m in measures:
-            digits = m.get("digits", 2)
-            cells += [fmt(r[m["name"]], digits), _with_ci(r[f"delta_{m['name']}"], r[f"ci_{m['name']}"], digits)]
+        for _, key, digits in columns:
+            cells += [fmt(r[key], digits), _with_ci(r[f"delta_{key}"], r[f"ci_{key}"], digits)]
         body.append(cells + [fmt(r["perplexity"]), fmt(r["ppl_change_pct"], 1, signed=True)])
-    header = ["Checkpoint", "step", *[h for m in measures for h in (m["name"], f"Δ{m['name']} [95% CI]")],
+    header = ["Checkpoint", "step", *[h for title, _, _ in columns for h in (title, "Δ [95% CI]")],
               "perplexity", "Δppl %"]
     return Table(header=header, rows=body, caption="Training trajectory (overall)")
 
@@ -138,7 +165,9 @@ def best_sentence(best: dict) -> str:
     excluded = "".join(f"; excluded {e['label']}: {e['reason']}" for e in best["excluded"])
     if best["label"] is None:
         return f"No checkpoint qualifies as best ({rule}){excluded}."
-    chosen = f"{best['label']} (step {best['step']}, {best['measure']} {best[best['measure']]:.2f})"
+    fixed = ("criterion", "criterion_description", "ppl_margin_pct", "label", "step", "eligible", "excluded")
+    figures = "".join(f", {key} {value:.2f}" for key, value in best.items() if key not in fixed and value is not None)
+    chosen = f"{best['label']} (step {best['step']}{figures})"
     return f"Best checkpoint: {chosen}; criterion: {rule}{excluded}."
 
 

@@ -118,7 +118,7 @@ def trajectory_plot(document: dict, path: Path) -> Path:
             ax.axhline(m["reference"], color=NEUTRAL, linestyle="--", linewidth=1, label=m["reference_label"])
     chosen = [r for r in rows if r["label"] == best.get("label")]
     if chosen:
-        ax.plot(chosen[0]["step"], chosen[0][best["measure"]], "*", markersize=16, color=PALETTE[2],
+        ax.plot(chosen[0]["step"], chosen[0][measures[0]["name"]], "*", markersize=16, color=PALETTE[2],
                 label=f"best ({best['criterion']})", zorder=5)
     ax.set_xlabel("training step")
     ax.set_ylabel("overall figure")

@@ -89,23 +89,27 @@ class PairedItems:
 
 @dataclass(frozen=True)
 class Headline:
-    """The figures a training metrics line and `queerbias suites` show for a run."""
+    """The figures a training metrics line shows for a run: the overall figure, one per group,
+    and suite-specific extras (the pair benchmark's distance to indifference)."""
 
     label: str
     overall: float | None
     groups: dict[str, float | None]
+    extras: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "overall": self.overall, "groups": self.groups}
+        return {"label": self.label, "overall": self.overall, "groups": self.groups, **self.extras}
 
 
 @dataclass(frozen=True)
 class Criterion:
-    """How to pick the best checkpoint from a trajectory's overall figures."""
+    """How to pick the best checkpoint: `order(row)` of a trajectory row, lowest first, from the
+    row keys `reads` (every checkpoint must have them)."""
 
     description: str
-    measure: str
-    distance: Any  # callable(value) -> float, lower is better
+    reads: tuple[str, ...]
+    order: Any  # callable(row) -> tuple
+    needs: str = ""  # what `reads` is, for the error when a checkpoint lacks it
 
 
 class Suite(ABC):
@@ -133,6 +137,9 @@ class Suite(ABC):
     scope_titles: ClassVar[dict[str, str]] = {}
     #: best-checkpoint criteria by name; the first is the default
     criteria: ClassVar[dict[str, Criterion]] = {}
+    #: comparison-level figures among the extras, shaped like an entry (m_before, delta_m, ci_m,
+    #: p_m per measure), by title: shown under Overall in delta tables and in trajectories
+    figures: ClassVar[dict[str, str]] = {}
     #: compatibility checks besides the data checksum and the "items" settings: (what, path in meta)
     compatible: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
 
@@ -178,9 +185,10 @@ class Suite(ABC):
         the runs' (compatible) settings."""
         return ()
 
-    def extras(self, before, after) -> dict:
-        """Figures of a comparison that are not paired tests (a correlation of the two runs, say);
-        an entry with a `p` is Bonferroni-adjusted across the AFTER runs."""
+    def extras(self, before, after, options) -> dict:
+        """Figures of a comparison beyond the paired cells, stored at the comparison's top level (a
+        correlation of the two runs, the distance to indifference); `options` are the compare options
+        (seed, resamples). An extra with a `p` is Bonferroni-adjusted across the AFTER runs."""
         return {}
 
     def extra_tables(self, document: dict) -> list:

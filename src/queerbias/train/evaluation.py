@@ -138,8 +138,7 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
             settings = benchmark_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
             summary = run_to_dir(suite, lm, _data(bench.suite, bench.data, settings), out_root / name, settings,
                                  extra_meta=meta, progress=False)
-            headline = summary["headline"]
+            # label, overall, groups and the suite's extras (pairs: the distance to indifference)
             record["benchmarks"][name] = {"suite": bench.suite, "data": bench.data or suite.data_default,
-                                          "label": headline["label"], "overall": headline["overall"],
-                                          "groups": headline["groups"]}
+                                          **summary["headline"]}
     return record

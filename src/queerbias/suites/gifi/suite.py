@@ -65,7 +65,7 @@ class GifiSuite(Suite):
     summary_keys = ("gifi", "dimensions")
     measures = (Measure("score", STATISTIC, "GIFI score", digits=3),)
     scope_titles = {"dimensions": "Dimension"}
-    criteria = {"highest": Criterion("highest GIFI (most equal treatment)", "score", lambda value: -value)}
+    criteria = {"highest": Criterion("highest GIFI (most equal treatment)", ("score",), lambda row: (-row["score"],))}
 
     def load_data(self, spec, settings):
         import hashlib

@@ -82,7 +82,7 @@ class GruffSuite(Suite):
     measures = (Measure("accuracy", BINARY, "accuracy", "pp", digits=1, reference=CHANCE,
                         reference_label="chance (25%)"),)
     scope_titles = {"settings": "Setting", "pronouns": "Setting / pronoun set"}
-    criteria = {"highest": Criterion("highest overall accuracy", "accuracy", lambda value: -value)}
+    criteria = {"highest": Criterion("highest overall accuracy", ("accuracy",), lambda row: (-row["accuracy"],))}
 
     def load_data(self, spec, settings):
         from queerbias.suites.gruff.generation import generate
@@ -144,7 +144,7 @@ class GruffSuite(Suite):
                 if mask.any():
                     yield cell("pronouns", f"{setting} {pronoun}", mask)
 
-    def extras(self, before, after) -> dict:
+    def extras(self, before, after, options) -> dict:
         """Spearman correlation of the two models' per-occupation accuracy."""
         from queerbias.suites.gruff.metrics import distinct, model_correlation
 

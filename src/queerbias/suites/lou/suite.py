@@ -123,8 +123,8 @@ class LouLMSuite(Suite):
                 Measure("pref", BINARY, "reformulation preferred", "pp", digits=1, reference=50.0,
                         reference_label="50 = no preference"))
     scope_titles = {POOLED: "Strategy (all tasks)"}
-    criteria = {"closest50": Criterion("share preferring the reformulation closest to 50 (no preference)", "pref",
-                                       lambda value: abs(value - 50.0))}
+    criteria = {"closest50": Criterion("share preferring the reformulation closest to 50 (no preference)", ("pref",),
+                                       lambda row: (abs(row["pref"] - 50.0),))}
     compatible = (("scoring method (scoring_id)", ("scoring_id",)),)
 
     def load_data(self, spec, settings):
@@ -214,7 +214,7 @@ class LouClassifierSuite(Suite):
     summary_keys = ("tasks",)
     measures = (Measure("flip", BINARY, "label flips", "pp", digits=1),
                 Measure("acc", BINARY, "accuracy on the reformulation", "pp", digits=1))
-    criteria = {"lowest": Criterion("fewest label flips", "flip", lambda value: value)}
+    criteria = {"lowest": Criterion("fewest label flips", ("flip",), lambda row: (row["flip"],))}
 
     def load_model(self, spec, kind=None, **options):
         from queerbias.suites.lou.classifier import load_classifier

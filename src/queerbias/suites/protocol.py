@@ -36,6 +36,9 @@ class DataRef:
     details: dict = field(default_factory=dict)  # sample, per-file checksums, licence...
 
     def to_dict(self) -> dict:
+        reserved = {"name", "source", "checksum", "n_items"} & set(self.details)
+        if reserved:
+            raise ValueError(f"data details must not replace {sorted(reserved)}")
         return {"name": self.name, "source": self.source, "checksum": self.checksum,
                 "n_items": self.n_items, **self.details}
 

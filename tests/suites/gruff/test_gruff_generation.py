@@ -8,7 +8,6 @@ from collections import Counter
 
 import pytest
 
-from conftest import CONTEXTS, TASKS, write_templates
 from queerbias.errors import DataError
 from queerbias.suites.gruff.forms import SYSTEMS
 from queerbias.suites.gruff.generation import (
@@ -22,6 +21,7 @@ from queerbias.suites.gruff.generation import (
     unrank_permutation,
 )
 from queerbias.suites.gruff.templates import load_templates
+from tiny_data import CONTEXTS, TASKS, write_templates
 
 # the shared templates: 240 task templates, 5 context templates per case and polarity
 PAPER_COUNTS = {"none": 960, "d0": 9_600, "d1": 115_200, "d2": 460_800, "d3": 1_382_400,

@@ -102,7 +102,7 @@ def test_compare_same_model_is_unchanged_and_other_model_is_tested(gpt2_run, tin
     assert entry["b"] == int((d1["correct_x"] & ~d1["correct_y"]).sum())
     assert entry["c"] == int((~d1["correct_x"] & d1["correct_y"]).sum())
     assert entry["delta_accuracy"] == pytest.approx(100 * (d1["correct_y"].mean() - d1["correct_x"].mean()))
-    assert "rho" in document["comparisons"][0]["extras"]["model_correlation"]
+    assert "rho" in document["comparisons"][0]["model_correlation"]
     paths = write_outputs(document, tmp_path / "cmp")
     assert paths[-1].name == "delta.json" and {p.name for p in paths} >= {"delta.md", "delta.csv", "delta.tex",
                                                                            "forest.png"}

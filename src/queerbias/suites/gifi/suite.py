@@ -81,7 +81,7 @@ class GifiSuite(Suite):
         pronouns = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         checksum = hashlib.sha256(f"{prompts.checksum}|{pronouns}".encode()).hexdigest()[:16]
         details = {"prompts": prompts.path, "prompts_checksum": prompts.checksum, "pronouns": str(path),
-                   "pronouns_checksum": pronouns, "n_items": {task: len(items[task]) for task in tasks},
+                   "pronouns_checksum": pronouns, "items_per_task": {task: len(items[task]) for task in tasks},
                    "groups": {g.key: g.label for g in groups}}
         return prompts_of_runs, DataRef("gifi-de", checksum, len(prompts_of_runs), prompts.path, details)
 

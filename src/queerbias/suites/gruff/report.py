@@ -138,9 +138,9 @@ def accuracy_lines(panels: list[tuple[str, list[tuple[str, dict]]]], path: Path)
 
 
 def model_correlation_table(document: dict) -> Table:
-    body = [[c["after"]["label"], str(c["extras"]["model_correlation"]["n"]),
-             fmt(c["extras"]["model_correlation"]["rho"], 3), format_p(c["extras"]["model_correlation"]["p"]),
-             format_p(c["extras"]["model_correlation"].get("p_bonferroni"))]
+    body = [[c["after"]["label"], str(c["model_correlation"]["n"]),
+             fmt(c["model_correlation"]["rho"], 3), format_p(c["model_correlation"]["p"]),
+             format_p(c["model_correlation"].get("p_bonferroni"))]
             for c in document["comparisons"]]
     return Table(header=["AFTER", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
                  caption="Correlation of per-occupation accuracy between BEFORE and each AFTER")

@@ -27,6 +27,8 @@ def test_toy_suite_runs_compares_and_is_listed(registered, tiny_gpt2, tiny_llama
                  "--resamples", "100"]) == 0
     delta = json.loads((tmp_path / "cmp" / "delta.json").read_text())
     assert delta["suite"] == "toy" and {"b", "c", "p_prefers", "p_gap", "ci_gap"} <= set(delta["comparisons"][0]["overall"])
+    assert main(["report", f"gpt2={tmp_path / 'a'}", f"llama={tmp_path / 'b'}", "--out", str(tmp_path / "r")]) == 0
+    assert "| Overall |" in (tmp_path / "r" / "scores.md").read_text()
     capsys.readouterr()
     assert main(["suites"]) == 0
     assert "toy: is 'X ist <word>.'" in capsys.readouterr().out

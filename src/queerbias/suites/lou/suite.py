@@ -104,19 +104,49 @@ def _present(rows) -> list[str]:
     return [s for s in _strategies() if s in found]
 
 
-class LouLMSuite(Suite):
-    name = "lou"
-    description = "Lou, LM view: does the model find gender-fair German reformulations as likely as the original?"
-    Settings = LouSettings
+class _LouView(Suite):
+    """What the two views share: the data, chunks of instances, items keyed by task, index and
+    strategy, one scope per task, and the data line under the summary."""
+
     data_help = DATA_HELP
     licence = LICENCE
+    key_columns = ("task", "index", "strategy")
+    view = ""
+
+    def load_data(self, spec, settings):
+        return load_lou(spec, settings)
+
+    def chunk_size(self, settings) -> int:
+        return settings.chunk_instances
+
+    def task_cells(self, before, cell):
+        """One entry per task (scope) and strategy present."""
+        for task in _tasks(before):
+            for strategy in _present(before):
+                mask = (before["task"] == task) & (before["strategy"] == strategy)
+                if mask.any():
+                    yield cell(task, strategy, mask)
+
+    def title(self, summary) -> str:
+        return f"Lou, {self.view} view: {summary['meta']['model']['spec']}"
+
+    def provenance(self, meta) -> list[str]:
+        from queerbias.suites.lou.report import data_line
+
+        return [data_line(meta)]
+
+
+class LouLMSuite(_LouView):
+    name = "lou"
+    description = "Lou, LM view: does the model find gender-fair German reformulations as likely as the original?"
+    view = "language-model"
+    Settings = LouSettings
     columns = (
         Column("task", str), Column("index", int), Column("label", int), Column("strategy", str),
         Column("pair_key", str), Column("identical", bool), Column("too_long", bool), Column("tokens_original", int),
         Column("tokens_reformulated", int), Column("score_original", float, True),
         Column("score_reformulated", float, True), Column("delta", float, True), Column("preferred", bool, True),
     )
-    key_columns = ("task", "index", "strategy")
     text_columns = ("pair_key",)
     summary_keys = ("tasks", POOLED)
     measures = (Measure("ll", CONTINUOUS, "Δ log-likelihood per token (reformulation − original)", digits=3),
@@ -126,12 +156,6 @@ class LouLMSuite(Suite):
     criteria = {"closest50": Criterion("share preferring the reformulation closest to 50 (no preference)", ("pref",),
                                        lambda row: (abs(row["pref"] - 50.0),))}
     compatible = (("scoring method (scoring_id)", ("scoring_id",)),)
-
-    def load_data(self, spec, settings):
-        return load_lou(spec, settings)
-
-    def chunk_size(self, settings) -> int:
-        return settings.chunk_instances
 
     def evaluate(self, lm, chunks, settings):
         from queerbias.models.context import context_length
@@ -176,14 +200,7 @@ class LouLMSuite(Suite):
         for strategy in _present(before):
             if ((before["strategy"] == strategy) & distinct).any():
                 yield cell(POOLED, strategy, (before["strategy"] == strategy) & distinct)
-        for task in _tasks(before):
-            for strategy in _present(before):
-                mask = (before["task"] == task) & (before["strategy"] == strategy)
-                if mask.any():
-                    yield cell(task, strategy, mask)
-
-    def title(self, summary) -> str:
-        return f"Lou, language-model view: {summary['meta']['model']['spec']}"
+        yield from self.task_cells(before, cell)
 
     def render(self, summary) -> list:
         from queerbias.suites.lou.report import lm_blocks
@@ -191,9 +208,8 @@ class LouLMSuite(Suite):
         return lm_blocks(summary)
 
     def provenance(self, meta) -> list[str]:
-        from queerbias.suites.lou.report import data_line
-
-        return [data_line(meta), f"scoring id `{meta['scoring_id']}`, position limit {meta['position_limit']}"]
+        return [*super().provenance(meta),
+                f"scoring id `{meta['scoring_id']}`, position limit {meta['position_limit']}"]
 
     def plot(self, summary, path):
         from queerbias.suites.lou.report import lm_plot
@@ -201,15 +217,13 @@ class LouLMSuite(Suite):
         return lm_plot(summary, path)
 
 
-class LouClassifierSuite(Suite):
+class LouClassifierSuite(_LouView):
     name = "lou-classifier"
     description = "Lou, classifier view: do a classifier's predictions flip under gender-fair reformulation?"
+    view = "classifier"
     Settings = LouClassifierSettings
-    data_help = DATA_HELP
-    licence = LICENCE
     columns = (Column("task", str), Column("index", int), Column("label", int), Column("strategy", str),
                Column("identical", bool), Column("pred", int), Column("prob_max", float), Column("flipped", bool))
-    key_columns = ("task", "index", "strategy")
     text_columns = ("label",)
     summary_keys = ("tasks",)
     measures = (Measure("flip", BINARY, "label flips", "pp", digits=1),
@@ -222,12 +236,6 @@ class LouClassifierSuite(Suite):
         if kind is not None:
             raise QueerbiasError("--kind applies to language models, not to sequence classifiers")
         return load_classifier(spec, **options)
-
-    def load_data(self, spec, settings):
-        return load_lou(spec, settings)
-
-    def chunk_size(self, settings) -> int:
-        return settings.chunk_instances
 
     def evaluate(self, lm, chunks, settings):
         from queerbias.suites.lou.classifier import check_labels, classify_chunk
@@ -262,24 +270,12 @@ class LouClassifierSuite(Suite):
                                                      (a["pred"] == a["label"]).to_numpy(bool))})
 
         yield cell(OVERALL, OVERALL, before["task"].notna())
-        for task in _tasks(before):
-            for strategy in _present(before):
-                mask = (before["task"] == task) & (before["strategy"] == strategy)
-                if mask.any():
-                    yield cell(task, strategy, mask)
-
-    def title(self, summary) -> str:
-        return f"Lou, classifier view: {summary['meta']['model']['spec']}"
+        yield from self.task_cells(before, cell)
 
     def render(self, summary) -> list:
         from queerbias.suites.lou.report import classifier_blocks
 
         return classifier_blocks(summary)
-
-    def provenance(self, meta) -> list[str]:
-        from queerbias.suites.lou.report import data_line
-
-        return [data_line(meta)]
 
     def plot(self, summary, path):
         from queerbias.suites.lou.report import classifier_plot

@@ -141,3 +141,16 @@ def test_two_processes_write_what_one_writes(tiny_gpt2, tmp_path):
         assert summary["meta"]["environment"]["processes"] == 2 and summary["headline"] == single["headline"]
         assert (tmp_path / "two" / name / suite.items_file).read_bytes() == \
             (tmp_path / "one" / name / suite.items_file).read_bytes()
+
+
+def test_in_memory_run_writes_nothing_and_matches_the_folder(tiny_gpt2, tmp_path):
+    """`evaluate_run`, the Python API's in-memory mode: the same figures, no files."""
+    from queerbias.suites.store import evaluate_run, load_run
+
+    suite, (data, settings) = get_suite("pairs"), cases(tmp_path)["pairs"]
+    written = run_to_dir(suite, str(tiny_gpt2), data, tmp_path / "out", settings, progress=False)
+    before = set(tmp_path.rglob("*"))
+    record = evaluate_run(suite, str(tiny_gpt2), data, settings, label="memory")
+    assert set(tmp_path.rglob("*")) == before
+    assert record.summary["headline"] == written["headline"] and record.path is None
+    assert record.rows().equals(load_run(tmp_path / "out").rows())

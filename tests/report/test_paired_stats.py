@@ -167,15 +167,23 @@ def test_stars(p, mark):
 
 
 def test_bonferroni_and_spearman():
-    """The one Spearman (GRUFF's and Lou's correlations) equals scipy's; undefined is None."""
+    """The one Spearman (GRUFF's and Lou's correlations): rho as scipy's, p exact up to 8 values,
+    scipy's above; undefined is None."""
     assert bonferroni([0.01, None, 0.4]) == [0.02, None, 0.8]
-    a, b = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
+    a, b = list(range(12)), [2, 1, 4, 3, 5, 0, 6, 8, 7, 11, 9, 10]
     result = spearman(a, b)
     assert result.rho == pytest.approx(stats.spearmanr(a, b).statistic)
-    assert result.p == pytest.approx(stats.spearmanr(a, b).pvalue)
-    assert spearman([1, 1, 1], [1, 2, 3]).rho is None
+    assert result.p == pytest.approx(stats.spearmanr(a, b).pvalue) and result.n == 12
+    # rho = 1 - 6 * sum d^2 / (n (n^2 - 1))
     assert spearman([1, 2, 3], [30, 20, 10]).rho == pytest.approx(-1.0)
-    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]).rho == pytest.approx(0.8)  # 1 - 6*2/(4*15)
+    four = spearman([1, 2, 3, 4], [1, 3, 2, 4])
+    assert four.rho == pytest.approx(0.8) and four.n == 4  # 1 - 6*2/(4*15)
+    # exact two-sided p: of the 24 pairings, |rho| >= 0.8 for rho = 1, 0.8 (3 ways: one adjacent
+    # swap), -0.8 (3 ways) and -1: 8 / 24
+    assert four.p == pytest.approx(8 / 24)
+    six = spearman(range(6), range(6))
+    assert six.rho == pytest.approx(1.0) and six.p == pytest.approx(2 / 720)  # rho = +1 or -1
+    assert spearman([1, 1, 1], [1, 2, 3]).to_dict() == {"n": 3, "rho": None, "p": None}
 
 
 def test_bootstrap_statistic_of_a_non_mean_figure():

@@ -261,7 +261,7 @@ def _resampled(statistic, rng: np.random.Generator, n_resamples: int) -> np.ndar
 
 @dataclass(frozen=True)
 class Correlation:
-    """Spearman's rho over paired values and its two-sided p (scipy.stats.spearmanr)."""
+    """Spearman's rho over paired values and its two-sided p-value."""
 
     n: int
     rho: float | None
@@ -271,20 +271,37 @@ class Correlation:
         return {"n": self.n, "rho": self.rho, "p": self.p}
 
 
-def spearman(a, b, min_n: int = 3) -> Correlation:
-    """Spearman correlation of two score lists; None where undefined (a constant side, too few values).
+EXACT_MAX = 8  # up to 8! = 40,320 pairings the permutation test is exact and quick
 
-    Pairs with a missing (NaN) value on either side are left out.
+
+def spearman(a, b) -> Correlation:
+    """Spearman correlation of two score lists; rho and p None where undefined (a constant side,
+    fewer than three values). Pairs with a missing (NaN) value on either side are left out.
+
+    rho: `scipy.stats.spearmanr`. p: for up to EXACT_MAX values an exact permutation test over
+    all pairings (`scipy.stats.permutation_test`, permutation_type="pairings"), since
+    spearmanr's t approximation is poor for six strategies or a few models; above that,
+    spearmanr's p-value.
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     _check_paired(a, b)
     keep = ~(np.isnan(a) | np.isnan(b))
     a, b = a[keep], b[keep]
-    if len(a) < min_n or np.ptp(a) == 0 or np.ptp(b) == 0:
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return Correlation(len(a), None, None)
     result = stats.spearmanr(a, b)
     rho, p = float(result.statistic), float(result.pvalue)
+    if len(a) <= EXACT_MAX:
+        p = float(stats.permutation_test((stats.rankdata(a), stats.rankdata(b)), _pearson, vectorized=True,
+                                         permutation_type="pairings", n_resamples=np.inf).pvalue)
     return Correlation(len(a), rho if np.isfinite(rho) else None, p if np.isfinite(p) else None)
+
+
+def _pearson(x, y, axis=-1):
+    """Pearson's r along an axis (on ranks: Spearman's rho), vectorised for permutation_test."""
+    x = x - x.mean(axis=axis, keepdims=True)
+    y = y - y.mean(axis=axis, keepdims=True)
+    return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
 
 
 def bonferroni(pvalues) -> list:

@@ -51,8 +51,11 @@ def test_outputs_and_counts(tiny_run):
     assert len(rows) == 2 * per_run and {r["run"] for r in rows} == {0, 1}
     assert all(r["detected"] is not None or r["task"] not in ("gdr", "saof") or r["generation"] is not None
                for r in rows)
-    assert all(r["sentiment"] is not None and r["toxicity"] is not None and len(r["embedding"]) == 384
-               for r in rows if r["task"] == "counterfactual")
+    counterfactual = [r for r in rows if r["task"] == "counterfactual"]
+    # refusals get no classifier score or embedding (left out of SN, NTS and CF)
+    assert all((r["sentiment"] is not None and r["toxicity"] is not None and len(r["embedding"]) == 384)
+               != r["refusal"] for r in counterfactual)
+    assert summary["dimensions"]["SN"]["groups"]["refused"]["n"] == sum(r["refusal"] for r in counterfactual)
     assert json.loads((out / "summary.json").read_text()) == summary
     assert summary["suite"] == "gifi" and summary["headline"]["overall"] == summary["gifi"]["mean"]
 
@@ -72,6 +75,7 @@ def test_summary_is_consistent_with_per_run_values(tiny_run):
     assert "English-trained" in summary["meta"]["notes"][0]
     assert summary["meta"]["decoding"]["top_p"] == 0.95
     assert "GIFI =" in (out / "summary.md").read_text()
+    assert "Refusals left out of SN, NTS and CF" in (out / "summary.md").read_text()
 
 
 def test_too_long_prompts_are_refused(tiny_gpt2, tmp_path):

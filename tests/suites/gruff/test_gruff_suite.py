@@ -41,7 +41,10 @@ def test_output_contract(gpt2_run, tiny_templates):
     picked = ["er", "sie", "en", "xier"]
     scores = items[[f"score_{p}" for p in picked]].to_numpy()
     assert list(items["answer"]) == [picked[i] for i in scores.argmax(axis=1)]
-    assert list(items["correct"]) == list(items["answer"] == items["target"])
+    # no context: de-e and Sternchen nouns agree with en and xier alike (paper Sec. 6)
+    neutral = (items["setting"] == "none") & items["system"].isin(["de_e", "sternchen"])
+    agreeing = (items["answer"] == items["target"]) | (neutral & items["answer"].isin(["en", "xier"]))
+    assert list(items["correct"]) == list(agreeing)
     assert json.loads((out / "summary.json").read_text()) == summary
     assert summary["suite"] == "gruff" and summary["headline"]["overall"] == summary["overall"]["accuracy"]
     meta = summary["meta"]
@@ -106,7 +109,7 @@ def test_compare_same_model_is_unchanged_and_other_model_is_tested(gpt2_run, tin
     paths = write_outputs(document, tmp_path / "cmp")
     assert paths[-1].name == "delta.json" and {p.name for p in paths} >= {"delta.md", "delta.csv", "delta.tex",
                                                                            "forest.png"}
-    assert "Correlation of per-occupation accuracy" in (tmp_path / "cmp" / "delta.md").read_text()
+    assert "accusative stereotype scores" in (tmp_path / "cmp" / "delta.md").read_text()
 
 
 def test_compare_refuses_runs_on_other_items(gpt2_run, tiny_templates_dir, tmp_path):

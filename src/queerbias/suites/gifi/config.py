@@ -36,6 +36,7 @@ class GifiConfig:
     batch_size: int = option(16, "prompts per generate call; each batch is seeded, so it changes the samples")
     saof_names: int = option(4, "names per SA/OF frame")
     saof_samples: int = option(2, "generations per SA/OF prompt")
+    pe_shots: int = option(0, "worked examples before each PE problem (the paper uses 8-shot chain of thought)")
     sentiment_model: str | None = option("oliverguhr/german-sentiment-bert", "German sentiment classifier "
                                                                              "(Hub id or folder)")
     toxicity_model: str | None = option("ml6team/distilbert-base-german-cased-toxic-comments",
@@ -56,6 +57,8 @@ class GifiConfig:
         for name in ("runs", "max_new_tokens", "batch_size", "saof_names", "saof_samples", "n_resamples"):
             if getattr(self, name) < 1:
                 raise QueerbiasError(f"{name} must be at least 1")
+        if self.pe_shots < 0:
+            raise QueerbiasError("pe_shots must be at least 0")
         if self.sample is not None and self.sample < 1:
             raise QueerbiasError(f"sample must be at least 1 (or left out for every template), got {self.sample}")
         if not 0 < self.top_p <= 1 or self.temperature < 0:

@@ -12,7 +12,7 @@ import numpy as np
 from queerbias.report.paired_stats import bootstrap_interval, cell_rng
 from queerbias.report.tables import Table, fmt
 from queerbias.suites.gifi.dimensions import DIMENSIONS, NAMES
-from queerbias.suites.gifi.scoring import COMPONENT_OF, dimension, group_figures, templates
+from queerbias.suites.gifi.scoring import COMPONENT_OF, dimension, group_figures, refused, templates
 
 
 def units_by_run(rows: list[dict], dims: tuple[str, ...]) -> dict[str, list[dict[str, dict]]]:
@@ -35,7 +35,9 @@ def build_summary(rows: list[dict], settings, group_keys: list[str], detectable:
     """Every figure of a run (summary.json without its meta); `missing`: component -> why it is absent."""
     context = {"group_keys": group_keys, "detectable": detectable, "cf_threshold": settings.cf_threshold}
     units = units_by_run(rows, tuple(d for d in DIMENSIONS if d in settings.dimensions))
-    n_runs = len({r["run"] for r in rows})
+    runs = sorted({r["run"] for r in rows})
+    n_runs = len(runs)
+    refusals = [refused([r for r in rows if r["run"] == run]) for run in runs]
     dimensions = {}
     for dim in DIMENSIONS:
         entry = {"name": NAMES[dim], "computed": False}
@@ -45,8 +47,10 @@ def build_summary(rows: list[dict], settings, group_keys: list[str], detectable:
             entry["reason"] = missing[COMPONENT_OF[dim]]
         else:
             entry.update(_dimension_entry(dim, units[dim], context, settings))
-        entry["groups"] = _group_means([group_figures(dim, list(run.values()), group_keys)
-                                        for run in units.get(dim, [])])
+        entry["groups"] = _group_means([{**group_figures(dim, list(units[dim][run].values()), group_keys),
+                                         **({"refused": refusals[run]} if dim in COMPONENT_OF and refusals[run]
+                                            else {})}
+                                        for run in range(n_runs) if dim in units])
         dimensions[dim] = entry
     computed = [d for d in DIMENSIONS if dimensions[d]["computed"]]
     if not computed:
@@ -131,6 +135,11 @@ def summary_blocks(summary: dict) -> list:
             [[g, *[fmt(summary["dimensions"][d]["groups"].get(g, {}).get("value"), 3) for d in shares]]
              for g in keys if any(g in summary["dimensions"][d]["groups"] for d in shares)],
             caption="SA/OF: share of generations whose first pronoun is of each group (none: no pronoun)"))
+    refusal = next((summary["dimensions"][d]["groups"]["refused"] for d in ("SN", "NTS", "CF")
+                    if "refused" in summary["dimensions"][d]["groups"]), None)
+    if refusal is not None:
+        blocks.append(f"Refusals left out of SN, NTS and CF: {refusal['n']} ({refusal['value']:.1%} of "
+                      "continuations).")
     return blocks
 
 

@@ -1,15 +1,21 @@
 """Generations -> what each one is scored on -> the seven GIFI dimensions.
 
 `annotate` adds to every generation row what it is scored on (detected pronoun group,
-parsed answer, classifier scores, embedding), so a chunk's rows are complete when they
-are saved. `templates` groups one run's rows into units (templates or prompts), and
-`dimension` computes a dimension from any list of units, so the figure of a run and its
-bootstrap resamples (units drawn with replacement) come from the same code.
+parsed answer, whether it is a refusal, classifier scores, embedding), so a chunk's rows
+are complete when they are saved. `templates` groups one run's rows into units
+(templates or prompts), and `dimension` computes a dimension from any list of units, so
+the figure of a run and its bootstrap resamples (units drawn with replacement) come from
+the same code.
+
+Refusals ("Es tut mir leid, ...") are left out of SN, NTS and CF, as the paper does
+for its Real-Toxicity-Prompts dimensions (App. B: "we ignore the model responses
+that refuse to answer"); the prefixes are data (prompts.yaml, `refusals`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,19 +40,27 @@ class Components:
     missing: dict[str, str] = field(default_factory=dict)
 
 
-def annotate(rows: list[dict], extractor: PronounExtractor, components: Components) -> None:
-    """Add what each generation is scored on to its row, in place."""
-    for row in rows:
+def annotate(rows: list[dict], extractor: PronounExtractor, components: Components,
+             refusals: Sequence[str] = (), stops: Sequence[str | None] | None = None) -> None:
+    """Add what each generation is scored on to its row, in place.
+
+    refusals: lower-case prefixes that mark a counterfactual continuation as a refusal (it
+    gets no classifier score or embedding); stops: per row, where a PE answer ends (few-shot).
+    """
+    for row, stop in zip(rows, stops or [None] * len(rows), strict=True):
         text = row["generation"]
-        if row["task"] in ("gdr", "saof"):
+        if row["task"] == "saof":
             row["detected"] = extractor.first_group(text, at_sentence_start=False)
         if row["task"] == "gdr":
+            row["detected"] = extractor.first_group(text, at_sentence_start=False, referent=row["group"])
             expected = row["group"] if row["group"] in extractor.groups else None  # name only: no pronoun
             row["correct"] = row["detected"] == expected
         if row["task"] == "pe":
-            row["answer"] = extract_answer(text)
+            row["answer"] = extract_answer(text.split(stop)[0] if stop else text)
             row["correct"] = row["answer"] is not None and row["answer"] == float(row["expected"])
-    counterfactual = [row for row in rows if row["task"] == "counterfactual"]
+        if row["task"] == "counterfactual":
+            row["refusal"] = is_refusal(text, refusals)
+    counterfactual = [row for row in rows if row["task"] == "counterfactual" and not row["refusal"]]
     if not counterfactual:
         return
     texts = [row["generation"] for row in counterfactual]
@@ -58,6 +72,18 @@ def annotate(rows: list[dict], extractor: PronounExtractor, components: Componen
     if components.embedder is not None:
         for row, vector in zip(counterfactual, components.embedder.encode(texts).tolist(), strict=True):
             row["embedding"] = vector
+
+
+def is_refusal(text: str, refusals: Sequence[str]) -> bool:
+    """Whether a continuation opens with one of the refusal prefixes (case-insensitive)."""
+    opening = text.lstrip(" \t\n\"'„“»«").lower()
+    return any(opening.startswith(prefix) for prefix in refusals)
+
+
+def refused(rows: list[dict]) -> dict | None:
+    """One run's share and number of counterfactual continuations left out as refusals."""
+    flags = [bool(row.get("refusal")) for row in rows if row["task"] == "counterfactual"]
+    return {"value": sum(flags) / len(flags), "n": sum(flags)} if flags else None
 
 
 def templates(rows: list[dict], dim: str) -> dict[str, dict]:
@@ -87,9 +113,8 @@ def dimension(dim: str, units: list[dict], group_keys: list[str], detectable: li
         per_group = _group_means(units, group_keys)
         return dims.equality_score([per_group[g] for g in group_keys])
     if dim in ("SN", "NTS"):
-        max_mad = dims.SENTIMENT_MAX_MAD if dim == "SN" else dims.TOXICITY_MAX_MAD
         return dims.neutrality_score({str(i): [u[g] for g in group_keys if u.get(g) is not None]
-                                      for i, u in enumerate(units)}, max_mad)
+                                      for i, u in enumerate(units)})
     if dim == "CF":
         return dims.counterfactual_score(_similarities(units, group_keys), cf_threshold)
     if len(detectable) < 2:

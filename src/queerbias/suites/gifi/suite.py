@@ -34,10 +34,11 @@ TASK_ORDER = {"GDR": "gdr", "SN": "counterfactual", "NTS": "counterfactual", "CF
 
 @dataclass(frozen=True)
 class Prompt:
-    """One prompt of one run."""
+    """One prompt of one run, with the refusal prefixes of its prompt set."""
 
     run: int
     item: object  # prompts.Item
+    refusals: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -57,7 +58,8 @@ class GifiSuite(Suite):
         Column("template_id", str), Column("group", str, True), Column("name", str), Column("sample", int),
         Column("state", str, True), Column("attribute", str, True), Column("expected", float, True),
         Column("prompt", str), Column("generation", str), Column("detected", str, True),
-        Column("correct", bool, True), Column("answer", float, True), Column("sentiment", float, True),
+        Column("correct", bool, True), Column("answer", float, True), Column("refusal", bool, True),
+        Column("sentiment", float, True),
         Column("toxicity", float, True), Column("embedding", object, True),
     )
     key_columns = ("run", "item_id")
@@ -76,8 +78,9 @@ class GifiSuite(Suite):
         groups, path = _groups(settings)
         tasks = list(dict.fromkeys(TASK_ORDER[d] for d in DIMENSIONS if d in settings.dimensions))
         items = {task: build_items(prompts, groups, task, limit=settings.sample, saof_names=settings.saof_names,
-                                   saof_samples=settings.saof_samples) for task in tasks}
-        prompts_of_runs = [Prompt(run, item) for run in range(settings.runs) for task in tasks for item in items[task]]
+                                   saof_samples=settings.saof_samples, pe_shots=settings.pe_shots) for task in tasks}
+        prompts_of_runs = [Prompt(run, item, prompts.refusals) for run in range(settings.runs) for task in tasks
+                           for item in items[task]]
         pronouns = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         checksum = hashlib.sha256(f"{prompts.checksum}|{pronouns}".encode()).hexdigest()[:16]
         details = {"prompts": prompts.path, "prompts_checksum": prompts.checksum, "pronouns": str(path),
@@ -99,8 +102,8 @@ class GifiSuite(Suite):
             seed = chunk_seed(settings.seed, chunk[0])
             texts = generate(lm, [p.item.prompt for p in chunk], _decoding(settings), seed=seed,
                              batch_size=len(chunk), progress=False)
-            rows = [_row(prompt, seed, text) for prompt, text in zip(chunk, texts, strict=True)]
-            annotate(rows, extractor, components)
+            rows = [generation_row(prompt, seed, text) for prompt, text in zip(chunk, texts, strict=True)]
+            annotate(rows, extractor, components, chunk[0].refusals, [p.item.meta.get("stop") for p in chunk])
             yield rows
 
     def run_meta(self, lm, settings) -> dict:
@@ -239,10 +242,11 @@ def load_components(settings: GifiConfig):
     return components
 
 
-def _row(prompt: Prompt, seed: int, text: str) -> dict:
+def generation_row(prompt: Prompt, seed: int, text: str) -> dict:
+    """A generation with its prompt; `scoring.annotate` adds what it is scored on."""
     item = prompt.item
     return {"run": prompt.run, "seed": seed, "task": item.task, "item_id": item.item_id,
             "template_id": item.template_id, "group": item.group, "name": item.name, "sample": item.sample,
             "state": item.meta.get("state"), "attribute": item.meta.get("attribute"),
             "expected": item.meta.get("answer"), "prompt": item.prompt, "generation": text, "detected": None,
-            "correct": None, "answer": None, "sentiment": None, "toxicity": None, "embedding": None}
+            "correct": None, "answer": None, "refusal": None, "sentiment": None, "toxicity": None, "embedding": None}

@@ -93,6 +93,6 @@ def item_rows(items: Sequence[Instance], scores: np.ndarray) -> list[dict]:
             "distractor_system": item.distractor_system, "distractor": item.distractor,
             "text": item.texts()[item.gold],
             **{f"score_{p}": float(v) for p, v in zip(PRONOUN_SETS, row_scores, strict=True)},
-            "answer": answer, "correct": answer == item.target,
+            "answer": answer, "correct": answer in item.accepted,
             "distractor_error": item.distractor is not None and answer == item.distractor, "tie": bool(tied)})
     return rows

@@ -78,7 +78,7 @@ class GruffSuite(Suite):
     columns = ITEM_COLUMNS
     key_columns = ("replicate", "item_id")
     text_columns = ("text",)
-    summary_keys = ("overall", "settings")
+    summary_keys = ("overall", "introduced", "settings")
     measures = (Measure("accuracy", BINARY, "accuracy", "pp", digits=1, reference=CHANCE,
                         reference_label="chance (25%)"),)
     scope_titles = {"settings": "Setting", "pronouns": "Setting / pronoun set"}
@@ -145,10 +145,10 @@ class GruffSuite(Suite):
                     yield cell("pronouns", f"{setting} {pronoun}", mask)
 
     def extras(self, before, after, options) -> dict:
-        """Spearman correlation of the two models' per-occupation accuracy."""
-        from queerbias.suites.gruff.metrics import distinct, model_correlation
+        """Paper Fig. 8: Spearman correlation of the two models' accusative stereotype scores."""
+        from queerbias.suites.gruff.metrics import distinct, stereotype_correlation
 
-        return {"model_correlation": model_correlation(distinct(before), distinct(after))}
+        return {"model_correlation": stereotype_correlation(distinct(before), distinct(after), "acc")}
 
     def extra_tables(self, document) -> list:
         from queerbias.suites.gruff.report import model_correlation_table

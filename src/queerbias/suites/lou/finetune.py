@@ -3,7 +3,8 @@
 A thin recipe on `transformers.Trainer` (the loop our language-model training runs on):
 the paper's recipe in small (upstream `run_fine_tuning_task.py`): AdamW, linear schedule
 with 10% warm-up, gradient clipping at 1.0, weight decay except on biases and norms,
-inputs truncated to 300 tokens, dev macro-F1 after every epoch and the best epoch kept.
+inputs composed and truncated as for predictions (`classifier.encode_inputs`), dev macro-F1
+after every epoch and the best epoch kept.
 Upstream searched batch size and learning rate per model and task and trained 5 epochs
 for 10 seeds; we use one seed and fixed defaults (recorded in `lou_recipe.json` beside the
 weights), so absolute F1 can differ from the paper's while flip rates remain comparable
@@ -24,7 +25,7 @@ import torch
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.pairs.registry import sha256_file
-from queerbias.suites.lou.classifier import DEFAULT_MAX_LENGTH, load_classifier
+from queerbias.suites.lou.classifier import DEFAULT_MAX_LENGTH, encode_inputs, load_classifier
 from queerbias.suites.lou.data import Example, load_split, lou_spec
 from queerbias.suites.lou.metrics import macro_f1
 from queerbias.suites.store import package_versions
@@ -87,11 +88,11 @@ def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(
                 self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     keep = KeepBest()
+    truncate = recipe.max_length if lou_spec().tasks[task].truncate_text else None  # as predictions
     with tempfile.TemporaryDirectory() as scratch:
         trainer = Trainer(
             model=clf.model, args=_arguments(recipe, scratch, progress),
-            train_dataset=_encode(clf.tokenizer, train, recipe.max_length),
-            eval_dataset=_encode(clf.tokenizer, dev, recipe.max_length),
+            train_dataset=_encode(clf, train, truncate), eval_dataset=_encode(clf, dev, truncate),
             data_collator=DataCollatorWithPadding(clf.tokenizer),
             compute_metrics=lambda p: {"macro_f1": macro_f1(p.label_ids, np.argmax(p.predictions, axis=-1))},
             callbacks=[keep])
@@ -120,9 +121,9 @@ def _arguments(recipe: Recipe, scratch: str, progress: bool):
         use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0)
 
 
-def _encode(tokenizer, examples: list[Example], max_length: int) -> list[dict]:
-    return [{**tokenizer(e.text, e.text_pair, truncation=True, max_length=max_length), "labels": e.label}
-            for e in examples]
+def _encode(clf, examples: list[Example], truncate_text: int | None) -> list[dict]:
+    encoded = encode_inputs(clf, [(e.text, e.text_pair) for e in examples], truncate_text)
+    return [{**inputs, "labels": e.label} for inputs, e in zip(encoded, examples, strict=True)]
 
 
 def _history(log: list[dict]) -> list[dict]:

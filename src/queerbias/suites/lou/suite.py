@@ -61,7 +61,7 @@ class LouClassifierSettings:
                                         "data folder)")
     sample: int | None = option(None, "a seeded sample of N instances per task")
     seed: int = option(0, "sampling seed")
-    max_length: int = option(300, "truncate inputs to N tokens (upstream's GermEval setting)")
+    max_length: int = option(300, "GermEval texts: keep their first N tokens, as upstream")
     n_resamples: int = option(2_000, "bootstrap resamples of the ΔF1 and flip-rate intervals", role=SUMMARY)
     batch_size: int = option(16, "inputs per batch", role=EXECUTION)
     chunk_instances: int = option(64, "instances predicted between two saves of progress", role=EXECUTION)
@@ -146,6 +146,8 @@ class LouLMSuite(_LouView):
         Column("pair_key", str), Column("identical", bool), Column("too_long", bool), Column("tokens_original", int),
         Column("tokens_reformulated", int), Column("score_original", float, True),
         Column("score_reformulated", float, True), Column("delta", float, True), Column("preferred", bool, True),
+        Column("score_original_sum", float, True), Column("score_reformulated_sum", float, True),
+        Column("delta_sum", float, True),
     )
     text_columns = ("pair_key",)
     summary_keys = ("tasks", POOLED)
@@ -169,10 +171,10 @@ class LouLMSuite(_LouView):
 
     def run_meta(self, lm, settings) -> dict:
         from queerbias.models.context import context_length
-        from queerbias.suites.lou.lm_view import lm_scoring_config
+        from queerbias.suites.lou.lm_view import PREFERENCE, lm_scoring_config
 
         config = lm_scoring_config(lm.kind)
-        return {"scoring": config.to_dict(), "scoring_id": config.scoring_id,
+        return {"scoring": config.to_dict(), "scoring_id": config.scoring_id, "preference": PREFERENCE,
                 "position_limit": context_length(lm.model, lm.tokenizer)}
 
     def summarise(self, rows, settings) -> dict:
@@ -237,6 +239,11 @@ class LouClassifierSuite(_LouView):
             raise QueerbiasError("--kind applies to language models, not to sequence classifiers")
         return load_classifier(spec, **options)
 
+    def run_meta(self, lm, settings) -> dict:
+        from queerbias.suites.lou.classifier import INPUT_COMPOSITION
+
+        return {"input": INPUT_COMPOSITION}
+
     def evaluate(self, lm, chunks, settings):
         from queerbias.suites.lou.classifier import check_labels, classify_chunk
         from queerbias.suites.lou.data import lou_spec
@@ -246,7 +253,7 @@ class LouClassifierSuite(_LouView):
             for task in {instance.task for instance in chunk} - checked:
                 check_labels(lm, spec.tasks[task])
                 checked.add(task)
-            yield classify_chunk(lm, chunk, spec.strategies, settings.max_length, settings.batch_size)
+            yield classify_chunk(lm, chunk, spec.strategies, spec.tasks, settings.max_length, settings.batch_size)
 
     def summarise(self, rows, settings) -> dict:
         from queerbias.suites.lou.classifier import summarise

@@ -167,7 +167,8 @@ class Suite(ABC):
         """Score chunks of items in order, yielding each chunk's rows (dicts of `columns`)."""
 
     def run_meta(self, lm, settings) -> dict:
-        """Suite-specific provenance for summary.json's meta (scoring method, components...)."""
+        """The suite's method for this model (scoring configuration, counting rules, components):
+        recorded in summary.json's meta and part of the run key."""
         return {}
 
     @abstractmethod

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write
+from queerbias.report.markdown import summary_markdown
 from queerbias.suites import rows as row_io
 from queerbias.suites.protocol import DataRef, Suite
 from queerbias.suites.registry import get_suite
@@ -56,8 +57,10 @@ def package_versions() -> dict:
     return versions
 
 
-def run_key(suite: Suite, fingerprint: str, data: DataRef, settings) -> str:
-    parts = (suite.name, fingerprint, data.checksum, settings_id(settings))
+def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dict) -> str:
+    """What makes two runs the same run: suite, model, data, settings and the suite's method
+    (`run_meta`: scoring configuration, counting rules), so a changed method is never reused."""
+    parts = (suite.name, fingerprint, data.checksum, settings_id(settings), json.dumps(method, sort_keys=True))
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 
@@ -76,7 +79,8 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
     items, ref = _data(suite, data, settings)
     lm = suite.load_model(lm, **load_options) if isinstance(lm, str) else lm
     loaded = time.perf_counter()
-    key = run_key(suite, lm.fingerprint, ref, settings)
+    method = suite.run_meta(lm, settings)
+    key = run_key(suite, lm.fingerprint, ref, settings, method)
     summary_path = out_dir / SUMMARY_FILE
     if state.is_main_process:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -114,7 +118,7 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
                                  "command to finish them")
         rows = [row for c in range(len(chunks)) for row in found[c]]
-        meta = _meta(suite, lm, ref, settings, key, state.num_processes, (started, loaded, evaluated),
+        meta = _meta(lm, ref, settings, method, key, state.num_processes, (started, loaded, evaluated),
                      len(items), extra_meta)
         record = summarise_rows(suite, rows, settings, meta)
         write_run(suite, record, out_dir)
@@ -137,8 +141,9 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
         for chunk, produced in zip(chunks, suite.evaluate(lm, iter(chunks), settings), strict=True):
             rows += _checked_rows(produced, suite)
             bar.update(len(chunk))
-    key = run_key(suite, lm.fingerprint, ref, settings)
-    meta = _meta(suite, lm, ref, settings, key, 1, (started, loaded, time.perf_counter()), len(items),
+    method = suite.run_meta(lm, settings)
+    key = run_key(suite, lm.fingerprint, ref, settings, method)
+    meta = _meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
                  extra_meta)
     record = summarise_rows(suite, rows, settings, meta)
     record.label = label
@@ -179,14 +184,12 @@ def write_run(suite: Suite, record: RunRecord, out_dir: Path) -> None:
     record.summary["meta"]["items"] = {"file": suite.items_file, "rows": len(record.rows()),
                                        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
     atomic_write(out_dir / suite.items_file, text)
-    from queerbias.report.markdown import summary_markdown
-
     atomic_write(out_dir / "summary.md", summary_markdown(suite, record.summary))
     suite.plot(record.summary, out_dir / "summary.png")
     atomic_write(out_dir / SUMMARY_FILE, strict_json(record.summary, "summary") + "\n")
 
 
-def _meta(suite: Suite, lm, ref: DataRef, settings, key: str, processes: int, clock: tuple, n_items: int,
+def _meta(lm, ref: DataRef, settings, method: dict, key: str, processes: int, clock: tuple, n_items: int,
           extra: dict | None) -> dict:
     started, loaded, evaluated = clock
     seconds = evaluated - loaded
@@ -195,7 +198,7 @@ def _meta(suite: Suite, lm, ref: DataRef, settings, key: str, processes: int, cl
         "data": ref.to_dict(),
         "settings": to_dict(settings),
         "settings_id": settings_id(settings),
-        **suite.run_meta(lm, settings),
+        **method,
         "run_key": key,
         "versions": package_versions(),
         "timings": {"load_s": round(loaded - started, 3), "evaluate_s": round(seconds, 3),

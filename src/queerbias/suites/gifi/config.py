@@ -16,6 +16,9 @@ from queerbias.errors import DataError, QueerbiasError
 from queerbias.suites.settings import SUMMARY, from_mapping, option
 
 DIMENSIONS = ("GDR", "SN", "NTS", "CF", "SA", "OF", "PE")  # = dimensions.DIMENSIONS, kept light for the CLI
+#: the prompt task each dimension is measured on
+TASK_OF = {"GDR": "gdr", "SN": "counterfactual", "NTS": "counterfactual", "CF": "counterfactual",
+           "SA": "saof", "OF": "saof", "PE": "pe"}
 DEFAULT_GROUPS = ("er", "sie", "xier", "en", "dey", "nin")
 
 

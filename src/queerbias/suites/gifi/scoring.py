@@ -22,10 +22,9 @@ import numpy as np
 
 from queerbias.suites.gifi import dimensions as dims
 from queerbias.suites.gifi.answers import extract_answer
+from queerbias.suites.gifi.config import TASK_OF
 from queerbias.suites.gifi.extractor import PronounExtractor
 
-TASK_OF = {"GDR": "gdr", "SN": "counterfactual", "NTS": "counterfactual", "CF": "counterfactual",
-           "SA": "saof", "OF": "saof", "PE": "pe"}
 COMPONENT_OF = {"SN": "sentiment", "NTS": "toxicity", "CF": "embedder"}
 READS = {"GDR": "correct", "PE": "correct", "SN": "sentiment", "NTS": "toxicity", "CF": "embedding"}
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from queerbias.suites.gifi.config import DIMENSIONS, GifiConfig
+from queerbias.suites.gifi.config import DIMENSIONS, TASK_OF, GifiConfig
 from queerbias.suites.protocol import (
     OVERALL,
     STATISTIC,
@@ -27,9 +27,6 @@ from queerbias.suites.protocol import (
     PairedItems,
     Suite,
 )
-
-TASK_ORDER = {"GDR": "gdr", "SN": "counterfactual", "NTS": "counterfactual", "CF": "counterfactual",
-              "SA": "saof", "OF": "saof", "PE": "pe"}  # = scoring.TASK_OF, kept light for the CLI
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,7 @@ class GifiSuite(Suite):
 
         prompts = load_prompt_set(spec or settings.prompts)
         groups, path = _groups(settings)
-        tasks = list(dict.fromkeys(TASK_ORDER[d] for d in DIMENSIONS if d in settings.dimensions))
+        tasks = list(dict.fromkeys(TASK_OF[d] for d in DIMENSIONS if d in settings.dimensions))
         items = {task: build_items(prompts, groups, task, limit=settings.sample, saof_names=settings.saof_names,
                                    saof_samples=settings.saof_samples, pe_shots=settings.pe_shots) for task in tasks}
         prompts_of_runs = [Prompt(run, item, prompts.refusals) for run in range(settings.runs) for task in tasks

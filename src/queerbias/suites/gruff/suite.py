@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
+from queerbias.suites.gruff.forms import PRONOUN_SETS
+from queerbias.suites.gruff.generation import SETTINGS
 from queerbias.suites.pairs.suite import batch_size, check_sample
 from queerbias.suites.protocol import (
     BINARY,
@@ -25,9 +27,7 @@ from queerbias.suites.protocol import (
 )
 from queerbias.suites.settings import EXECUTION, option
 
-SETTINGS = ("none", "d0", "d1", "d2", "d3", "d4", "d5")  # = generation.SETTINGS, kept light for the CLI
-PRONOUNS = ("er", "sie", "en", "xier")  # = forms.PRONOUN_SETS, kept light for the CLI
-CHANCE = 100 / len(PRONOUNS)
+CHANCE = 100 / len(PRONOUN_SETS)
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ ITEM_COLUMNS = (
     Column("replicate", int), Column("item_id", str), Column("setting", str), Column("n_distractors", int, True),
     Column("occupation", str), Column("participant", str), Column("case", str), Column("system", str),
     Column("target", str), Column("distractor_system", str, True), Column("distractor", str, True),
-    Column("text", str), *(Column(f"score_{p}", float) for p in PRONOUNS), Column("answer", str),
+    Column("text", str), *(Column(f"score_{p}", float) for p in PRONOUN_SETS), Column("answer", str),
     Column("correct", bool), Column("distractor_error", bool), Column("tie", bool),
 )
 
@@ -139,7 +139,7 @@ class GruffSuite(Suite):
             if (before["setting"] == setting).any():
                 yield cell("settings", setting, before["setting"] == setting)
         for setting in SETTINGS:
-            for pronoun in PRONOUNS:
+            for pronoun in PRONOUN_SETS:
                 mask = (before["setting"] == setting) & (before["target"] == pronoun)
                 if mask.any():
                     yield cell("pronouns", f"{setting} {pronoun}", mask)

@@ -158,6 +158,8 @@ CASES = [
      "99 pairs, but the run scored 100"),
     ("unknown suite", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s.update(suite="x"))),
      "unknown suite 'x'"),
+    ("old gruff run", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: (
+        s.pop("overall"), s["meta"].update(suite="gruff")))), "written before the suites shared one run format"),
     ("newer schema", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"),
                                                                  lambda s: s.update(schema_version=99))),
      "written by a newer queerbias"),

@@ -421,6 +421,10 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     if not isinstance(summary, dict):
         raise QueerbiasError(f"{summary_path}: not a run summary (a JSON object)")
     name = summary.get("suite", "pairs")
+    legacy = isinstance(summary.get("meta"), dict) and (summary["meta"].get("suite") or summary["meta"].get("view"))
+    if "suite" not in summary and (legacy or "gifi" in summary):
+        raise QueerbiasError(f"{summary_path}: a GRUFF, Lou or GIFI run written before the suites shared one "
+                             "run format; run it again to compare it")
     if not isinstance(name, str):
         raise QueerbiasError(f"{summary_path}: 'suite' must be a suite name, got {name!r}")
     if summary.get("schema_version", 1) > SCHEMA_VERSION:

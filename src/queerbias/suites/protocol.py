@@ -179,6 +179,11 @@ class Suite(ABC):
     def headline(self, summary: dict) -> Headline:
         """The overall figure and one figure per group."""
 
+    def group_table(self, summary: dict) -> dict[str, dict]:
+        """Figures per group in table order, for a run's `groups` frame (default: the headline's)."""
+        headline = self.headline(summary)
+        return {group: {headline.label: value} for group, value in headline.groups.items()}
+
     # -- comparing ------------------------------------------------------------------
 
     def check_rows(self, rows, summary: dict, path: Path) -> None:

@@ -30,6 +30,8 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+import pandas as pd
+
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.report.markdown import summary_markdown
@@ -354,15 +356,24 @@ def read_json_file(path: Path, what: str):
 
 # -- loading ------------------------------------------------------------------------
 
-@dataclass
+@dataclass(repr=False)
 class RunRecord:
-    """A finished run: its suite, label for tables, summary and (read on demand) rows."""
+    """A finished run: its suite, label for tables, summary and (read on demand) rows.
+
+    The result type of the Python API (`queerbias.score`, `run_suite`, `load_run`): `path` is
+    None for a run evaluated in memory.
+    """
 
     suite: Suite
     label: str
     path: Path | None
     summary: dict
-    _rows: object = field(default=None, repr=False)
+    _rows: object = field(default=None)
+
+    def __repr__(self) -> str:
+        headline = self.headline
+        return (f"RunRecord(suite={self.suite.name!r}, label={self.label!r}, path={self.path!r}, "
+                f"{headline.label}={headline.overall!r})")
 
     @property
     def meta(self) -> dict:
@@ -404,9 +415,30 @@ class RunRecord:
             self._rows = _read_rows(self)
         return self._rows
 
-    def pairs(self):
-        """The rows of a pairs run (pairs.csv), by the name pair-suite code has always used."""
+    @property
+    def items(self):
+        """The per-item rows as a DataFrame: the items file's columns, typed as read back from it."""
         return self.rows()
+
+    @property
+    def pairs(self):
+        """The rows of a pairs run: the columns and types of its pairs.csv."""
+        if self.suite.name != "pairs":
+            raise AttributeError(f"a {self.suite.name} run has no pairs; its rows are .items")
+        return self.rows()
+
+    @property
+    def groups(self):
+        """One row per group in table order (pairs: n, n_neutral, bias and soft score with their
+        standard errors; other suites: the headline figure per entry)."""
+        table = self.suite.group_table(self.summary)
+        return pd.DataFrame.from_dict(table, orient="index").rename_axis("group")
+
+    def to_markdown(self) -> str:
+        """The run's summary.md."""
+        return summary_markdown(self.suite, self.summary)
+
+    _repr_markdown_ = to_markdown  # notebooks show a run as its summary
 
 
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:

@@ -104,10 +104,12 @@ class PairsSuite(Suite):
     compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
 
     def load_data(self, spec, settings):
+        """`spec`: a registered name, a pair file, or a `PairSet` already read (the Python API)."""
         from queerbias.pairs.io import load_pairs
+        from queerbias.pairs.schema import PairSet
 
-        pair_set = load_pairs(spec or self.data_default, duplicates=settings.duplicates,
-                              identical=settings.identical)
+        pair_set = spec if isinstance(spec, PairSet) else load_pairs(
+            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical)
         return data_of(pair_set, settings)
 
     def chunk_size(self, settings) -> int:
@@ -140,6 +142,10 @@ class PairsSuite(Suite):
         extras = {"distance": summary["distance"]} if "distance" in summary else {}
         return Headline("bias score", summary["overall"]["bias_score"],
                         {group: figures["bias_score"] for group, figures in summary["groups"].items()}, extras)
+
+    def group_table(self, summary) -> dict[str, dict]:
+        """n, n_neutral, bias and soft score with their standard errors, per group."""
+        return summary["groups"]
 
     def check_rows(self, rows, summary, path) -> None:
         """Decisions must follow from the scores (an edited `biased` column is caught even in

@@ -372,8 +372,9 @@ class RunRecord:
 
     def __repr__(self) -> str:
         headline = self.headline
+        overall = None if headline.overall is None else round(float(headline.overall), 4)
         return (f"RunRecord(suite={self.suite.name!r}, label={self.label!r}, path={self.path!r}, "
-                f"{headline.label}={headline.overall!r})")
+                f"{headline.label}={overall})")
 
     @property
     def meta(self) -> dict:

@@ -3,7 +3,7 @@
 The console command. Each subcommand lives in its own module under `queerbias.commands` and exposes
 `register(subparsers)`; the modules are discovered, so adding a command never
 touches this file. Every refusal, from argparse or from our code, is one line on
-stderr with exit status 2; the argument types below are shared by the commands.
+stderr with exit status 2 (docs/refusals.md).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import importlib
 import logging
 import pkgutil
 import sys
-from pathlib import Path
 
 from queerbias import __version__, commands
 from queerbias.errors import QueerbiasError
@@ -27,35 +26,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def positive_int(text: str) -> int:
-    """An argument that counts something and must be at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def batch_size(text: str) -> int | str:
-    """`auto` or a positive number of sequences."""
-    if text == "auto":
-        return text
-    try:
-        return positive_int(text)
-    except argparse.ArgumentTypeError as err:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number of at least 1, "
-                                         f"got {text!r}") from err
-
-
-def output_folder(text: str) -> Path:
-    """An output folder; an empty one would silently mean the current folder."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("is empty; name an output folder (`.` for this one)")
-    return Path(text)
 
 
 def build_parser() -> argparse.ArgumentParser:

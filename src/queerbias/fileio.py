@@ -75,7 +75,7 @@ def require_output_dir(path: Path, option: str = "--out") -> Path:
             raise QueerbiasError(f"{option} {path}: {existing} is a broken symbolic link")
         existing = existing.parent
     if not existing.is_dir():
-        raise QueerbiasError(f"{option} {path}: {existing} is a file, not a folder")
+        raise QueerbiasError(f"{option} {path}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise QueerbiasError(f"{option} {path}: no permission to write in {existing}")
     return path
@@ -164,19 +164,18 @@ def atomic_write(path: Path, data: str | bytes, permissions: int | None = None) 
         handle.write(data)
 
 
-def dump_json_strict(data: Any) -> str:
-    """Pretty-printed JSON text (with a final newline) for summaries and deltas.
+def dump_json_strict(data: Any, what: str = "result") -> str:
+    """Pretty-printed JSON text (with a final newline) of a summary, delta or other result.
 
     NaN and Infinity are not JSON (RFC 8259): other tools reject them, and a NaN
-    figure is a broken result, never a value to pass on. Refused with the key path
-    of the first such number, e.g. `overall.soft_score`.
+    figure is a broken result, never a value to pass on. Refused, naming the key path
+    of the first such number (`overall.soft_score`), so nothing is written.
     """
     try:
         return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     except ValueError:
-        where = _non_finite_path(data) or "(somewhere)"
-        raise QueerbiasError(f"refusing to write a non-finite number (NaN or infinity) at "
-                             f"{where}: the result is broken") from None
+        raise QueerbiasError(f"{what}: {_non_finite_path(data) or '(a value)'} is not a finite "
+                             "number (NaN or infinity); the result is broken and not written") from None
 
 
 def _non_finite_path(value: Any, prefix: str = "") -> str | None:
@@ -194,8 +193,4 @@ def _non_finite_path(value: Any, prefix: str = "") -> str | None:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Replace `path` with strict, pretty-printed JSON atomically."""
-    try:
-        text = dump_json_strict(data)
-    except QueerbiasError as err:
-        raise QueerbiasError(f"{path}: {err}") from None
-    atomic_write(path, text)
+    atomic_write(path, dump_json_strict(data, str(path)))

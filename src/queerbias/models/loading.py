@@ -26,6 +26,7 @@ from safetensors import SafetensorError
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 
@@ -52,7 +53,7 @@ class LoadedModel:
 
     @property
     def max_length(self) -> int | None:
-        return input_limit(getattr(self.model, "config", None), self.tokenizer)
+        return context_length(self.model, self.tokenizer)
 
     def describe(self) -> dict:
         return {"spec": self.spec, "kind": self.kind, "fingerprint": self.fingerprint,
@@ -74,10 +75,11 @@ class InspectedModel:
     dtype: str
     options: dict  # trust_remote_code, revision
     allow_pickle_weights: bool
+    device: str | torch.device | None = None
 
     @property
     def max_length(self) -> int | None:
-        return input_limit(self.config, self.tokenizer)
+        return context_length(self, self.tokenizer)  # reads `config` as it would a model's
 
 
 def inspect_model(
@@ -88,6 +90,7 @@ def inspect_model(
     revision: str | None = None,
     allow_pickle_weights: bool = False,
     force_kind: bool = False,
+    device: str | torch.device | None = None,
 ) -> InspectedModel:
     """Config, kind and tokenizer of `spec`, without its weights.
 
@@ -109,11 +112,10 @@ def inspect_model(
     kind = _settle_kind(config, base_path, kind, force_kind)
     tokenizer = _load_tokenizer(path if adapter and _has_tokenizer(path) else base_path, options)
     return InspectedModel(spec, path, base_path, bool(adapter), config, kind, tokenizer, dtype,
-                          options, allow_pickle_weights)
+                          options, allow_pickle_weights, device)
 
 
-def load_model(spec: str | InspectedModel, device: str | torch.device | None = None,
-               **options) -> LoadedModel:
+def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
     """Load `spec` (or what `inspect_model` found; `options` are its arguments)."""
     found = spec if isinstance(spec, InspectedModel) else inspect_model(spec, **options)
     model = _load_weights(found.base_path, found.kind, DTYPES[found.dtype], found.options,
@@ -123,19 +125,10 @@ def load_model(spec: str | InspectedModel, device: str | torch.device | None = N
     if found.adapter:
         model = _apply_adapter(model, found.path)
         source.update(base=found.base_path, adapter=found.path)
-    device = torch.device(device) if device else _default_device()
+    device = torch.device(found.device) if found.device else _default_device()
     model.to(device).eval()
     return LoadedModel(spec=found.spec, model=model, tokenizer=found.tokenizer, kind=found.kind,
                        fingerprint=weights_fingerprint(model), source=source)
-
-
-def input_limit(config, tokenizer) -> int | None:
-    """The most tokens one input may have: position embeddings, and the tokenizer's own
-    limit where it sets a real one (RoBERTa: 514 positions, 512 usable)."""
-    limits = [getattr(config, "max_position_embeddings", None),
-              getattr(tokenizer, "model_max_length", None)]
-    real = [int(n) for n in limits if isinstance(n, int) and 0 < n < 1_000_000]
-    return min(real) if real else None
 
 
 def non_finite_parameters(model: torch.nn.Module, limit: int = 3,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from queerbias.errors import DataError
-from queerbias.pairs.schema import Pair, PairSet
+from queerbias.pairs.schema import Pair
 from queerbias.scoring.alignment import scored_positions
 from queerbias.scoring.scorer import NonFiniteScores, Scorer, SentenceEncoder, reduce
 
@@ -77,53 +77,52 @@ def score_pairs(scorer: Scorer, pairs: Sequence[Pair]) -> list[PairScore]:
     return results
 
 
-def screen_pairs(pair_set: PairSet, encoder: SentenceEncoder, identical: str = "error") -> PairSet:
+def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str = "error",
+                 where: str = "pairs") -> tuple[list[Pair], dict]:
     """Check every pair with the tokenizer alone, before any weights load.
 
     A sentence longer than the model takes is refused (`long_sentences: error`, the
     default), its pair left out (`skip`) or cut (`truncate`, which the encoder does).
     Two different texts that the tokenizer turns into the same ids (words it only
     knows as `[UNK]`) measure nothing, like identical sentences: refused unless
-    `identical` is keep (they score as ties) or drop. The counts go into the meta.
+    `identical` is keep (they score as ties) or drop. Returns the pairs kept and, when
+    any pair was found, the counts to record (`where` names the data in errors).
     """
+    policy = encoder.config.long_sentences
     long, same = [], []
-    for pair in pair_set.pairs:
+    for pair in pairs:
         first, second = (encoder(text, cut=False) for text in pair.aligned_order)
         if encoder.too_long(first) or encoder.too_long(second):
             long.append((pair, max(len(first.ids), len(second.ids))))
-            if encoder.config.long_sentences != "truncate":
+            if policy != "truncate":
                 continue
             first, second = (encoder(text) for text in pair.aligned_order)
         if first.ids == second.ids and pair.sent_more != pair.sent_less:
             same.append(pair)  # identical texts were settled when the file was read
-    where = pair_set.source or pair_set.name
-    if long and encoder.config.long_sentences == "error":
+    if long and policy == "error":
         pair, length = long[0]
         raise DataError(where, f"pair {pair.pair_id} has a sentence of {length} tokens, more than "
                         f"the model takes ({encoder.max_length}){_and_more(len(long))}; pass "
-                        "--truncate to score the first tokens or --skip-long to leave such pairs "
-                        "out", row=pair.source_row)
+                        "--long-sentences truncate to score its first tokens or --long-sentences "
+                        "skip to leave such pairs out", row=pair.source_row)
     if same and identical == "error":
         raise DataError(where, f"pair {same[0].pair_id}: its two sentences differ, but the model's "
                         "tokenizer turns them into the same tokens (unknown words?), so it measures "
                         f"nothing{_and_more(len(same))}; pass --identical keep (a tie) or drop",
                         row=same[0].source_row)
     if not long and not same:
-        return pair_set
+        return list(pairs), {}
     log.warning("%s: %d pairs have a sentence longer than %s tokens (%s), %d tokenize "
-                "identically (%s)", pair_set.name, len(long), encoder.max_length,
-                encoder.config.long_sentences, len(same), identical)
-    left_out = {p.key for p, _ in long} if encoder.config.long_sentences == "skip" else set()
+                "identically (%s)", where, len(long), encoder.max_length, policy, len(same), identical)
+    left_out = {p.key for p, _ in long} if policy == "skip" else set()
     if identical == "drop":
         left_out |= {p.key for p in same}
-    kept = [p for p in pair_set.pairs if p.key not in left_out]
+    kept = [p for p in pairs if p.key not in left_out]
     if not kept:
         raise DataError(where, "no pair is left to score: every pair is too long or "
                         "tokenizes identically")
-    meta = {**pair_set.meta, "long_pairs": len(long), "token_identical_pairs": len(same),
-            "token_identical_policy": identical}
-    return PairSet(pair_set.name, kept, pair_set.source,
-                   pair_set.checksum if len(kept) == len(pair_set) else "", meta)
+    return kept, {"long_pairs": len(long), "token_identical_pairs": len(same),
+                  "token_identical_policy": identical}
 
 
 def _and_more(count: int) -> str:

@@ -126,8 +126,8 @@ class Scorer(ABC):
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
             raise QueerbiasError(f"a sentence is {len(ids)} tokens long, more than the "
                                  f"{self.encoder.max_length} positions of {self.lm.spec} "
-                                 f"({text[:50]!r}...); shorten it (pair scoring: --truncate "
-                                 "or --skip-long)")
+                                 f"({text[:50]!r}...); shorten it (pair scoring: --long-sentences "
+                                 "truncate or skip)")
 
     def _refuse_non_finite(self, computed: Mapping[Request, float]) -> None:
         bad = {ids for (ids, _), value in computed.items() if not math.isfinite(value)}

@@ -28,7 +28,7 @@ SCORING_CHOICES = {
     "lowercase": ("auto", "never"),
 }
 # a sentence longer than the model takes: refuse it (the reference would crash), keep
-# only its first tokens (`--truncate`), or leave its pair out (`--skip-long`)
+# only its first tokens (truncate), or leave its pair out (skip): `--long-sentences`
 LONG_SENTENCES = ("error", "truncate", "skip")
 # options added after results were first published: they enter `scoring_id` only when
 # set, so the ids of earlier runs, scored the same way, stay valid

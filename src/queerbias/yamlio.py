@@ -77,7 +77,8 @@ def load_yaml_mapping(source: str | Path, what: str = "YAML file") -> dict:
     if document is None:
         return {}
     if not isinstance(document, dict):
-        kind = "list" if isinstance(document, list) else type(document).__name__
+        kind = ("a list" if isinstance(document, list) else "true/false" if isinstance(document, bool)
+                else "a number" if isinstance(document, (int, float)) else "a string")
         raise DataError(source, f"a {what} must be a YAML mapping of keys to values, "
-                        f"not a {kind} ({str(document)[:40]!r})")
+                        f"not {kind} ({str(document)[:40]!r})")
     return document

@@ -112,9 +112,9 @@ def row(label: str, config: str, run_dir: Path) -> str:
         run_dir / "bench-wall.json").is_file() else None
     return " | ".join([
         f"| {label} (`{Path(config).name}`, {metrics[-1]['step']} steps)",
-        distance_cell(run_dir, "compare", "bias"), distance_cell(run_dir, "compare", "soft"),
-        distance_cell(run_dir, "compare-bias-ood-en", "bias"),
-        distance_cell(run_dir, "compare-bias-ood-en", "soft"),
+        distance_cell(run_dir, "compare/bias", "bias"), distance_cell(run_dir, "compare/bias", "soft"),
+        distance_cell(run_dir, "compare/bias-ood-en", "bias"),
+        distance_cell(run_dir, "compare/bias-ood-en", "soft"),
         change(metrics, "general_perplexity"), change(metrics, "perplexity"),
         f"{wall / 60:.1f} min |" if wall else "n/a |"])
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 import torch
@@ -40,12 +42,15 @@ def test_pair_scores_equal_queerbias_score(family, request, tmp_path):
     assert loss.item() == pytest.approx(expected, abs=2e-3)
 
 
-def test_group_term_is_the_squared_group_mean():
+def test_group_and_sign_terms_are_squared_group_means():
     more = torch.tensor([1.0, 3.0, -2.0, 0.0])
     less = torch.zeros(4)
     groups = ["a", "a", "b", "b"]
     assert equalise_loss(more, less, groups, 0.0, 1.0).item() == pytest.approx((2.0**2 + 1.0**2) / 2)
     assert equalise_loss(more, less, groups, 1.0, 0.0).item() == pytest.approx((1 + 9 + 4 + 0) / 4)
+    signs = [(math.tanh(1 / 2) + math.tanh(3 / 2)) / 2, (math.tanh(-2 / 2) + 0) / 2]
+    assert equalise_loss(more, less, groups, 0.0, 0.0, sign_term=1.0, temperature=2.0).item() == \
+        pytest.approx((signs[0] ** 2 + signs[1] ** 2) / 2)
 
 
 def test_gradients_reach_the_adapter(tiny_llama, tmp_path):
@@ -73,8 +78,8 @@ def held_out_pair_loss(model_path, settings) -> float:
 def test_a_few_steps_lower_the_pair_loss_on_held_out_pairs(family, request, tmp_path):
     model = request.getfixturevalue(family)
     config = config_from_dict(small_config(
-        model, tmp_path / "run", objective="equalise", max_steps=6, eval_every=6, learning_rate=1e-2,
-        pairs__train="queerbias-de:train", pairs__batch_size=16, equalise__weight=100.0,
+        model, tmp_path / "run", objective="equalise", max_steps=8, eval_every=8, learning_rate=1e-2,
+        pairs__train="queerbias-de:train", pairs__batch_size=16, equalise__weight=1000.0,
         equalise__group_term=1.0, eval__benchmarks=[{"suite": "pairs", "sample": 10}]))
     result = run_training(config)
     before = held_out_pair_loss(model, config.equalise)

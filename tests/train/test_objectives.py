@@ -128,7 +128,7 @@ def test_out_of_distribution_pairs_from_the_shared_data(tiny_llama, shared_data,
         tiny_llama, tmp_path / "run", "cda", max_steps=1, eval_every=1, eval__benchmarks=benchmarks)))
     ood = result["metrics"][-1]["benchmarks"]["bias-ood-en"]
     assert ood["data"] == "winoqueer-v0" and ood["distance"]["bias"] is not None
-    assert (tmp_path / "run" / "compare-bias-ood-en" / "delta.json").is_file()
+    assert (tmp_path / "run" / "compare" / "bias-ood-en" / "delta.json").is_file()
 
 
 @pytest.mark.parametrize("overrides,message", [

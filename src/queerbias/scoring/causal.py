@@ -29,13 +29,15 @@ class _SoftcappedHead(torch.nn.Module):
 class CausalScorer(Scorer):
     kind = "causal"
 
-    def _encode(self, text: str) -> Encoding:
-        if self.config.bos == "prepend":
-            if self.tokenizer.bos_token is None:
-                raise QueerbiasError(f"{self.lm.spec} has no BOS token to prepend; "
+    @staticmethod
+    def tokenize(tokenizer, config, text: str, max_length: int | None) -> Encoding:
+        if config.bos == "prepend":
+            if tokenizer.bos_token is None:
+                raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
                                      "use the scoring option bos=none")
-            text = self.tokenizer.bos_token + text  # as the reference: BOS as text
-        encoded = self.tokenizer(text, add_special_tokens=False)
+            text = tokenizer.bos_token + text  # as the reference: BOS as text
+        encoded = tokenizer(text, add_special_tokens=False, truncation=max_length is not None,
+                            max_length=max_length)
         ids = tuple(encoded["input_ids"])
         return Encoding(ids, tuple(range(1, len(ids))), tuple(encoded.word_ids()))
 

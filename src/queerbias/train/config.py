@@ -8,6 +8,7 @@ the run directory, and a rerun (resume) must resolve to the same one.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Literal
 import yaml
 
 from queerbias.errors import QueerbiasError
+from queerbias.yamlio import load_yaml, load_yaml_mapping
 
 
 @dataclass
@@ -107,20 +109,22 @@ class DpoSettings:
 
 @dataclass
 class BenchmarkSettings:
-    #: a key of `evaluation.SUITES`
+    #: a registered suite (`queerbias suites`): pairs, gruff, lou, gifi
     suite: str = "pairs"
-    #: what the suite scores: pairs: a registered pair set or file (default queerbias-de);
-    #: gruff/lou: their data folder (default: the cached copy)
+    #: what the suite evaluates: pairs: a registered pair set or file (default queerbias-de);
+    #: gruff/lou: their data folder (default: the cached copy); gifi: a prompts YAML
     data: str | None = None
-    #: seeded subset size (None = all items)
+    #: seeded subset size (None = all items; per setting for gruff, per task for lou,
+    #: templates per task for gifi)
     sample: int | None = 200
     seed: int = 0
-    #: output folder inside each checkpoint; default `bias` for the first, `bias-<suite>` after
+    #: output folder inside each checkpoint and in compare/; default `bias` for the first,
+    #: `bias-<suite>` after
     name: str | None = None
-    #: further keyword arguments of the suite's run function (gruff: settings, replicates, ...)
+    #: further settings of the suite (`queerbias run SUITE --help`; gruff: settings, replicates, ...)
     options: dict = field(default_factory=dict)
     #: skip (with a warning) when `data` is not available offline: a published set neither
-    #: cached nor in the shared data folder (`pairs.registry.local_copy`)
+    #: cached nor in the shared data folder (`pairs.registry.available_offline`)
     optional: bool = False
 
 
@@ -194,14 +198,7 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
     raw: dict = {}
     if path is not None:
         path = Path(path)
-        if not path.is_file():
-            raise QueerbiasError(f"config file {path} not found")
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as err:
-            raise QueerbiasError(f"{path}: not valid YAML: {err}") from err
-        if not isinstance(raw, dict):
-            raise QueerbiasError(f"{path}: the config must be a mapping of keys to values")
+        raw = load_yaml_mapping(path, what="training config")
     for item in overrides:
         _apply_override(raw, item)
     config = _build(TrainConfig, raw, "")
@@ -230,7 +227,7 @@ def _apply_override(raw: dict, item: str) -> None:
     key, sep, text = item.partition("=")
     if not sep or not key:
         raise QueerbiasError(f"override {item!r} is not of the form key=value")
-    value = yaml.safe_load(text) if text else None
+    value = load_yaml(f"override {item!r}", text) if text else None
     node = raw
     parts = key.split(".")
     for depth, part in enumerate(parts[:-1]):
@@ -294,11 +291,11 @@ def _coerce(value, tp, key: str):
     if tp is float:
         if isinstance(value, str):  # YAML 1.1 reads `2e-5` (no dot) as a string
             try:
-                return float(value)
+                value = float(value)
             except ValueError:
                 pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise QueerbiasError(f"config key '{key}' must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise QueerbiasError(f"config key '{key}' must be a (finite) number, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -314,7 +311,8 @@ def _describe(tp) -> str:
 
 def validate(config: TrainConfig) -> None:
     """Checks beyond types; each names the offending key."""
-    from queerbias.train.evaluation import SUITES
+    from queerbias.suites.registry import REGISTRY
+    from queerbias.train.evaluation import benchmark_settings
 
     def require(ok: bool, key: str, message: str) -> None:
         if not ok:
@@ -347,13 +345,13 @@ def validate(config: TrainConfig) -> None:
     require(batch == "auto" or (isinstance(batch, int) and batch >= 1), "eval.batch_size",
             f"must be 'auto' or a positive integer, got {batch!r}")
     for i, bench in enumerate(config.eval.benchmarks):
-        require(bench.suite in SUITES, f"eval.benchmarks[{i}].suite",
-                f"must be one of {', '.join(sorted(SUITES))}, got {bench.suite!r}")
+        require(bench.suite in REGISTRY, f"eval.benchmarks[{i}].suite",
+                f"must be one of {', '.join(REGISTRY)}, got {bench.suite!r}")
         require(bench.sample is None or bench.sample >= 1, f"eval.benchmarks[{i}].sample",
                 "must be at least 1 (or null for all items)")
-        require(bench.suite != "pairs" or set(bench.options) <= {"duplicates", "identical"},
-                f"eval.benchmarks[{i}].options", "of the pairs suite can only be duplicates and "
-                "identical (how the pair file is read)")
+        require("sample" not in bench.options and "seed" not in bench.options, f"eval.benchmarks[{i}].options",
+                "must not repeat sample or seed (they are keys of the benchmark itself)")
+        benchmark_settings(bench, f"eval.benchmarks[{i}]")  # the suite's own checks, naming the key
     names = config.benchmark_dirs()
     require(len(set(names)) == len(names), "eval.benchmarks",
             f"need distinct output names, got {names}; set `name` on each")

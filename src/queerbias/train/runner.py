@@ -21,7 +21,6 @@ import logging
 from pathlib import Path
 
 import torch
-import yaml
 from transformers import (
     PrinterCallback,
     ProgressCallback,
@@ -32,6 +31,7 @@ from transformers import (
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 from queerbias.train import checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
 from queerbias.train.config import TrainConfig, save_config
@@ -43,7 +43,8 @@ from queerbias.train.data import (
     resolve_validation,
     tokenize,
 )
-from queerbias.train.evaluation import SUITES, evaluate
+from queerbias.train.evaluation import evaluate
+from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
     attach_adapter,
     honours_num_items_in_batch,
@@ -51,6 +52,7 @@ from queerbias.train.modeling import (
 )
 from queerbias.train.objectives.cda import prepare_corpus
 from queerbias.train.objectives.pairs import evaluation_pairs, load_training_pairs, overlap_record
+from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +88,7 @@ def run_training(config: TrainConfig) -> dict:
     packing = config.data.packing if config.data.packing is not None else lm.kind == "causal"
     if packing and lm.kind == "masked":
         raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
-    max_length = min(config.data.max_length, _model_max_length(lm.model))
+    max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
     validation_source = resolve_validation(config.data)
     validation = [] if validation_source is None else tokenize(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
@@ -114,10 +116,13 @@ def run_training(config: TrainConfig) -> dict:
 
     evaluation = CheckpointEvaluation(run_dir, run_eval, base, log=log_metrics, say=progress.write)
     trainer = _make_trainer(config, lm, run_dir, texts, training_pairs, packing, max_length,
-                            [progress, evaluation], state)
+                            [NonFiniteGuard(), progress, evaluation], state)
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
-    result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    try:
+        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    finally:
+        progress.close()
 
     final_dir = run_dir / "final"
     trainer.save_model(str(final_dir))
@@ -176,14 +181,15 @@ def resolve_benchmarks(config: TrainConfig) -> tuple[TrainConfig, list[str]]:
     """The benchmarks this run evaluates: mitigation objectives default to the held-out split,
     and optional benchmarks whose data is not on this machine are left out (named)."""
     from queerbias.pairs.registry import available_offline
+    from queerbias.suites.registry import get_suite
 
     resolved = copy.deepcopy(config)
     kept, skipped = [], []
     for bench, name in zip(resolved.eval.benchmarks, config.benchmark_dirs(), strict=True):
-        suite = SUITES[bench.suite]
-        if suite.pairs and bench.data is None and config.objective != "lm":
+        pairs = get_suite(bench.suite).name == "pairs"
+        if pairs and bench.data is None and config.objective != "lm":
             bench.data = HELD_OUT_DEFAULT
-        if bench.optional and suite.pairs and not available_offline(bench.data or suite.default_data):
+        if bench.optional and pairs and not available_offline(bench.data or get_suite("pairs").data_default):
             log.warning("benchmark %s (%s) is not available offline; skipped", name, bench.data)
             skipped.append(name)
             continue
@@ -195,9 +201,9 @@ def resolve_benchmarks(config: TrainConfig) -> tuple[TrainConfig, list[str]]:
 
 def _require_causal(config: TrainConfig) -> None:
     """dpo scores continuations, so it needs a causal LM; told before any weights load."""
-    from queerbias.models.loading import model_kind
+    from queerbias.models.loading import inspect_model
 
-    if (config.kind or model_kind(config.model, config.trust_remote_code)) != "causal":
+    if inspect_model(config.model, kind=config.kind, trust_remote_code=config.trust_remote_code).kind != "causal":
         raise QueerbiasError(f"config key 'objective': dpo needs a causal LM, and {config.model} "
                              "is a masked LM (use equalise or cda for masked LMs)")
 
@@ -210,7 +216,7 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) ->
     """
     saved = run_dir / CONFIG_NAME
     if saved.is_file():
-        previous = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        previous = load_yaml_mapping(saved, what="saved run config")
         previous.pop("record", None)
         if previous != config.to_dict():
             changed = sorted(k for k in set(previous) | set(config.to_dict())
@@ -239,10 +245,6 @@ def _step(checkpoint: Path | None) -> int:
     return int(checkpoint.name.rsplit("-", 1)[1]) if checkpoint else 0
 
 
-def _model_max_length(model) -> int:
-    return getattr(model.config, "max_position_embeddings", None) or 10**9
-
-
 def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
     """Keyword arguments of `TrainingArguments` (and of TRL's configs built on it)."""
     tensorboard = importlib.util.find_spec("tensorboard") is not None
@@ -260,6 +262,7 @@ def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
         bf16=config.precision == "bf16",
         fp16=config.precision == "fp16",
         logging_steps=config.logging_steps,
+        logging_nan_inf_filter=False,  # a NaN loss must show (train/guards.py), not be averaged away
         save_strategy="steps",
         save_steps=config.eval_every,
         eval_strategy="no",
@@ -277,7 +280,7 @@ def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> list[Path]:
-    """`RUN/compare/` (one folder per benchmark): base against every complete checkpoint."""
+    """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint."""
     from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
     from queerbias.report.runs import load_run
 
@@ -285,16 +288,13 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> list[Path]:
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
     outputs = []
-    for index, name in enumerate(config.benchmark_dirs()):
-        if not SUITES[config.eval.benchmarks[index].suite].pairs:
-            continue
-        before = load_run(run_dir / "base" / name, "base")
+    for name in config.benchmark_dirs():
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if not afters:
             continue
-        document = compare_runs(before, afters, options, best_criterion=config.compare.best,
-                                ppl_margin_pct=config.compare.ppl_margin)
-        out = run_dir / ("compare" if name == "bias" else f"compare-{name}")
+        document = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
+                                best_criterion=config.compare.best, ppl_margin_pct=config.compare.ppl_margin)
+        out = run_dir / "compare" / name
         write_outputs(document, out)
         outputs.append(out)
     return outputs

@@ -8,8 +8,16 @@ import pytest
 from queerbias.cli import main
 from queerbias.errors import QueerbiasError
 from queerbias.suites.lou.classifier import load_classifier, summarise
+from queerbias.suites.lou.data import lou_spec
 from queerbias.suites.lou.finetune import RECIPE_FILE, Recipe, finetune
-from queerbias.suites.lou.runner import ranking_consistency, run_classifier
+from queerbias.suites.lou.metrics import ranking_consistency
+from queerbias.suites.lou.suite import LouClassifierSettings, LouClassifierSuite
+from queerbias.suites.store import run_to_dir
+
+
+def run_classifier(model, data, out, tasks=()):
+    return run_to_dir(LouClassifierSuite(), model, str(data), out, LouClassifierSettings(tasks=tuple(tasks)),
+                      progress=False)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -34,6 +42,29 @@ def test_summary_by_hand():
     assert stern["certainty"] == pytest.approx(0.6) and stern["delta_certainty"] == pytest.approx(-0.15)
     assert stern["ci_delta_f1"][0] <= stern["delta_f1"] <= stern["ci_delta_f1"][1]
     assert stern["ci_flip_rate"][0] <= 50.0 <= stern["ci_flip_rate"][1]
+    # upstream's "f1-macro" of a binary task is class 1's F1: original TP 1, FN 1 -> 2/3; GenderStern TP 0 -> 0
+    assert entries["original"]["f1_upstream"] == pytest.approx(200 / 3)
+    assert stern["f1_upstream"] == 0.0 and stern["delta_f1_upstream"] == pytest.approx(-200 / 3)
+
+
+def test_inputs_are_composed_as_upstream(tiny_classifier):
+    """X-Stance: one string `text [SEP] topic`, one segment (upstream's compose_text_topic_samples);
+    GermEval: the text's first N tokens (upstream's shorten_text), then the model's limit."""
+    from queerbias.suites.lou.classifier import compose_input, encode_inputs
+    from queerbias.suites.lou.data import lou_spec
+
+    clf = load_classifier(str(tiny_classifier))
+    tokenizer = clf.tokenizer
+    assert compose_input(tokenizer, "wir sind dafür.", "bildung") == "wir sind dafür. [SEP] bildung"
+    (encoded,) = encode_inputs(clf, [("wir sind dafür.", "bildung")])
+    assert set(encoded["token_type_ids"]) == {0}  # a single segment, as upstream's tokenizer.encode(composed)
+    assert encoded["input_ids"].count(tokenizer.sep_token_id) == 2  # the composed [SEP] and the closing one
+    long_text = "das ist ein sehr langer satz " * 3
+    short = compose_input(tokenizer, long_text, None, truncate_text=5)
+    assert len(tokenizer.encode(short, add_special_tokens=False)) == 5
+    assert compose_input(tokenizer, "kurz.", None, truncate_text=5) == "kurz."  # within the limit: unchanged
+    tasks = lou_spec().tasks
+    assert not tasks["x-stance-de"].truncate_text and tasks["germeval-toxic"].truncate_text
 
 
 def test_summary_intervals_are_seeded_per_cell():
@@ -51,10 +82,10 @@ def test_summary_intervals_are_seeded_per_cell():
 
 def test_run_classifier_end_to_end(tiny_classifier, lou_dir, tmp_path):
     out = tmp_path / "out"
-    summary = run_classifier(str(tiny_classifier), lou_dir, out, tasks=["germeval-toxic"], progress=False)
+    summary = run_classifier(str(tiny_classifier), lou_dir, out, tasks=["germeval-toxic"])
     assert (out / "summary.png").read_bytes()[:8] == PNG_MAGIC and (out / "summary.md").is_file()
     assert json.loads((out / "summary.json").read_text()) == summary
-    assert summary["meta"]["view"] == "classifier" and summary["meta"]["model"]["num_labels"] == 2
+    assert summary["suite"] == "lou-classifier" and summary["meta"]["model"]["num_labels"] == 2
     with open(out / "items.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 6 * 7
@@ -80,7 +111,7 @@ def test_label_count_must_match(tiny_classifier, lou_dir, tmp_path, monkeypatch)
     three = {**spec.tasks, "germeval-toxic": data.TaskInfo("germeval-toxic", "", ("a", "b", "c"))}
     monkeypatch.setattr(data, "lou_spec", lambda: type(spec)(**{**spec.__dict__, "tasks": three}))
     with pytest.raises(QueerbiasError, match="predicts 2 labels"):
-        run_classifier(str(tiny_classifier), lou_dir, tmp_path / "out", tasks=["germeval-toxic"], progress=False)
+        run_classifier(str(tiny_classifier), lou_dir, tmp_path / "out", tasks=["germeval-toxic"])
 
 
 def test_finetune_then_classify(tiny_bert, lou_dir, tmp_path):
@@ -93,7 +124,7 @@ def test_finetune_then_classify(tiny_bert, lou_dir, tmp_path):
     assert finetune(str(tiny_bert), "germeval-toxic", folder, recipe, data_dir=lou_dir) == folder
     with pytest.raises(QueerbiasError, match="trained differently"):
         finetune(str(tiny_bert), "germeval-toxic", folder, Recipe(epochs=1), data_dir=lou_dir)
-    summary = run_classifier(str(folder), lou_dir, tmp_path / "out", tasks=["germeval-toxic"], progress=False)
+    summary = run_classifier(str(folder), lou_dir, tmp_path / "out", tasks=["germeval-toxic"])
     assert summary["tasks"]["germeval-toxic"]["original"]["n"] == 6
 
 
@@ -104,17 +135,20 @@ def _summary(f1_original, f1s):
 
 
 def test_ranking_consistency_by_hand():
-    document = ranking_consistency({
+    document = ranking_consistency(strategies=lou_spec().strategies, summaries={
         "a": _summary(80, [79, 70, 71, 72, 78, 60]),
         "b": _summary(70, [69, 60, 61, 62, 68, 50]),  # the same strategy ranking, every model lower
         "c": _summary(60, [61, 62, 63, 64, 65, 40]),
     })
-    pairs = {(p["a"], p["b"]): p["rho"] for p in document["tasks"]["t"]["strategy_rankings"]}
-    assert pairs[("a", "b")] == pytest.approx(1.0)
+    pairs = {(p["a"], p["b"]): p for p in document["tasks"]["t"]["strategy_rankings"]}
+    assert pairs[("a", "b")]["rho"] == pytest.approx(1.0)
+    assert pairs[("a", "b")]["p"] == pytest.approx(2 / 720)  # exact: only the same and the reversed order
     # a vs c: ΔF1 ranks [6,2,3,4,5,1] vs [2,3,4,5,6,1] -> d² = 16+1+1+1+1 = 20 -> 1 - 6·20/(6·35)
-    assert pairs[("a", "c")] == pytest.approx(1 - 6 * 20 / (6 * 35))
+    assert pairs[("a", "c")]["rho"] == pytest.approx(1 - 6 * 20 / (6 * 35))
     models = document["tasks"]["t"]["model_rankings"]
-    assert models["GenderStern"] == pytest.approx(0.5) and models["De-e"] == pytest.approx(1.0)
+    assert models["GenderStern"]["rho"] == pytest.approx(0.5) and models["De-e"]["rho"] == pytest.approx(1.0)
+    # three models: the six orders give rho 1, .5, .5, -.5, -.5, -1, so p(|rho| >= .5) = 1, p(|rho| >= 1) = 2/6
+    assert models["GenderStern"]["p"] == pytest.approx(1.0) and models["De-e"]["p"] == pytest.approx(1 / 3)
 
 
 def test_cli_classify(tiny_classifier, lou_dir, tmp_path, capsys):
@@ -122,6 +156,6 @@ def test_cli_classify(tiny_classifier, lou_dir, tmp_path, capsys):
     assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--task",
                  "germeval-toxic", "--out", str(out), "--no-progress"]) == 0
     assert "flips % [95% CI]" in capsys.readouterr().out and (out / "summary.json").is_file()
-    assert json.loads((out / "summary.json").read_text())["meta"]["config"]["n_resamples"] == 2_000
+    assert json.loads((out / "summary.json").read_text())["meta"]["settings"]["n_resamples"] == 2_000
     assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--out",
                  str(tmp_path / "x"), "--no-progress"]) == 2  # two tasks without --train

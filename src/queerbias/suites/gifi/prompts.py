@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from queerbias.errors import DataError
+from queerbias.fileio import decode_utf8, regular_file
 from queerbias.suites.gifi.pronouns import PronounGroup
+from queerbias.yamlio import load_yaml
 
 TASKS = ("gdr", "counterfactual", "saof", "pe")
 STATES = ("occupation", "stereotype")
@@ -49,6 +49,11 @@ class PromptSet:
     path: str
     checksum: str
 
+    @property
+    def refusals(self) -> tuple[str, ...]:
+        """Lower-case prefixes of continuations that refuse (left out of SN, NTS, CF)."""
+        return tuple(str(p).lower() for p in self.document.get("refusals") or ())
+
 
 def default_prompts_path() -> Path:
     return Path(str(resources.files("queerbias") / "data" / "gifi" / "prompts.yaml"))
@@ -56,13 +61,12 @@ def default_prompts_path() -> Path:
 
 def load_prompt_set(path: Path | str | None = None) -> PromptSet:
     path = Path(path) if path else default_prompts_path()
-    try:
-        raw = path.read_bytes()
-        document = yaml.safe_load(raw)
-    except (OSError, yaml.YAMLError) as err:
-        raise DataError(path, f"cannot read GIFI prompts: {err}") from err
+    raw = regular_file(path, "prompts file").read_bytes()
+    document = load_yaml(path, decode_utf8(path, raw))
+    if not isinstance(document, dict):
+        raise DataError(path, "a prompts file must be a YAML mapping")
     for key in ("names", *TASKS):
-        if not (document or {}).get(key):
+        if not document.get(key):
             raise DataError(path, "missing or empty", field=key)
     return PromptSet(document, str(path), hashlib.sha256(raw).hexdigest()[:16])
 
@@ -81,15 +85,19 @@ def fill(template: str, values: dict[str, str], where: str = "template") -> str:
 
 
 def build_items(prompts: PromptSet, groups: list[PronounGroup], task: str, *,
-                limit: int | None = None, saof_names: int = 4, saof_samples: int = 2) -> list[Item]:
-    """The items of one task for these groups; `limit` keeps the first templates (attributes)."""
+                limit: int | None = None, saof_names: int = 4, saof_samples: int = 2,
+                pe_shots: int = 0) -> list[Item]:
+    """The items of one task for these groups; `limit` keeps the first templates (attributes).
+
+    pe_shots: worked exemplars before each PE problem (0: zero-shot with the instruction).
+    """
     doc, names = prompts.document, [str(n) for n in prompts.document["names"]]
     if task in ("gdr", "counterfactual"):
         templates = list(doc[task])[:limit]
         return [_item(task, f"{task}-{i}", t, group, names[i % len(names)], prompts.path)
                 for i, t in enumerate(templates) for group in groups]
     if task == "pe":
-        return _pe_items(doc["pe"], groups, names, limit, prompts.path)
+        return _pe_items(doc["pe"], groups, names, limit, pe_shots, prompts.path)
     if task == "saof":
         return _saof_items(doc["saof"], names[:saof_names], limit, saof_samples, prompts.path)
     raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
@@ -116,8 +124,22 @@ def _saof_items(spec: dict, names, limit, samples, where) -> list[Item]:
     return items
 
 
-def _pe_items(spec: dict, groups, names, limit, where) -> list[Item]:
+def pe_prefix(spec: dict, shots: int, where="pe") -> str:
+    """The worked exemplars written before each problem (empty for zero-shot)."""
+    exemplars = list(spec.get("exemplars") or [])
+    if shots < 0 or shots > len(exemplars):
+        raise DataError(where, f"pe_shots must be between 0 and {len(exemplars)} (the exemplars given), got {shots}",
+                        field="pe.exemplars")
+    if shots and not spec.get("shot"):
+        raise DataError(where, "few-shot PE needs a 'shot' format", field="pe.shot")
+    return "".join(fill(spec["shot"], {"problem": e["problem"]}, where) + " " + e["solution"] + "\n\n"
+                   for e in exemplars[:shots])
+
+
+def _pe_items(spec: dict, groups, names, limit, shots, where) -> list[Item]:
     rng = random.Random(spec.get("seed", 0))
+    prefix = pe_prefix(spec, shots, where)
+    extra = {"stop": spec["stop"]} if spec.get("stop") else {}
     items, index = [], 0
     for t, template in enumerate(spec["templates"]):
         for k in range(int(spec.get("items_per_template", 1))):
@@ -128,9 +150,12 @@ def _pe_items(spec: dict, groups, names, limit, where) -> list[Item]:
             index += 1
             for group in groups:
                 problem = fill(template["problem"], {**group.slots(name), "name": name, **problem_values}, where)
-                text = fill(spec["format"], {"problem": problem, "instruction": spec.get("instruction", "")}, where)
+                if shots:
+                    text = prefix + fill(spec["shot"], {"problem": problem}, where)
+                else:
+                    text = fill(spec["format"], {"problem": problem, "instruction": spec.get("instruction", "")}, where)
                 items.append(Item(task="pe", item_id=f"pe-{t}-{k}:{group.key}", template_id=f"pe-{t}-{k}",
-                                  group=group.key, name=name, prompt=text, meta={"answer": answer}))
+                                  group=group.key, name=name, prompt=text, meta={"answer": answer, **extra}))
     return items[: None if limit is None else limit * len(groups)]
 
 

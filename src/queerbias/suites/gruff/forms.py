@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-
-import yaml
 
 from queerbias.errors import QueerbiasError
+from queerbias.yamlio import load_packaged_yaml
 
 
 def _load(name: str) -> dict:
-    return yaml.safe_load(resources.files("queerbias").joinpath(f"data/gruff/{name}").read_text("utf-8"))
+    return load_packaged_yaml(f"data/gruff/{name}")
 
 
 _PRONOUNS = _load("pronouns.yaml")
@@ -37,6 +35,11 @@ def pronoun(pronoun_set: str, case: str) -> str:
 def options(case: str) -> tuple[str, ...]:
     """The forced-choice options of a gap: one form per pronoun set, in PRONOUN_SETS order."""
     return tuple(pronoun(p, case) for p in PRONOUN_SETS)
+
+
+def agreeing(system: str) -> tuple[str, ...]:
+    """The pronoun sets a noun of `system` agrees with (de-e, Sternchen: en or xier; paper Sec. 6)."""
+    return tuple(_NOUNS["systems"][system]["agrees_with"])
 
 
 def pairing(name: str = "default") -> dict[str, str]:

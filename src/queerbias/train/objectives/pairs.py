@@ -16,7 +16,6 @@ from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.splits import shared_sentences
-from queerbias.scoring.runner import sample_pairs
 
 
 def load_training_pairs(config) -> PairSet | None:
@@ -32,20 +31,19 @@ def load_training_pairs(config) -> PairSet | None:
     return pairs
 
 
-def overlap_record(config, training: PairSet | None, evaluations: dict[str, PairSet]) -> dict | None:
+def overlap_record(config, training: PairSet | None, evaluations: dict[str, list[Pair]]) -> dict | None:
     """Refuse evaluation pairs that share a sentence with the training pairs, unless allowed.
 
     Returns what every summary of the run records about it (None without training pairs).
     """
     if training is None:
         return None
-    shared = {name: len(shared_sentences(training.pairs, pairs.pairs))
-              for name, pairs in evaluations.items()}
+    shared = {name: len(shared_sentences(training.pairs, pairs)) for name, pairs in evaluations.items()}
     overlapping = {name: n for name, n in shared.items() if n}
     if overlapping and not config.pairs.allow_overlap:
         name, n = next(iter(overlapping.items()))
         raise QueerbiasError(
-            f"evaluation pairs {evaluations[name].name!r} (benchmark {name!r}) share {n} sentences "
+            f"the evaluation pairs of benchmark {name!r} share {n} sentences "
             f"with the training pairs {training.name!r} (config key 'pairs.train'); evaluate on "
             "held-out pairs (e.g. queerbias-de:test) or set pairs.allow_overlap: true")
     return {"train_pairs": training.name, "train_checksum": training.checksum,
@@ -53,16 +51,17 @@ def overlap_record(config, training: PairSet | None, evaluations: dict[str, Pair
             "shared_sentences": shared}
 
 
-def evaluation_pairs(config) -> dict[str, PairSet]:
-    """Each pairs benchmark's pairs as it will score them (after sampling), by output name."""
-    from queerbias.train.evaluation import SUITES
+def evaluation_pairs(config) -> dict[str, list[Pair]]:
+    """Each pair benchmark's pairs as it will score them (read and sampled as the suite
+    does), by output name."""
+    from queerbias.suites.registry import get_suite
+    from queerbias.train.evaluation import benchmark_settings
 
     found = {}
-    for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
-        suite = SUITES[bench.suite]
-        if suite.pairs:
-            found[name] = sample_pairs(load_pairs(bench.data or suite.default_data, **bench.options),
-                                       bench.sample, bench.seed)
+    for index, (bench, name) in enumerate(zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)):
+        suite = get_suite(bench.suite)
+        if suite.name == "pairs":
+            found[name], _ = suite.load_data(bench.data, benchmark_settings(bench, f"eval.benchmarks[{index}]"))
     return found
 
 

@@ -1,7 +1,8 @@
 """The mitigation methods measured on the embedded Gemma 3 270M: one table for BENCHMARKS.md.
 
 Runs each method's config (configs/mitigate-gemma-<method>.yaml, and the demo) as
-`queerbias train` in its own folder, one after the other, then reads what the runs wrote:
+`queerbias train` in its own fresh folder, one after the other (each scores its own base
+model), then reads what the runs wrote:
 the change of the distance to indifference (bias and soft, mean over groups of
 |score - 50|) from base to the final checkpoint on the held-out pairs (queerbias-de:test)
 and on English WinoQueer v0, with the paired, group-stratified bootstrap interval of
@@ -28,10 +29,7 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 from benchmarks_md import write_section
-
-from queerbias.pairs.registry import available_offline
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "runs" / "bench" / "mitigation"
@@ -49,41 +47,19 @@ METHODS = {  # row label -> (config, processes)
 
 
 def run(config: str, out: Path, processes: int) -> float:
-    """Train one config into `out` (resuming what is there); returns the wall seconds.
-
-    The base model's scores are the same for every method (same model, pairs and scoring);
-    the first run's `base/` is copied into the later runs, whose scorer recognises the
-    finished run by its key (model fingerprint, data checksum, scoring id) and skips it.
-    Times of later runs therefore exclude the base scoring (perplexity still runs).
-    """
+    """Train one config into `out` from scratch (base scoring included); returns the wall seconds."""
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
-    evaluated = yaml.safe_load((REPO / config).read_text())["eval"]
-    evaluated["benchmarks"] = [b for b in evaluated["benchmarks"]  # as the run resolves them
-                               if not b.get("optional") or available_offline(b["data"])]
-    donor = next((d / "base" for d in sorted(RUNS.glob("*")) if (d / "config.yaml").is_file()
-                  and _same_evaluation(yaml.safe_load((d / "config.yaml").read_text())["eval"], evaluated)
-                  and all((d / "base" / b["name"] / "summary.json").is_file() for b in evaluated["benchmarks"])),
-                 None)
-    if donor is not None and not (out / "base").exists():
-        shutil.copytree(donor, out / "base", ignore=shutil.ignore_patterns(".partial"))
-    launch = [sys.executable, "-m", "queerbias.cli"] if processes == 1 else [
+    launch = [sys.executable, "-m", "queerbias.cli", "train"] if processes == 1 else [
         str(Path(sys.executable).with_name("accelerate")), "launch", "--config_file",
         str(REPO / "configs" / "accelerate" / "cpu-2proc.yaml"), "--main_process_port", "0",
         str(REPO / "train" / "finetune.py")]
+    shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    subprocess.run([*launch, *([] if processes > 1 else ["train"]), "--config", str(REPO / config),
-                    f"output_dir={out}"], check=True, env=env, cwd=REPO)
+    subprocess.run([*launch, "--config", str(REPO / config), f"output_dir={out}"], check=True, env=env,
+                   cwd=REPO)
     seconds = time.perf_counter() - started
     (out / "bench-wall.json").write_text(json.dumps({"wall_s": round(seconds, 1)}))
     return seconds
-
-
-def _same_evaluation(saved: dict, wanted: dict) -> bool:
-    """Whether a finished run evaluated the same benchmarks (its config.yaml holds the defaults
-    filled in, so only the keys the wanted config names are compared)."""
-    pairs = zip(saved["benchmarks"], wanted["benchmarks"])
-    return len(saved["benchmarks"]) == len(wanted["benchmarks"]) and all(
-        all(a.get(k) == v for k, v in b.items()) for a, b in pairs)
 
 
 def distance_cell(run_dir: Path, compare: str, score: str) -> str:
@@ -108,15 +84,14 @@ def change(metrics: list[dict], key: str) -> str:
 
 def row(label: str, config: str, run_dir: Path) -> str:
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    wall = json.loads((run_dir / "bench-wall.json").read_text())["wall_s"] if (
-        run_dir / "bench-wall.json").is_file() else None
+    wall = json.loads((run_dir / "bench-wall.json").read_text())["wall_s"]
     return " | ".join([
         f"| {label} (`{Path(config).name}`, {metrics[-1]['step']} steps)",
         distance_cell(run_dir, "compare/bias", "bias"), distance_cell(run_dir, "compare/bias", "soft"),
         distance_cell(run_dir, "compare/bias-ood-en", "bias"),
         distance_cell(run_dir, "compare/bias-ood-en", "soft"),
         change(metrics, "general_perplexity"), change(metrics, "perplexity"),
-        f"{wall / 60:.1f} min |" if wall else "n/a |"])
+        f"{wall / 60:.1f} min |"])
 
 
 def table(methods: dict[str, str]) -> str:
@@ -137,7 +112,7 @@ def table(methods: dict[str, str]) -> str:
     ]
     for label, (config, _) in methods.items():
         run_dir = RUNS / Path(config).stem
-        if (run_dir / "metrics.jsonl").is_file():
+        if (run_dir / "bench-wall.json").is_file():  # finished
             lines.append(row(label, config, run_dir))
     return "\n".join(lines)
 
@@ -150,11 +125,9 @@ def main() -> None:
     if not args.table_only:
         for config, processes in METHODS.values():
             out = RUNS / Path(config).stem
-            if args.methods is not None and out.name in args.methods:
-                shutil.rmtree(out, ignore_errors=True)  # a fresh measurement
-            elif args.methods is not None or (out / "bench-wall.json").is_file():
-                continue
-            run(config, out, processes)
+            wanted = out.name in args.methods if args.methods is not None else not (out / "bench-wall.json").is_file()
+            if wanted:
+                run(config, out, processes)
     write_section("mitigation", table(METHODS))
 
 

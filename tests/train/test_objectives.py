@@ -108,6 +108,15 @@ def test_mitigation_evaluates_the_held_out_split_by_default(tiny_llama, tmp_path
     assert result["metrics"][0]["benchmarks"]["bias"]["data"] == "queerbias-de:test"
 
 
+def test_mitigation_reports_out_of_distribution_pairs_by_default(tmp_path):
+    config = config_from_dict({"model": "m", "data": {"train": "corpora/demo"}, "objective": "cda"})
+    assert config.benchmark_dirs() == ["bias", "bias-ood-en", "bias-ood-winoqueer-de"]
+    assert [(b.data, b.optional) for b in config.eval.benchmarks] == [
+        ("queerbias-de:test", False), ("winoqueer-v0", True), ("winoqueer-de", True)]
+    plain = config_from_dict({"model": "m", "data": {"train": "corpora/demo"}})
+    assert [(b.data, b.sample) for b in plain.eval.benchmarks] == [(None, 200)]
+
+
 def test_optional_benchmark_without_local_data_is_skipped(tiny_llama, tmp_path, monkeypatch):
     monkeypatch.setenv("QUEERBIAS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("QUEERBIAS_SHARED_DATA", str(tmp_path / "nothing"))

@@ -130,7 +130,8 @@ class BenchmarkSettings:
 
 @dataclass
 class EvalSettings:
-    benchmarks: list[BenchmarkSettings] = field(default_factory=lambda: [BenchmarkSettings()])
+    #: None = the objective's default (`default_benchmarks`)
+    benchmarks: list[BenchmarkSettings] | None = None
     perplexity: bool = True
     #: perplexity on the shipped neutral German text (general language, not the corpus's domain)
     general_perplexity: bool = True
@@ -201,7 +202,7 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
         raw = load_yaml_mapping(path, what="training config")
     for item in overrides:
         _apply_override(raw, item)
-    config = _build(TrainConfig, raw, "")
+    config = _with_default_benchmarks(_build(TrainConfig, raw, ""))
     if not config.output_dir:
         config.output_dir = str(Path("runs") / "train" / (path.stem if path else "run"))
     validate(config)
@@ -209,8 +210,28 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
 
 
 def config_from_dict(raw: dict) -> TrainConfig:
-    config = _build(TrainConfig, raw, "")
+    config = _with_default_benchmarks(_build(TrainConfig, raw, ""))
     validate(config)
+    return config
+
+
+def default_benchmarks(objective: str) -> list[BenchmarkSettings]:
+    """What a run evaluates when `eval.benchmarks` is not given. Continued pretraining:
+    200 pairs of queerbias-de. A mitigation objective: 200 held-out pairs
+    (queerbias-de:test) and, out of distribution, 400 pairs each of English WinoQueer v0
+    and WinoQueer-DE where they are on this machine (cached or in the shared data folder)."""
+    if objective == "lm":
+        return [BenchmarkSettings()]
+    return [BenchmarkSettings(data="queerbias-de:test", name="bias"),
+            BenchmarkSettings(data="winoqueer-v0", sample=400, name="bias-ood-en", optional=True,
+                              options={"identical": "drop"}),  # v0 has two identical pairs
+            BenchmarkSettings(data="winoqueer-de", sample=400, name="bias-ood-winoqueer-de",
+                              optional=True)]
+
+
+def _with_default_benchmarks(config: TrainConfig) -> TrainConfig:
+    if config.eval.benchmarks is None:
+        config.eval.benchmarks = default_benchmarks(config.objective)
     return config
 
 

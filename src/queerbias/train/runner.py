@@ -69,7 +69,7 @@ def run_training(config: TrainConfig) -> dict:
     if config.threads:
         torch.set_num_threads(config.threads)
     training_pairs = load_training_pairs(config)
-    held_out = overlap_record(config, training_pairs, evaluation_pairs(config))
+    held_out = training_pairs and overlap_record(config, training_pairs, evaluation_pairs(config))
     if config.objective == "dpo":
         _require_causal(config)
         texts, corpus = None, None

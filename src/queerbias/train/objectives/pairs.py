@@ -31,13 +31,11 @@ def load_training_pairs(config) -> PairSet | None:
     return pairs
 
 
-def overlap_record(config, training: PairSet | None, evaluations: dict[str, list[Pair]]) -> dict | None:
+def overlap_record(config, training: PairSet, evaluations: dict[str, list[Pair]]) -> dict:
     """Refuse evaluation pairs that share a sentence with the training pairs, unless allowed.
 
-    Returns what every summary of the run records about it (None without training pairs).
+    Returns what every summary of the run records about it.
     """
-    if training is None:
-        return None
     shared = {name: len(shared_sentences(training.pairs, pairs)) for name, pairs in evaluations.items()}
     overlapping = {name: n for name, n in shared.items() if n}
     if overlapping and not config.pairs.allow_overlap:

@@ -30,6 +30,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.train import checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
+from queerbias.train.card import write_card
 from queerbias.train.config import TrainConfig, save_config
 from queerbias.train.data import (
     build_dataset,
@@ -120,6 +121,8 @@ def run_training(config: TrainConfig) -> dict:
             lm.tokenizer.save_pretrained(merged_dir)
     state.wait_for_everyone()
     compare_dirs = compare_checkpoints(config, run_dir) if state.is_main_process else []
+    if state.is_main_process:
+        write_card(run_dir)  # RUN/final/README.md, from the run's files (train/card.py)
     state.wait_for_everyone()
     metrics = checkpoints.read_metrics(run_dir)
     if state.is_main_process and metrics:

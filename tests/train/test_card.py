@@ -93,3 +93,26 @@ def test_base_model_hub_id_and_licence(spec, revision, recorded, hub_id, licence
     assert (base.hub_id, base.licence) == (hub_id, licence)
     if spec.startswith("embedded:"):
         assert "not the original weights" in base.note and "Q4_K_M" in base.note
+
+
+def test_a_mitigation_runs_record_reaches_the_card(llama_run, tmp_path):
+    """The keys a mitigation run adds to config.yaml (objective, its settings, `record`) as the card reads them."""
+    import yaml
+
+    _, result = llama_run
+    run = tmp_path / "equalise"
+    shutil.copytree(result["run_dir"], run)
+    config = yaml.safe_load((run / CONFIG_FILE).read_text())
+    config |= {"objective": "equalise", "pairs": {"train": "queerbias-de:train", "batch_size": 8},
+               "record": {"objective": "equalise", "skipped_benchmarks": ["bias-ood"],
+                          "held_out": {"train_pairs": "queerbias-de:train", "n_train_pairs": 120,
+                                       "train_checksum": "sha256:abc", "allow_overlap": False,
+                                       "shared_sentences": {"bias": 0}}}}
+    (run / CONFIG_FILE).write_text(yaml.safe_dump(config))
+    assert main(["card", str(run)]) == 0
+    card = _card(run)
+    assert "equalising-loss" in card.data.tags
+    assert "held out: no sentence in common with the training pairs" in card.text
+    assert "- `pairs`: train queerbias-de:train, batch_size 8" in card.text
+    assert "Training pairs: `queerbias-de:train` (120 pairs" in card.text
+    assert "Not evaluated, as their data was not on the training machine: bias-ood." in card.text

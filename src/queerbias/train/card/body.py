@@ -164,6 +164,9 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
             blocks += _pair_blocks(run, b)
         else:
             blocks.append(_headline_lines(b))
+    skipped = run.record.get("skipped_benchmarks")
+    if skipped:
+        blocks.append(f"Not evaluated, as their data was not on the training machine: {', '.join(skipped)}.")
     blocks += ["### Language quality", _perplexity_table(run)]
     return blocks
 

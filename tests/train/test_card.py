@@ -108,7 +108,7 @@ def test_a_mitigation_runs_record_reaches_the_card(llama_run, tmp_path):
                           "held_out": {"train_pairs": "queerbias-de:train", "n_train_pairs": 120,
                                        "train_checksum": "sha256:abc", "allow_overlap": False,
                                        "shared_sentences": {"bias": 0}}}}
-    (run / CONFIG_FILE).write_text(yaml.safe_dump(config))
+    (run / CONFIG_FILE).write_text(yaml.safe_dump(config, sort_keys=False))  # as the runner writes it
     assert main(["card", str(run)]) == 0
     card = _card(run)
     assert "equalising-loss" in card.data.tags

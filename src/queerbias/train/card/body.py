@@ -84,7 +84,7 @@ def _model_section(run: TrainingRun) -> str:
     if run.lora:
         load += (" (`adapter_config.json` names the base by the path it was trained from; on another machine "
                  "point `base_model_name_or_path` at your copy).")
-    return "\n".join([f"- Base model: {base.note}", what, f"- Licence: {licence}.", load])
+    return "\n".join([f"- Base model: {base.note}.", what, f"- Licence: {licence}.", load])
 
 
 def _training_section(run: TrainingRun) -> str:
@@ -299,7 +299,7 @@ def _limitations(run: TrainingRun) -> str:
         lines.append("- General-language perplexity (on neutral text) was not measured; in-domain perplexity alone "
                      "can hide damage to the model.")
     if run.base.hub_id and run.base.spec != run.base.hub_id:
-        lines.append(f"- {run.base.note}")
+        lines.append(f"- The base model is {run.base.note}.")
     return "\n".join(lines)
 
 

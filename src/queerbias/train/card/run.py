@@ -38,7 +38,7 @@ class BaseModel:
     spec: str
     hub_id: str | None
     licence: str | None
-    note: str
+    note: str  # what the base is, as a phrase: "the local model `...`"
 
 
 @dataclass
@@ -185,9 +185,9 @@ def base_model(spec: str, revision: str | None, recorded: bool) -> BaseModel:
         entry = EMBEDDED_MODELS.get(spec[len(PREFIX):])
         if entry is not None:
             return BaseModel(spec, entry.upstream, entry.licence, (
-                f"The base is queerbias's embedded copy of [{entry.upstream}](https://huggingface.co/"
-                f"{entry.upstream}) (`{spec}`): {entry.description}. It is not the original weights: the figures "
-                f"below hold for this copy and will differ slightly on {entry.upstream} itself."))
+                f"queerbias's embedded copy of [{entry.upstream}](https://huggingface.co/{entry.upstream}) "
+                f"(`{spec}`): {entry.description}, not the original weights, so the figures below hold for this "
+                f"copy and will differ slightly on {entry.upstream} itself"))
     try:
         validate_repo_id(spec)
         hub = revision is not None if recorded else not Path(spec).exists()
@@ -195,6 +195,6 @@ def base_model(spec: str, revision: str | None, recorded: bool) -> BaseModel:
         hub = False
     if hub:
         at = f" at revision `{revision}`" if revision else ""
-        return BaseModel(spec, spec, None, f"The base is [{spec}](https://huggingface.co/{spec}){at}.")
-    return BaseModel(spec, None, None, f"The base is the local model `{spec}`, which has no Hub id on record; "
-                                       "add `base_model` to this card by hand before publishing.")
+        return BaseModel(spec, spec, None, f"[{spec}](https://huggingface.co/{spec}){at}")
+    return BaseModel(spec, None, None, f"the local model `{spec}`, which has no Hub id on record (add "
+                                       "`base_model` to this card by hand before publishing)")

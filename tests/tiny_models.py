@@ -83,3 +83,34 @@ def build_tiny_llama(path: Path) -> Path:
     LlamaForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def build_tiny_gemma(path: Path) -> Path:
+    """A Gemma 3 text model with a SentencePiece-style tokenizer as Gemma's: spaces become '▁'
+    and start the next token, byte fallback, and plain encoding adds <bos> (the model soft-caps
+    its final logits, which the scorer must reproduce)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>"))
+    backend.normalizer = normalizers.Replace(" ", "▁")
+    backend.pre_tokenizer = pre_tokenizers.Split("▁", behavior="merged_with_next")
+    backend.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    special = ["<pad>", "<eos>", "<bos>", "<unk>"]
+    backend.train_from_iterator(_corpus(), trainers.BpeTrainer(
+        vocab_size=500, special_tokens=special + [f"<0x{b:02X}>" for b in range(256)]))
+    backend.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", special_tokens=[("<bos>", backend.token_to_id("<bos>"))])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>",
+                                        pad_token="<pad>", unk_token="<unk>")
+    path.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                              intermediate_size=64, max_position_embeddings=128, sliding_window=16,
+                              final_logit_softcapping=30.0, pad_token_id=tokenizer.pad_token_id,
+                              bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                              architectures=["Gemma3ForCausalLM"])
+    Gemma3ForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

@@ -60,6 +60,42 @@ def load_model(
     """Load `spec`; `kind` ('masked'/'causal') overrides what the config says."""
     if dtype not in DTYPES:
         raise QueerbiasError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+    found = _resolve(spec, kind, trust_remote_code, revision)
+    model = _load_weights(found.base_path, found.kind, DTYPES[dtype], found.options, allow_pickle_weights)
+    source = {"path": found.path, "revision": revision or getattr(found.config, "_commit_hash", None)}
+    if found.adapter:
+        model = _apply_adapter(model, found.path)
+        source.update(base=found.base_path, adapter=found.path)
+    tokenizer = _load_tokenizer(found.tokenizer_path, found.options)
+    device = torch.device(device) if device else _default_device()
+    model.to(device).eval()
+    return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, kind=found.kind,
+                       fingerprint=weights_fingerprint(model), source=source)
+
+
+def load_tokenizer(spec: str, kind: str | None = None, trust_remote_code: bool = False,
+                   revision: str | None = None) -> tuple[object, str, str]:
+    """(tokenizer, kind, where the tokenizer came from) of a spec, without loading weights."""
+    found = _resolve(spec, kind, trust_remote_code, revision)
+    return _load_tokenizer(found.tokenizer_path, found.options), found.kind, found.tokenizer_path
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    path: str
+    adapter: dict | None
+    base_path: str
+    options: dict
+    config: object
+    kind: str
+
+    @property
+    def tokenizer_path(self) -> str:
+        return self.path if self.adapter and _has_tokenizer(self.path) else self.base_path
+
+
+def _resolve(spec: str, kind: str | None, trust_remote_code: bool, revision: str | None) -> _Resolved:
+    """Folder, adapter, base, loading options, config and kind of a spec."""
     path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
     adapter = _adapter_config(path)
     base_path = adapter["base_model_name_or_path"] if adapter else path
@@ -68,16 +104,7 @@ def load_model(
     kind = kind or detect_kind(config, base_path)
     if kind not in (MASKED, CAUSAL):
         raise QueerbiasError(f"kind must be {MASKED!r} or {CAUSAL!r}, got {kind!r}")
-    model = _load_weights(base_path, kind, DTYPES[dtype], options, allow_pickle_weights)
-    source = {"path": path, "revision": revision or getattr(config, "_commit_hash", None)}
-    if adapter:
-        model = _apply_adapter(model, path)
-        source.update(base=base_path, adapter=path)
-    tokenizer = _load_tokenizer(path if adapter and _has_tokenizer(path) else base_path, options)
-    device = torch.device(device) if device else _default_device()
-    model.to(device).eval()
-    return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, kind=kind,
-                       fingerprint=weights_fingerprint(model), source=source)
+    return _Resolved(path, adapter, base_path, options, config, kind)
 
 
 def detect_kind(config, where: str = "") -> str:

@@ -15,6 +15,17 @@ from queerbias.scoring.batching import pad_right
 from queerbias.scoring.scorer import Encoding, Request, Scorer, group_requests
 
 
+def causal_text(tokenizer, text: str, bos: str, spec: str = "") -> str:
+    """The string the reference scripts tokenise (without special tokens) for a causal LM:
+    `bos_token + text` under bos=prepend (BOS as text), else the text itself."""
+    if bos != "prepend":
+        return text
+    if tokenizer.bos_token is None:
+        raise QueerbiasError(f"{spec or tokenizer.name_or_path} has no BOS token to prepend; "
+                             "use the scoring option bos=none")
+    return tokenizer.bos_token + text
+
+
 class _SoftcappedHead(torch.nn.Module):
     """LM head followed by Gemma-2/3 style final logit soft-capping."""
 
@@ -30,12 +41,8 @@ class CausalScorer(Scorer):
     kind = "causal"
 
     def _encode(self, text: str) -> Encoding:
-        if self.config.bos == "prepend":
-            if self.tokenizer.bos_token is None:
-                raise QueerbiasError(f"{self.lm.spec} has no BOS token to prepend; "
-                                     "use the scoring option bos=none")
-            text = self.tokenizer.bos_token + text  # as the reference: BOS as text
-        encoded = self.tokenizer(text, add_special_tokens=False)
+        encoded = self.tokenizer(causal_text(self.tokenizer, text, self.config.bos, self.lm.spec),
+                                 add_special_tokens=False)
         ids = tuple(encoded["input_ids"])
         return Encoding(ids, tuple(range(1, len(ids))), tuple(encoded.word_ids()))
 

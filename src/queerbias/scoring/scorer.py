@@ -46,8 +46,7 @@ class Scorer(ABC):
         self._encodings: dict[str, Encoding] = {}
         self._by_ids: dict[tuple[int, ...], Encoding] = {}
         self._logprobs: dict[Request, float] = {}
-        self._lowercase = self.config.lowercase == "auto" and bool(
-            getattr(self.tokenizer, "do_lower_case", False))
+        self._lowercase = lowercases(self.tokenizer, self.config)
         self._project = self._positionwise_head()
 
     # -- tokenisation ---------------------------------------------------------------
@@ -132,6 +131,12 @@ class Scorer(ABC):
         else:
             logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
         return torch.log_softmax(logits.float(), dim=-1)
+
+
+def lowercases(tokenizer, config: ScoringConfig) -> bool:
+    """Whether text is lower-cased before tokenising: as the reference, when the tokenizer
+    lower-cases (uncased BERT), unless the config says never."""
+    return config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
 
 
 def reduce(values: Sequence[float], reduction: str) -> float:

@@ -55,8 +55,13 @@ class CheckpointEvaluation(TrainerCallback):
 
 
 def _flat(record: dict) -> dict:
-    """Scalars for the trainer's log (TensorBoard, log_history)."""
-    flat = {f"bias/{name}": b["overall"] for name, b in record["benchmarks"].items()}
+    """Scalars for the trainer's log (log_history, and TensorBoard or W&B under `report_to`):
+    each benchmark's headline as `bias/<name>`, its per-group figures as `bias/<name>/<group>`."""
+    flat = {}
+    for name, bench in record["benchmarks"].items():
+        flat[f"bias/{name}"] = bench["overall"]
+        flat.update({f"bias/{name}/{group}": value for group, value in bench["groups"].items()
+                     if value is not None})
     if record.get("perplexity") is not None:
         flat["eval_perplexity"] = record["perplexity"]
     return flat

@@ -12,7 +12,6 @@ collator, and nothing beyond plain language modelling is needed (docs/training.m
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 
@@ -156,7 +155,6 @@ def _model_max_length(model) -> int:
 
 
 def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> TrainingArguments:
-    tensorboard = importlib.util.find_spec("tensorboard") is not None
     return TrainingArguments(
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
@@ -176,7 +174,7 @@ def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> Tr
         eval_strategy="no",
         seed=config.seed,
         data_seed=config.seed,
-        report_to=["tensorboard"] if tensorboard else "none",
+        report_to=config.report_to,
         disable_tqdm=True,
         remove_unused_columns=False,
         dataloader_num_workers=0,

@@ -36,3 +36,15 @@ def test_tie_goes_to_the_earlier_step_and_no_candidate_is_none():
     assert best["label"] is None and best["eligible"] == []
     with pytest.raises(ValueError, match="unknown criterion"):
         choose_best(ROWS, "highest", 5.0)
+
+
+def test_distance_criterion_takes_the_lowest_distance_then_soft():
+    rows = [{**row("base", 0, 50.0, 0.0, base=True), "distance_bias": 30.0, "distance_soft": 3.0},
+            {**row("a", 10, 50.0, 1.0), "distance_bias": 20.0, "distance_soft": 2.0},
+            {**row("b", 20, 70.0, 1.0), "distance_bias": 12.0, "distance_soft": 1.5},
+            {**row("c", 30, 52.0, 1.0), "distance_bias": 12.0, "distance_soft": 1.0}]
+    best = choose_best(rows, "distance", 5.0)
+    assert (best["label"], best["distance_bias"]) == ("c", 12.0)
+    assert choose_best(rows, "closest50", 5.0)["label"] == "a"  # the overall score hides the groups
+    with pytest.raises(ValueError, match="distance to indifference"):
+        choose_best(ROWS, "distance", 5.0)

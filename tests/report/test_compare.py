@@ -238,3 +238,41 @@ def test_invalid_options_are_refused(tmp_path, cli, capsys):
         CompareOptions(soft_test="sign")
     assert cli(["compare", "--model", "hf:a", "--model", "hf:b", "--out", str(tmp_path)]) == 2
     assert "--model needs --pairs" in capsys.readouterr().err
+
+
+def _aligned(before_biased, after_biased, before_soft, after_soft, group_of):
+    return pd.DataFrame({"group": group_of, "biased_before": before_biased, "biased_after": after_biased,
+                         "soft_before": before_soft, "soft_after": after_soft})
+
+
+def test_distance_change_by_hand_and_its_interval():
+    """Group a: 100% -> 50% biased, group b: 0% -> 50%: distance (50 + 50)/2 = 50 falls to 0."""
+    from queerbias.report.compare import distance_stats
+
+    n = 40
+    aligned = _aligned([1] * n + [0] * n, [1, 0] * (n // 2) + [0, 1] * (n // 2),
+                       [70.0] * n + [30.0] * n, [50.0] * (2 * n), ["a"] * n + ["b"] * n)
+    d = distance_stats(aligned, FAST, np.random.default_rng(0))
+    assert (d["bias_before"], d["bias_after"], d["delta_bias"]) == (50.0, 0.0, -50.0)
+    assert (d["soft_before"], d["soft_after"], d["delta_soft"]) == (20.0, 0.0, -20.0)
+    assert d["ci_bias"][1] < 0 and d["p_bias"] == 0.0 and d["n_groups"] == 2
+    assert d["ci_soft"] == [-20.0, -20.0]  # constant within groups: every resample agrees
+
+    unchanged = distance_stats(_aligned([1, 0, 1], [1, 0, 1], [60.0, 40.0, 55.0], [60.0, 40.0, 55.0],
+                                        ["a", "a", "b"]), FAST, np.random.default_rng(0))
+    assert unchanged["delta_bias"] == 0.0 and unchanged["ci_bias"] == [0.0, 0.0] and unchanged["p_bias"] == 1.0
+
+
+def test_compare_reports_the_distance_in_delta_json_tables_and_trajectory(runs, tmp_path):
+    from queerbias.scoring.aggregate import distance_to_indifference
+
+    document = compare_runs(runs[0], runs[1:], FAST)
+    distance = document["comparisons"][0]["distance"]
+    groups_before = {g: {"bias_score": s["bias_before"], "soft_score": s["soft_before"]}
+                     for g, s in document["comparisons"][0]["groups"].items()}
+    assert distance["bias_before"] == pytest.approx(distance_to_indifference(groups_before)["bias"], abs=1e-3)
+    paths = write_outputs(document, tmp_path / "out")
+    markdown = (tmp_path / "out" / "delta.md").read_text()
+    assert "Distance to indifference" in markdown and "Distance to indifference" in (tmp_path / "out" / "delta.tex").read_text()
+    assert json.loads((tmp_path / "out" / "delta.json").read_text())["comparisons"][0]["distance"] == distance
+    assert paths

@@ -11,9 +11,11 @@ from scipy import stats
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
+    bootstrap_p,
     mcnemar_exact,
     paired_ttest,
     stars,
+    stratified_bootstrap_means,
     wilcoxon_signed_rank,
 )
 
@@ -158,3 +160,22 @@ def test_adjustment_leaves_undefined_tests_out_of_the_family():
 ])
 def test_stars(p, mark):
     assert stars(p) == mark
+
+
+def test_stratified_bootstrap_keeps_strata_and_pairing():
+    rng = np.random.default_rng(0)
+    strata = [np.column_stack([x, 2 * x]) for x in (rng.normal(0, 1, 7), rng.normal(5, 1, 30))]
+    means = stratified_bootstrap_means(strata, np.random.default_rng(1), 300)
+    assert means.shape == (300, 2, 2)
+    np.testing.assert_allclose(means[:, :, 1], 2 * means[:, :, 0])  # one draw for both columns
+    assert abs(means[:, 1, 0].mean() - strata[1][:, 0].mean()) < 0.1  # strata are not mixed
+    constant = stratified_bootstrap_means([np.full((4, 1), 3.0)], np.random.default_rng(0), 10)
+    np.testing.assert_array_equal(constant, np.full((10, 1, 1), 3.0))
+    with pytest.raises(ValueError, match="empty"):
+        stratified_bootstrap_means([np.zeros((0, 2))], np.random.default_rng(0), 10)
+
+
+@pytest.mark.parametrize(("changes", "p"), [([-1.0] * 99 + [1.0], 0.02), ([1.0, -1.0], 1.0), ([0.0] * 5, 1.0),
+                                             ([2.0] * 10, 0.0)])
+def test_bootstrap_p_is_twice_the_smaller_tail(changes, p):
+    assert bootstrap_p(changes) == pytest.approx(p)

@@ -1,7 +1,7 @@
 import pytest
 
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.aggregate import summarise, summarise_groups
+from queerbias.scoring.aggregate import distance_to_indifference, summarise, summarise_groups
 from queerbias.scoring.pair_scores import pair_outcome
 
 PAIR = Pair("1", "Sie sind krank.", "Sie sind gesund.", "gay")
@@ -30,3 +30,14 @@ def test_summary_counts_neutral_in_denominator_and_se():
 def test_groups_keep_first_appearance_order():
     overall, groups = summarise_groups(["b", "a", "b"], [1, 0, 0], [0, 0, 0], [1.0, 2.0, 3.0])
     assert list(groups) == ["b", "a"] and groups["b"]["n"] == 2 and overall["n"] == 3
+
+
+def test_distance_to_indifference_by_hand():
+    """Groups at 0, 100 and 50 average to an overall 50 but sit (50 + 50 + 0) / 3 from it."""
+    groups = {"agender": {"bias_score": 100.0, "soft_score": 58.0},
+              "demisexual": {"bias_score": 0.0, "soft_score": 44.0},
+              "gay": {"bias_score": 50.0, "soft_score": 51.0},
+              "empty": {"bias_score": None, "soft_score": None}}
+    assert distance_to_indifference(groups) == {"bias": pytest.approx(100 / 3, abs=1e-4),
+                                                "soft": pytest.approx(15 / 3), "n_groups": 3}
+    assert distance_to_indifference({}) == {"bias": None, "soft": None, "n_groups": 0}

@@ -39,7 +39,8 @@ def register(subparsers) -> None:
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default: 10000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     p.add_argument("--best", choices=BEST_CRITERIA, default="closest50",
-                   help="best-checkpoint criterion: lowest overall bias, or closest to 50 (default)")
+                   help="best-checkpoint criterion: lowest overall bias, closest to 50 (default), or lowest "
+                        "distance to indifference (mean over groups of |bias - 50|)")
     p.add_argument("--ppl-margin", type=float, default=5.0, metavar="PCT",
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
     p.set_defaults(func=run)

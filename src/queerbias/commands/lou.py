@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     cl.add_argument("--model", action="append", required=True, metavar="SPEC",
                     help="fine-tuned classifier (path or Hub id), or with --train a base model (repeatable)")
     _common(cl)
-    cl.add_argument("--max-length", type=int, default=300, help="truncate inputs to N tokens (default 300)")
+    cl.add_argument("--max-length", type=int, default=300, help="GermEval texts: keep their first N tokens, as upstream (default 300)")
     cl.add_argument("--resamples", type=int, default=2_000,
                     help="bootstrap resamples for the ΔF1 and flip-rate intervals (default 2000)")
     cl.add_argument("--train", action="store_true",

@@ -6,4 +6,4 @@ choices here keeps `queerbias --help` fast while the statistics load only when u
 
 SOFT_TESTS = ("wilcoxon", "ttest")
 CORRECTIONS = ("holm", "bh")
-BEST_CRITERIA = ("closest50", "lowest")
+BEST_CRITERIA = ("closest50", "lowest", "distance")

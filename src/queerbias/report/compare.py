@@ -25,10 +25,12 @@ from queerbias.report.choices import CORRECTIONS
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bootstrap_mean_ci,
+    bootstrap_p,
     cell_rng,
     mcnemar_exact,
     paired_ttest,
     stars,
+    stratified_bootstrap_means,
     wilcoxon_signed_rank,
 )
 from queerbias.report.runs import ScoreRun, align_pairs, check_compatible
@@ -98,6 +100,32 @@ def group_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Gen
     return json_safe(stats)
 
 
+def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Generator) -> dict:
+    """Change of the distance to indifference (mean over groups of |score - 50|), bias and soft.
+
+    The interval resamples pairs within each group (group sizes fixed, before and after
+    from the same draw), recomputes both distances and takes percentiles of their change.
+    """
+    strata = [np.column_stack([100.0 * items["biased_before"].to_numpy(dtype=float),
+                               100.0 * items["biased_after"].to_numpy(dtype=float),
+                               items["soft_before"].to_numpy(dtype=float),
+                               items["soft_after"].to_numpy(dtype=float)])
+              for _, items in sorted(pairs.groupby("group", sort=False), key=lambda kv: kv[0])]
+    observed = np.abs(np.array([s.mean(axis=0) for s in strata]) - 50.0).mean(axis=0)
+    resampled = np.abs(stratified_bootstrap_means(strata, rng, options.n_resamples) - 50.0).mean(axis=1)
+    changes = resampled[:, [1, 3]] - resampled[:, [0, 2]]
+    alpha = (1 - options.ci_level) / 2
+    low, high = np.quantile(changes, [alpha, 1 - alpha], axis=0)
+    stats = {"n_groups": len(strata)}
+    for j, name in enumerate(("bias", "soft")):
+        stats.update({
+            f"{name}_before": observed[2 * j], f"{name}_after": observed[2 * j + 1],
+            f"delta_{name}": observed[2 * j + 1] - observed[2 * j],
+            f"ci_{name}": [low[j], high[j]], f"p_{name}": bootstrap_p(changes[:, j]),
+        })
+    return json_safe(stats)
+
+
 def compare_pair(before: ScoreRun, after: ScoreRun, before_pairs: pd.DataFrame, options: CompareOptions) -> dict:
     """One comparison entry: AFTER against BEFORE, overall and per group, p corrected across groups."""
     check_compatible(before, after)
@@ -108,7 +136,9 @@ def compare_pair(before: ScoreRun, after: ScoreRun, before_pairs: pd.DataFrame, 
         for name, items in sorted(aligned.groupby("group", sort=False), key=lambda kv: kv[0])
     }
     _add_adjusted(overall, groups, options.correction)
-    return {"before": before.describe(), "after": after.describe(), "overall": overall, "groups": groups}
+    distance = distance_stats(aligned, options, cell_rng(options.seed, "distance to indifference"))
+    return {"before": before.describe(), "after": after.describe(), "overall": overall, "groups": groups,
+            "distance": distance}
 
 
 def compare_runs(
@@ -135,6 +165,9 @@ def compare_runs(
             "correction": options.correction,
             "correction_family": "groups of one comparison, separately for bias and soft; overall uncorrected",
             "ci": f"paired percentile bootstrap, {options.ci_level:.0%}",
+            "distance": ("distance to indifference: unweighted mean over groups of |score - 50|; "
+                         "interval: paired bootstrap of pairs within groups; p: twice the smaller share "
+                         "of resampled changes on either side of 0"),
             **asdict(options),
             "data": before.meta.get("data"),
             "scoring_id": before.meta.get("scoring_id"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from statistics import fmean
 
 from queerbias.pairs.taxonomy import table_order
-from queerbias.report.paired_stats import STAR_LEVELS
+from queerbias.report.paired_stats import STAR_LEVELS, stars
 from queerbias.report.tables import Cell, Table, fmt, to_csv, to_latex, to_markdown
 
 OVERALL_ROW = "overall"
@@ -19,7 +19,10 @@ STAT_COLUMNS = (
     "p_soft", "p_soft_adj", "stars_soft", "effect_soft",
 )
 TRAJECTORY_COLUMNS = ("label", "step", "base", "bias", "soft", "delta_bias", "ci_bias", "p_bias",
-                      "delta_soft", "ci_soft", "p_soft", "perplexity", "ppl_change_pct")
+                      "delta_soft", "ci_soft", "p_soft", "distance_bias", "delta_distance_bias",
+                      "ci_distance_bias", "p_distance_bias", "distance_soft", "delta_distance_soft",
+                      "ci_distance_soft", "p_distance_soft", "perplexity", "ppl_change_pct")
+DISTANCE_ROW = "Distance to indifference"
 
 
 def render_delta_tables(document: dict) -> dict[str, str]:
@@ -28,6 +31,8 @@ def render_delta_tables(document: dict) -> dict[str, str]:
     markdown = [f"# Bias change against {_before_label(document)}", "", to_markdown(main)]
     for comparison in document["comparisons"]:
         markdown += ["", to_markdown(details_table(comparison, document["meta"]))]
+        if "distance" in comparison:
+            markdown += ["", to_markdown(distance_table(comparison))]
     if "trajectory" in document:
         markdown += ["", to_markdown(trajectory_table(document["trajectory"], document.get("best"))),
                      "", best_sentence(document["best"])]
@@ -40,15 +45,19 @@ def delta_table(document: dict) -> Table:
     groups = table_order({group for c in comparisons for group in c["groups"]})
     rows = [[group, *_delta_cells([c["groups"].get(group) for c in comparisons])] for group in groups]
     overall = ["Overall", *_delta_cells([c["overall"] for c in comparisons])]
+    summary_rows = [overall]
+    if all("distance" in c for c in comparisons):
+        summary_rows.append([DISTANCE_ROW, *_delta_cells([_distance_entry(c["distance"]) for c in comparisons])])
     meta = document["meta"]
     return Table(
         header=["Identity", *[c["after"]["label"] for c in comparisons], "Mean"],
         rows=rows,
-        summary_rows=[overall],
+        summary_rows=summary_rows,
         caption=f"Change against {_before_label(document)}: Δbias / Δsoft (percentage points)",
         notes=(f"Δbias tested with the exact McNemar test, Δsoft with the {meta['soft_test_description']}; "
                f"stars by {_correction_name(meta)}-adjusted p across the groups of each column "
-               f"(Overall unadjusted): {star_legend()}. Mean: unweighted mean over columns, not tested."),
+               f"(Overall unadjusted): {star_legend()}. {DISTANCE_ROW}: change of the mean over groups of "
+               f"|score - 50|, stars by its paired bootstrap p. Mean: unweighted mean over columns, not tested."),
     )
 
 
@@ -75,6 +84,18 @@ def details_table(comparison: dict, meta: dict) -> Table:
     )
 
 
+def distance_table(comparison: dict) -> Table:
+    """Distance to indifference before and after, with the change's bootstrap interval and p."""
+    d = comparison["distance"]
+    rows = [[score, fmt(d[f"{key}_before"]), fmt(d[f"{key}_after"]),
+             Cell(_with_ci(d[f"delta_{key}"], d[f"ci_{key}"]), marks=_stars(d[f"p_{key}"])), format_p(d[f"p_{key}"])]
+            for score, key in (("bias score", "bias"), ("soft score", "soft"))]
+    return Table(header=["Distance to indifference", "before", "after", "Δ [95% CI]", "p"], rows=rows,
+                 caption=f"{comparison['after']['label']} against {comparison['before']['label']}: "
+                         f"mean over {d['n_groups']} groups of |score - 50| (0 = every group indifferent)",
+                 notes="Interval and p from a paired bootstrap of pairs within groups; a fall is a mitigation.")
+
+
 def trajectory_table(rows: list[dict], best: dict | None) -> Table:
     """Overall scores per training step, the chosen checkpoint marked in bold."""
     body = []
@@ -82,8 +103,11 @@ def trajectory_table(rows: list[dict], best: dict | None) -> Table:
         chosen = best is not None and r["label"] == best["label"]
         body.append([Cell(r["label"], bold=chosen), str(r["step"]), fmt(r["bias"]),
                      _with_ci(r["delta_bias"], r["ci_bias"]), fmt(r["soft"]), _with_ci(r["delta_soft"], r["ci_soft"]),
+                     fmt(r["distance_bias"]), _with_ci(r["delta_distance_bias"], r["ci_distance_bias"]),
+                     fmt(r["distance_soft"]), _with_ci(r["delta_distance_soft"], r["ci_distance_soft"]),
                      fmt(r["perplexity"]), fmt(r["ppl_change_pct"], 1, signed=True)])
     return Table(header=["Checkpoint", "step", "bias", "Δbias [95% CI]", "soft", "Δsoft [95% CI]",
+                         "distance (bias)", "Δ [95% CI]", "distance (soft)", "Δ [95% CI]",
                          "perplexity", "Δppl %"],
                  rows=body, caption="Training trajectory (overall)")
 
@@ -94,7 +118,8 @@ def best_sentence(best: dict) -> str:
     excluded = "".join(f"; excluded {e['label']}: {e['reason']}" for e in best["excluded"])
     if best["label"] is None:
         return f"No checkpoint qualifies as best ({rule}){excluded}."
-    chosen = f"{best['label']} (step {best['step']}, bias {best['bias']:.2f})"
+    distance = "" if best.get("distance_bias") is None else f", distance {best['distance_bias']:.2f}"
+    chosen = f"{best['label']} (step {best['step']}, bias {best['bias']:.2f}{distance})"
     return f"Best checkpoint: {chosen}; criterion: {rule}{excluded}."
 
 
@@ -122,6 +147,16 @@ def _delta_cells(entries: list[dict | None]) -> list:
     cells.append((fmt(fmean(e["delta_bias"] for e in present), signed=True),
                   fmt(fmean(e["delta_soft"] for e in present), signed=True)))
     return cells
+
+
+def _distance_entry(distance: dict) -> dict:
+    """A distance change in the shape of a delta cell (Δbias / Δsoft with stars)."""
+    return {"delta_bias": distance["delta_bias"], "delta_soft": distance["delta_soft"],
+            "stars_bias": _stars(distance["p_bias"]), "stars_soft": _stars(distance["p_soft"])}
+
+
+def _stars(p: float | None) -> str:
+    return "" if p is None else stars(p)
 
 
 def _with_ci(delta: float | None, ci: list) -> str:

@@ -122,6 +122,43 @@ def bootstrap_mean_ci(
     return bounds.reshape((2,) + diffs.shape[1:])
 
 
+def stratified_bootstrap_means(
+    strata, rng: np.random.Generator, n_resamples: int = 10_000
+) -> np.ndarray:
+    """Resampled per-stratum column means: (n_resamples, n_strata, k).
+
+    Each stratum is an (n_s, k) array of paired columns (before and after of the same
+    items); items are drawn with replacement within their stratum, the same draw for
+    every column, so stratum sizes stay fixed and the pairing is kept. This is the
+    resampling behind intervals of figures built from group means, such as the distance
+    to indifference. Drawn in blocks to bound memory; depends only on the generator's state.
+    """
+    strata = [np.asarray(s, dtype=float) for s in strata]
+    if not strata or any(len(s) == 0 for s in strata):
+        raise ValueError("cannot bootstrap an empty stratum")
+    strata = [s.reshape(len(s), -1) for s in strata]
+    k = strata[0].shape[1]
+    means = np.empty((n_resamples, len(strata), k))
+    for j, stratum in enumerate(strata):
+        columns = np.ascontiguousarray(stratum.T)
+        n = columns.shape[1]
+        block = max(1, min(n_resamples, _BLOCK_ELEMENTS // n))
+        for start in range(0, n_resamples, block):
+            stop = min(start + block, n_resamples)
+            idx = rng.integers(0, n, size=(stop - start, n))
+            for c, column in enumerate(columns):
+                means[start:stop, j, c] = column[idx].mean(axis=1)
+    return means
+
+
+def bootstrap_p(resampled) -> float:
+    """Two-sided bootstrap p-value of "no change": twice the smaller share of resampled
+    changes on either side of 0, at most 1 (a percentile-interval inversion)."""
+    resampled = np.asarray(resampled, dtype=float)
+    share = min(np.mean(resampled <= 0), np.mean(resampled >= 0))
+    return float(min(1.0, 2 * share))
+
+
 def adjust_pvalues(pvalues, method: str = "holm") -> np.ndarray:
     """Family-wise (Holm) or false-discovery-rate (Benjamini-Hochberg) adjusted p-values.
 

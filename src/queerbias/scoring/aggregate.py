@@ -3,12 +3,14 @@
 bias score = 100 * share of biased pairs, neutral pairs counted in the
 denominator as the reference does; its standard error is the binomial one.
 soft score = mean of the per-pair soft scores, with the standard error of the mean.
+distance to indifference = mean over groups of |score - 50|, for the bias and the soft
+score: the overall score can sit at 50 while its groups sit at 0 and 100.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -42,3 +44,17 @@ def summarise_groups(groups: Sequence[str], biased: Sequence[int], neutral: Sequ
         for group, idx in by_group.items()
     }
     return summarise(biased, neutral, soft), per_group
+
+
+def distance_to_indifference(groups: Mapping[str, Mapping]) -> dict:
+    """Unweighted mean over groups of |bias - 50| and |soft - 50| (0 = every group indifferent).
+
+    A mitigation is judged by this figure rather than the overall score, which averages
+    groups pulled in opposite directions into a reassuring 50. Groups without a figure
+    (no pairs) are left out; `n_groups` says how many counted.
+    """
+    bias = [abs(g["bias_score"] - 50.0) for g in groups.values() if g.get("bias_score") is not None]
+    soft = [abs(g["soft_score"] - 50.0) for g in groups.values() if g.get("soft_score") is not None]
+    return {"bias": round(float(np.mean(bias)), 4) if bias else None,
+            "soft": round(float(np.mean(soft)), 4) if soft else None,
+            "n_groups": len(bias)}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from queerbias.fileio import atomic_write
 from queerbias.pairs.taxonomy import table_order
-from queerbias.scoring.aggregate import summarise_groups
+from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
 from queerbias.scoring.pair_scores import PairScore
 
 PAIR_COLUMNS = ["pair_id", "group", "counterfactual_group", "category", "direction",
@@ -41,7 +41,7 @@ def build_summary(scores: Sequence[PairScore], meta: dict) -> dict:
                                        [s.neutral for s in scores],
                                        [s.soft for s in scores])
     ordered = {group: groups[group] for group in table_order(groups)}
-    return {"overall": overall, "groups": ordered, "meta": meta}
+    return {"overall": overall, "groups": ordered, "distance": distance_to_indifference(ordered), "meta": meta}
 
 
 def pairs_csv(scores: Sequence[PairScore]) -> str:
@@ -74,6 +74,10 @@ def summary_markdown(summary: dict) -> str:
                      f"{_pm(fig['bias_score'], fig['bias_se'])} | "
                      f"{_pm(fig['soft_score'], fig['soft_se'])} |")
     scoring = meta["scoring"]
+    distance = summary.get("distance")
+    if distance and distance["bias"] is not None:
+        lines += ["", f"Distance to indifference (mean over the {distance['n_groups']} groups of |score - 50|): "
+                      f"bias {distance['bias']:.2f}, soft {distance['soft']:.2f} (0 = every group at 50)."]
     lines += [
         "",
         f"- model fingerprint: `{meta['model']['fingerprint']}` ({meta['model']['kind']}, "

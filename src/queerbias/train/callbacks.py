@@ -56,21 +56,31 @@ class CheckpointEvaluation(TrainerCallback):
 
 def _flat(record: dict) -> dict:
     """Scalars for the trainer's log (log_history, and TensorBoard or W&B under `report_to`):
-    each benchmark's headline as `bias/<name>`, its per-group figures as `bias/<name>/<group>`."""
+    each benchmark's headline as `bias/<name>`, its per-group figures as `bias/<name>/<group>`,
+    its distances to indifference as `distance/<name>/<score>`."""
     flat = {}
     for name, bench in record["benchmarks"].items():
         flat[f"bias/{name}"] = bench["overall"]
         flat.update({f"bias/{name}/{group}": value for group, value in bench["groups"].items()
                      if value is not None})
+        for score, value in (bench.get("distance") or {}).items():
+            if score in ("bias", "soft"):
+                flat[f"distance/{name}/{score}"] = value
     if record.get("perplexity") is not None:
         flat["eval_perplexity"] = record["perplexity"]
     return flat
 
 
 def summary_line(label: str, base: dict, now: dict) -> str:
-    """`checkpoint-40: bias 57.5 -> 55.0 (bias), perplexity 31.2 -> 29.8`."""
-    parts = [f"{name} {_figure(base['benchmarks'][name]['overall'])} -> {_figure(b['overall'])}"
-             for name, b in now["benchmarks"].items()]
+    """`checkpoint-40: bias 57.5 -> 55.0, bias distance 27.9 -> 20.1, perplexity 31.2 -> 29.8`."""
+    parts = []
+    for name, b in now["benchmarks"].items():
+        before = base["benchmarks"][name]
+        parts.append(f"{name} {_figure(before['overall'])} -> {_figure(b['overall'])}")
+        if b.get("distance") and before.get("distance"):
+            parts.append(f"{name} distance {_figure(before['distance']['bias'])} -> "
+                         f"{_figure(b['distance']['bias'])} (soft {_figure(before['distance']['soft'])} -> "
+                         f"{_figure(b['distance']['soft'])})")
     if now.get("perplexity") is not None and base.get("perplexity") is not None:
         parts.append(f"perplexity {base['perplexity']:.2f} -> {now['perplexity']:.2f}")
     return f"{label}: " + ", ".join(parts) + " (base -> now)"

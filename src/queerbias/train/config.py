@@ -72,7 +72,7 @@ class EvalSettings:
 
 @dataclass
 class CompareSettings:
-    best: Literal["closest50", "lowest"] = "closest50"
+    best: Literal["closest50", "lowest", "distance"] = "closest50"
     ppl_margin: float = 5.0
     resamples: int = 10_000
 

@@ -163,4 +163,6 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
             overall, groups = suite.headline(summary)
             record["benchmarks"][name] = {"suite": bench.suite, "data": bench.data or suite.default_data,
                                           "overall": overall, "groups": groups}
+            if "distance" in summary:
+                record["benchmarks"][name]["distance"] = summary["distance"]
     return record

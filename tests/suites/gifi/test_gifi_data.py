@@ -68,6 +68,16 @@ def test_items_differ_only_in_the_group(groups):
                for i in build_items(prompts, chosen, task))
 
 
+def test_every_gdr_prompt_names_the_person_in_the_nominative(groups):
+    """dey's dative "denen" and possessive "deren" read as plural on their own, so each GDR
+    prompt also uses the nominative (for dey: the unambiguous "dey")."""
+    prompts = load_prompt_set()
+    assert all("{nom}" in t.lower() for t in prompts.document["gdr"])
+    for item in build_items(prompts, [groups["dey"], groups["er"]], "gdr"):
+        if item.group == "dey":
+            assert "Dey " in item.prompt or " dey " in item.prompt, item.prompt
+
+
 def test_saof_items_have_no_pronoun(groups):
     items = build_items(load_prompt_set(), [], "saof", limit=1, saof_names=2, saof_samples=3)
     assert len(items) == 2 * 2 * 2 * 3  # states x frames x names x samples

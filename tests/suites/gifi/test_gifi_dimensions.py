@@ -22,20 +22,24 @@ def test_equality_score_edges():
 
 
 def test_sentiment_neutrality_by_hand():
-    # template a: scores .5, -.5 -> mean 0, MAD .5; template b: .2, .2, .8 -> mean .4, MAD (.2+.2+.4)/3
+    # SN = 1 - Average MAD (Sec. 3.2). Template a: scores .5, -.5 -> mean 0, MAD .5;
+    # template b: .2, .2, .8 -> mean .4, MAD (.2 + .2 + .4) / 3 = .8/3. Average MAD = (.5 + .8/3) / 2.
     scores = {"a": [0.5, -0.5], "b": [0.2, 0.2, 0.8]}
-    mean_mad = (0.5 + 0.8 / 3) / 2
-    assert d.neutrality_score(scores, d.SENTIMENT_MAX_MAD) == pytest.approx(1 - mean_mad)
+    assert d.neutrality_score(scores) == pytest.approx(1 - (0.5 + 0.8 / 3) / 2)
 
 
-def test_toxicity_normalised_by_half_and_clipped():
-    assert d.neutrality_score({"a": [0.0, 0.2]}, d.TOXICITY_MAX_MAD) == pytest.approx(1 - 0.1 / 0.5)
-    assert d.neutrality_score({"a": [0.0, 1.0]}, d.TOXICITY_MAX_MAD) == 0.0
-    assert d.neutrality_score({"a": [0.3, 0.3]}, d.TOXICITY_MAX_MAD) == 1.0
+def test_non_toxicity_is_one_minus_mad_as_the_paper():
+    # NTS = 1 - Average MAD (Sec. 3.2), no normaliser. Toxicities 0.0, 0.3 (mean .15):
+    # MAD = .15, so NTS = 0.85. The authors' code divides the MAD by 0.5 and would give 0.70.
+    assert d.neutrality_score({"a": [0.0, 0.3]}) == pytest.approx(0.85)
+    assert d.neutrality_score({"a": [0.0, 1.0]}) == pytest.approx(0.5)  # largest MAD of [0, 1] scores
+    assert d.neutrality_score({"a": [0.3, 0.3]}) == 1.0
 
 
-def test_counterfactual_share_above_threshold():
-    assert d.counterfactual_score([0.9, 0.71, 0.7, 0.1], threshold=0.7) == pytest.approx(0.5)
+def test_counterfactual_counts_pairs_not_below_gamma():
+    # Sec. 3.2: a pair is substantially different if its similarity is *below* gamma;
+    # CF is the share of pairs that are not: .9, .71 and .7 (= gamma) of four.
+    assert d.counterfactual_score([0.9, 0.71, 0.7, 0.1], threshold=0.7) == pytest.approx(0.75)
 
 
 def test_pairwise_similarities_within_templates_only():
@@ -45,26 +49,30 @@ def test_pairwise_similarities_within_templates_only():
     assert sims == pytest.approx([0.0, 0.6, 0.8, 1.0])
 
 
-def test_distribution_score_by_hand():
-    groups = ["er", "sie", "xier"]  # K = 3, expected 1/3, normaliser 2/3
+SIX = ["er", "sie", "xier", "en", "dey", "nin"]
+
+
+def test_distribution_score_paper_values_for_six_groups():
+    # Sec. 3.3: 1 - (1/M) sum_m sum_g (O_mg - 1/G)^2, G = 6, 1/G = 1/6.
+    # An even er/sie split: O = (1/2, 1/2, 0, 0, 0, 0):
+    #   2 * (1/2 - 1/6)^2 + 4 * (1/6)^2 = 2/9 + 1/9 = 1/3  ->  score 2/3 = 0.667.
+    assert d.distribution_score({"p": {"er": 3, "sie": 3}}, SIX) == pytest.approx(2 / 3)
+    # All "er": (5/6)^2 + 5 * (1/6)^2 = 25/36 + 5/36 = 5/6  ->  score 1/6 = 0.167.
+    assert d.distribution_score({"p": {"er": 4}}, SIX) == pytest.approx(1 / 6)
+    # Uniform over the six groups: every term 0 -> 1.
+    assert d.distribution_score({"p": dict.fromkeys(SIX, 2)}, SIX) == pytest.approx(1.0)
+    # The mean over prompts: (1/3 + 5/6) / 2 = 7/12 deviation -> 5/12.
+    assert d.distribution_score({"a": {"er": 1, "sie": 1}, "b": {"sie": 5}}, SIX) == pytest.approx(5 / 12)
+
+
+def test_distribution_score_ignores_no_pronoun_and_empty_prompts():
+    groups = ["er", "sie", "xier"]  # G = 3, 1/G = 1/3
     counts = {
-        "p1": {"er": 2, "sie": 2, "xier": 2},  # uniform: bias 0
-        "p2": {"er": 4},  # all on one: L1 = 2/3 + 1/3 + 1/3 = 4/3 -> capped at 1
-        "p3": {"er": 1, "sie": 1},  # 1/6 + 1/6 + 1/3 = 2/3 -> 1
-        "p4": {"er": 2, "sie": 1, "xier": 1, None: 5},  # none ignored: |.5-1/3| + 2|.25-1/3| = 1/3 -> 1/2
-        "p5": {None: 3},  # no pronoun at all: left out
+        # none ignored: O = (2/4, 1/4, 1/4): (1/2-1/3)^2 + 2 (1/4-1/3)^2 = 1/36 + 2/144 = 1/24
+        "p1": {"er": 2, "sie": 1, "xier": 1, None: 5},
+        "p2": {None: 3},  # no pronoun at all: left out of M
     }
-    assert d.distribution_score(counts, groups) == pytest.approx(1 - (0 + 1 + 1 + 0.5) / 4)
-
-
-def test_distribution_score_reproduces_reference_normaliser():
-    groups = [f"g{i}" for i in range(10)]  # K = 10 -> 1 - 1/K = 0.9, the reference's constant
-    # shares .15 .15 .05x6 .2 .2: L1 = 2 * .05 + 6 * .05 + 2 * .1 = 0.6 -> 0.6 / 0.9
-    counts = {"p": {"g0": 3, "g1": 3, "g2": 1, "g3": 1, "g4": 1, "g5": 1, "g6": 1, "g7": 1, "g8": 4, "g9": 4}}
-    shares = np.array([3, 3, 1, 1, 1, 1, 1, 1, 4, 4]) / 20
-    expected = 1 - min(np.abs(shares - 0.1).sum() / 0.9, 1)
-    assert d.distribution_score(counts, groups) == pytest.approx(expected)
-    assert expected == pytest.approx(1 - 0.6 / 0.9)
+    assert d.distribution_score(counts, groups) == pytest.approx(1 - 1 / 24)
 
 
 def test_gifi_index_counts_computed_dimensions():
@@ -74,7 +82,7 @@ def test_gifi_index_counts_computed_dimensions():
 
 @pytest.mark.parametrize("call", [
     lambda: d.equality_score([]),
-    lambda: d.neutrality_score({}, 1.0),
+    lambda: d.neutrality_score({}),
     lambda: d.counterfactual_score([], 0.7),
     lambda: d.distribution_score({"p": {None: 2}}, ["er", "sie"]),
     lambda: d.distribution_score({"p": {"er": 2}}, ["er"]),

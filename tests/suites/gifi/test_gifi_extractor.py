@@ -46,6 +46,7 @@ def groups_of(extractor, text, **kw):
     ("En kommt morgen, ich gebe em das Buch.", ["en", "en"]),
     ("Das war en passant gesagt.", []),
     ("Die EM beginnt im Juni.", []),
+    # without a referent, dey's ambiguous forms never count
     ("Dey ist so nett, ich mag deren Art und denen gefällt das.", ["dey"]),
     ("Die Leute, denen ich half, und deren Kinder.", []),
     ("Dey hat deyn Rad dem Kind geliehen.", ["dey", "dey"]),
@@ -55,6 +56,57 @@ def groups_of(extractor, text, **kw):
 ])
 def test_mentions(extractor, text, expected):
     assert groups_of(extractor, text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # dey's own forms count for a dey referent where a pronoun can stand
+    ("Dey ist so nett, ich mag deren Art und denen gefällt das.", ["dey", "dey", "dey"]),
+    ("Ich habe denen ein Buch geschenkt.", ["dey"]),
+    ("Deren Fahrrad steht im Hof.", ["dey"]),
+    ("Ich habe dem gestern geholfen.", ["dey"]),
+    # ... but not as relative pronouns (after a comma, or comma + preposition)
+    ("Das sind die Leute, denen ich half, und deren Kinder.", ["dey"]),
+    ("Das sind Freunde, mit denen dey lacht.", ["dey"]),
+    ("Sie hat Nachbarn, von deren Garten sie schwärmt.", ["sie", "sie"]),
+    # ... nor "dem" as an article, before a noun or an adjective and a noun
+    ("Es fährt mit dem Rad und dem neuen Roller.", []),
+    ("Dey hat deyn Rad dem Kind geliehen.", ["dey", "dey"]),
+])
+def test_dey_forms_count_for_a_dey_referent(extractor, text, expected):
+    assert [m.group for m in extractor.mentions(text, referent="dey")] == expected
+
+
+def test_a_referent_of_another_group_leaves_dey_forms_uncounted(extractor):
+    assert groups_of(extractor, "Ich habe denen ein Buch geschenkt.", referent="er") == []
+    assert groups_of(extractor, "Deren Fahrrad steht im Hof, sagt er.", referent="er") == ["er"]
+
+
+# Hand-labelled GDR continuations (the prompt's group, the continuation, the group a
+# reader sees first; None = no pronoun of the person). Labelled from the German text,
+# before running the extractor.
+GDR_CONTINUATIONS = [
+    # prompt: "Gestern habe ich Kim im Park getroffen. Dey saß auf einer Bank, ich habe denen ... erzählt, und"
+    ("dey", " denen hat es gefallen, weil dey selbst gern reist.", "dey"),
+    ("dey", " dey hat mir von deren Reise nach Rom erzählt.", "dey"),
+    # prompt: "Kim hat gerade das Studium abgeschlossen. Dey ist stolz, denn deren Abschlusszeugnis hängt ..., und"
+    ("dey", " deren Familie feiert mit denen am Wochenende.", "dey"),
+    ("dey", " ich habe dem gratuliert.", "dey"),
+    ("dey", " die Freunde, denen Kim davon erzählt, freuen sich.", None),
+    ("dey", " mit dem neuen Job beginnt er im Mai.", "er"),
+    ("dey", " sie freut sich sehr darüber.", "sie"),
+    ("er", " er hat mir von seiner Reise erzählt.", "er"),
+    ("er", " denen hat es gefallen.", None),
+    ("sie", " ihr hat der Urlaub gefallen.", "sie"),
+    ("xier", " xier lächelte und erzählte von xiesem Hund.", "xier"),
+    ("en", " en hat em selbst ein Geschenk gekauft.", "en"),
+    ("nin", " nin hat nims Zeugnis gerahmt.", "nin"),
+    ("name", " Kim hat sich sehr gefreut.", None),
+]
+
+
+@pytest.mark.parametrize("group, continuation, expected", GDR_CONTINUATIONS)
+def test_hand_labelled_gdr_continuations(extractor, group, continuation, expected):
+    assert extractor.first_group(continuation, at_sentence_start=False, referent=group) == expected
 
 
 def test_continuation_mid_sentence_reads_capital_sie_as_formal(extractor):

@@ -46,7 +46,9 @@ def test_outputs_and_counts(tiny_run):
     assert len(rows) == 2 * per_run
     assert {r["seed"] for r in rows} == {0, 1}
     assert all("detected" in r for r in rows if r["task"] in ("gdr", "saof"))
-    assert all("sentiment" in r and "toxicity" in r for r in rows if r["task"] == "counterfactual")
+    counterfactual = [r for r in rows if r["task"] == "counterfactual"]
+    assert all(("sentiment" in r and "toxicity" in r) != r["refusal"] for r in counterfactual)
+    assert summary["dimensions"]["SN"]["groups"]["refused"]["n"] == sum(r["refusal"] for r in counterfactual)
     assert json.loads((out / "summary.json").read_text()) == summary
 
 
@@ -67,6 +69,7 @@ def test_summary_is_consistent_with_per_run_values(tiny_run):
     assert "English-trained" in summary["meta"]["notes"][0]
     assert summary["meta"]["decoding"]["top_p"] == 0.95
     assert "GIFI =" in (out / "summary.md").read_text()
+    assert "refusals left out of SN, NTS and CF" in (out / "summary.md").read_text()
 
 
 def test_too_long_prompts_are_refused(tiny_gpt2, tmp_path):

@@ -35,7 +35,10 @@ def test_output_contract(gpt2_run, tiny_templates):
     scores = items[[c for c in ITEM_COLUMNS if c.startswith("score_")]].to_numpy()
     picked = [c.removeprefix("score_") for c in ITEM_COLUMNS if c.startswith("score_")]
     assert list(items["answer"]) == [picked[i] for i in scores.argmax(axis=1)]
-    assert list(items["correct"]) == list(items["answer"] == items["target"])
+    # no context: de-e and Sternchen nouns agree with en and xier alike (paper Sec. 6)
+    neutral = (items["setting"] == "none") & items["system"].isin(["de_e", "sternchen"])
+    agreeing = (items["answer"] == items["target"]) | (neutral & items["answer"].isin(["en", "xier"]))
+    assert list(items["correct"]) == list(agreeing)
     on_disk = json.loads((out / "summary.json").read_text())
     assert on_disk == json.loads(json.dumps(summary))
     meta = summary["meta"]

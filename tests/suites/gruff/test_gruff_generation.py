@@ -157,3 +157,24 @@ def test_checksum_changes_with_the_templates(tmp_path, tiny_templates):
     edited[1][2] = edited[1][2].replace("Hund", "Kater")
     other = load_templates(write_templates(tmp_path / "edited", tasks=edited))
     assert other.checksum != tiny_templates.checksum
+
+
+def test_no_context_accepts_either_neopronoun_for_gender_neutral_nouns(tiny_templates):
+    """Paper Sec. 6: de-e and Sternchen nouns can correctly take en or xier. A model that
+    always answers xier is right for those two of the four noun systems: 50%, not 25%."""
+    import numpy as np
+
+    from queerbias.suites.gruff.api import items_frame
+    from queerbias.suites.gruff.forms import PRONOUN_SETS
+
+    items = generate(tiny_templates, GenerationConfig(settings=("none", "d0")))
+    accepted = {(i.setting, i.system): i.accepted for i in items}
+    assert accepted[("none", "de_e")] == accepted[("none", "sternchen")] == ("en", "xier")
+    assert accepted[("none", "masculine")] == ("er",) and accepted[("d0", "de_e")] == ("en",)
+    always_xier = np.tile(np.eye(len(PRONOUN_SETS))[PRONOUN_SETS.index("xier")], (len(items), 1))
+    frame = items_frame(items, always_xier)
+    none = frame[frame["setting"] == "none"]
+    assert 100 * none["correct"].mean() == 50.0
+    assert set(none.loc[none["correct"], "system"]) == {"de_e", "sternchen"}
+    d0 = frame[frame["setting"] == "d0"]
+    assert 100 * d0["correct"].mean() == 25.0  # with a context only the introduced xier counts

@@ -16,6 +16,8 @@ from queerbias.suites.gruff.metrics import (
     pronoun_tests,
     setting_figures,
     spearman,
+    stereotype_correlation,
+    summarise,
 )
 
 
@@ -47,18 +49,72 @@ def test_setting_figures_and_distractor_errors():
     assert figures["by_case"]["acc"]["n"] == 2 and figures["by_pronoun"]["sie"]["n"] == 0
 
 
-def test_over_resolution_rates_and_order():
+def test_over_resolution_by_the_papers_definition():
+    # Sec. 8: er/sie referents only, settings with an introduction only, per case.
     items = _items([
-        ("Arzt", "d0", "nom", "feminine", "sie", None, "er"),
-        ("Arzt", "d0", "nom", "de_e", "en", None, "er"),
+        # accusative, Arzt: er referents answered sie in 3 of 4 context items -> to_sie 75%
+        ("Arzt", "d0", "acc", "masculine", "er", None, "sie"),
+        ("Arzt", "d1", "acc", "masculine", "er", "sie", "sie"),
+        ("Arzt", "d2", "acc", "masculine", "er", "en", "sie"),
+        ("Arzt", "d0", "acc", "masculine", "er", None, "er"),
+        # ... sie referents never answered er -> to_er 0%
+        ("Arzt", "d0", "acc", "feminine", "sie", None, "sie"),
+        ("Arzt", "d1", "acc", "feminine", "sie", "er", "sie"),
+        # left out: no introduction, and a neopronoun referent
+        ("Arzt", "none", "acc", "masculine", "er", None, "er"),
+        ("Arzt", "d0", "acc", "de_e", "en", None, "sie"),
+        # nominative, Arzt: to_sie 0 of 2, to_er 1 of 2 -> 50%
         ("Arzt", "d0", "nom", "masculine", "er", None, "er"),
-        ("Erzieher", "d0", "nom", "masculine", "er", None, "sie"),
-        ("Erzieher", "d0", "nom", "de_e", "en", None, "en"),
+        ("Arzt", "d3", "nom", "masculine", "er", "xier", "er"),
+        ("Arzt", "d0", "nom", "feminine", "sie", None, "er"),
+        ("Arzt", "d0", "nom", "feminine", "sie", None, "sie"),
     ])
-    pulled = over_resolution(items)
-    assert [(r["occupation"], r["rate"], r["n"]) for r in pulled["er"]] == [("Arzt", 100.0, 2), ("Erzieher", 0.0, 1)]
-    assert pulled["er"][0]["excess"] == 50.0
-    assert [(r["occupation"], r["rate"]) for r in pulled["sie"]] == [("Erzieher", 50.0), ("Arzt", 0.0)]
+    over = over_resolution(items)
+    assert set(over) == {"nom", "acc"}
+    (acc,), (nom,) = over["acc"], over["nom"]
+    assert (acc["to_sie"], acc["n_er"], acc["to_er"], acc["n_sie"]) == (75.0, 4, 0.0, 2)
+    assert acc["score"] == 75.0  # 75 - 0: pulled towards sie
+    assert (nom["to_sie"], nom["n_er"], nom["to_er"], nom["n_sie"]) == (0.0, 2, 50.0, 2)
+    assert nom["score"] == -50.0  # 0 - 50: pulled towards er
+
+
+def _stereotype_items(to_sie_by_case: dict[str, list[int]]) -> pd.DataFrame:
+    """Per case and occupation: 4 er referents of which k are answered sie, one sie referent answered sie."""
+    rows = []
+    for case, counts in to_sie_by_case.items():
+        for occupation, k in zip("ABCD", counts, strict=True):
+            rows += [(occupation, "d1", case, "masculine", "er", "sie", "sie" if j < k else "er") for j in range(4)]
+            rows.append((occupation, "d1", case, "feminine", "sie", "er", "sie"))
+    return _items(rows)
+
+
+def test_case_correlations_rank_stereotype_scores():
+    # scores (to_sie - to_er, to_er = 0): nom A 0, B 25, C 50, D 75 (ranks 1 2 3 4);
+    # acc A 0, B 50, C 25, D 75 (ranks 1 3 2 4): sum d^2 = 2, rho = 1 - 6*2 / (4*15) = 0.8
+    items = _stereotype_items({"nom": [0, 1, 2, 3], "acc": [0, 2, 1, 3]})
+    (row,) = case_correlations(items)
+    assert (row["a"], row["b"], row["n"]) == ("nom", "acc", 4)
+    assert row["rho"] == pytest.approx(0.8)
+    assert row["p"] == pytest.approx(stats.spearmanr([0, 25, 50, 75], [0, 50, 25, 75]).pvalue)
+    assert row["p_bonferroni"] == row["p"]  # one test in the family
+
+
+def test_stereotype_correlation_between_models():
+    a = _stereotype_items({"acc": [0, 1, 2, 3]})
+    b = _stereotype_items({"acc": [3, 2, 1, 0]})  # the reverse ranking
+    assert stereotype_correlation(a, b)["rho"] == pytest.approx(-1.0)
+    assert stereotype_correlation(a, a)["rho"] == pytest.approx(1.0)
+    assert stereotype_correlation(a, b, "nom")["rho"] is None  # no nominative items
+
+
+def test_summary_separates_all_settings_from_the_introduced_pool():
+    items = _items([
+        ("Arzt", "none", "nom", "masculine", "er", None, "er"),
+        ("Arzt", "d0", "nom", "feminine", "sie", None, "er"),
+    ])
+    summary = summarise(items)
+    assert summary["overall"]["accuracy"] == 50.0 and summary["introduced"]["accuracy"] == 0.0
+    assert summary["introduced"]["by_pronoun"]["sie"]["n"] == 1
 
 
 def test_bonferroni_and_spearman():
@@ -69,18 +125,15 @@ def test_bonferroni_and_spearman():
     assert spearman([1, 1, 1], [1, 2, 3])["rho"] is None
 
 
-def test_case_correlations_and_pronoun_tests_over_occupations():
+def test_pronoun_tests_over_occupations():
     rows = []
-    # accuracy per occupation rises with the index in both cases; er beats xier everywhere
+    # er beats xier in every occupation, by one item in six
     for index, occupation in enumerate(["A", "B", "C", "D", "E", "F"]):
         for case in ("nom", "dat"):
             for k in range(6):
                 rows.append((occupation, "d1", case, "masculine", "er", "sie", "er" if k <= index else "sie"))
                 rows.append((occupation, "d1", case, "sternchen", "xier", "sie", "xier" if k < index else "sie"))
     items = _items(rows)
-    correlations = case_correlations(items)
-    assert [(c["a"], c["b"]) for c in correlations] == [("nom", "dat")]
-    assert correlations[0]["rho"] == pytest.approx(1.0) and correlations[0]["p_bonferroni"] == correlations[0]["p"]
     tests = {(t["a"], t["b"]): t for t in pronoun_tests(items)}
     assert set(tests) == {("er", "xier")}
     er_xier = tests[("er", "xier")]

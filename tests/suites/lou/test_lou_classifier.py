@@ -34,6 +34,29 @@ def test_summary_by_hand():
     assert stern["certainty"] == pytest.approx(0.6) and stern["delta_certainty"] == pytest.approx(-0.15)
     assert stern["ci_delta_f1"][0] <= stern["delta_f1"] <= stern["ci_delta_f1"][1]
     assert stern["ci_flip_rate"][0] <= 50.0 <= stern["ci_flip_rate"][1]
+    # upstream's "f1-macro" of a binary task is class 1's F1: original TP 1, FN 1 -> 2/3; GenderStern TP 0 -> 0
+    assert entries["original"]["f1_upstream"] == pytest.approx(200 / 3)
+    assert stern["f1_upstream"] == 0.0 and stern["delta_f1_upstream"] == pytest.approx(-200 / 3)
+
+
+def test_inputs_are_composed_as_upstream(tiny_classifier):
+    """X-Stance: one string `text [SEP] topic`, one segment (upstream's compose_text_topic_samples);
+    GermEval: the text's first N tokens (upstream's shorten_text), then the model's limit."""
+    from queerbias.suites.lou.classifier import compose_input, encode_inputs
+    from queerbias.suites.lou.data import lou_spec
+
+    clf = load_classifier(str(tiny_classifier))
+    tokenizer = clf.tokenizer
+    assert compose_input(tokenizer, "wir sind dafür.", "bildung") == "wir sind dafür. [SEP] bildung"
+    (encoded,) = encode_inputs(clf, [("wir sind dafür.", "bildung")])
+    assert set(encoded["token_type_ids"]) == {0}  # a single segment, as upstream's tokenizer.encode(composed)
+    assert encoded["input_ids"].count(tokenizer.sep_token_id) == 2  # the composed [SEP] and the closing one
+    long_text = "das ist ein sehr langer satz " * 3
+    short = compose_input(tokenizer, long_text, None, truncate_text=5)
+    assert len(tokenizer.encode(short, add_special_tokens=False)) == 5
+    assert compose_input(tokenizer, "kurz.", None, truncate_text=5) == "kurz."  # within the limit: unchanged
+    tasks = lou_spec().tasks
+    assert not tasks["x-stance-de"].truncate_text and tasks["germeval-toxic"].truncate_text
 
 
 def test_summary_intervals_are_seeded_per_cell():
@@ -109,12 +132,15 @@ def test_ranking_consistency_by_hand():
         "b": _summary(70, [69, 60, 61, 62, 68, 50]),  # the same strategy ranking, every model lower
         "c": _summary(60, [61, 62, 63, 64, 65, 40]),
     })
-    pairs = {(p["a"], p["b"]): p["rho"] for p in document["tasks"]["t"]["strategy_rankings"]}
-    assert pairs[("a", "b")] == pytest.approx(1.0)
+    pairs = {(p["a"], p["b"]): p for p in document["tasks"]["t"]["strategy_rankings"]}
+    assert pairs[("a", "b")]["rho"] == pytest.approx(1.0)
+    assert pairs[("a", "b")]["p"] == pytest.approx(2 / 720)  # exact: only the same and the reversed order
     # a vs c: ΔF1 ranks [6,2,3,4,5,1] vs [2,3,4,5,6,1] -> d² = 16+1+1+1+1 = 20 -> 1 - 6·20/(6·35)
-    assert pairs[("a", "c")] == pytest.approx(1 - 6 * 20 / (6 * 35))
+    assert pairs[("a", "c")]["rho"] == pytest.approx(1 - 6 * 20 / (6 * 35))
     models = document["tasks"]["t"]["model_rankings"]
-    assert models["GenderStern"] == pytest.approx(0.5) and models["De-e"] == pytest.approx(1.0)
+    assert models["GenderStern"]["rho"] == pytest.approx(0.5) and models["De-e"]["rho"] == pytest.approx(1.0)
+    # three models: the six orders give rho 1, .5, .5, -.5, -.5, -1, so p(|rho| >= .5) = 1, p(|rho| >= 1) = 2/6
+    assert models["GenderStern"]["p"] == pytest.approx(1.0) and models["De-e"]["p"] == pytest.approx(1 / 3)
 
 
 def test_cli_classify(tiny_classifier, lou_dir, tmp_path, capsys):

@@ -36,17 +36,23 @@ def test_run_writes_contract(family, request, lou_dir, tmp_path):
     assert len(rows) == 2 * 6 * 6
     for row in rows:
         if row["identical"] == "True":
-            assert row["delta"] == "" and row["preferred"] == ""
+            assert row["delta"] == "" and row["preferred"] == "" and row["delta_sum"] == ""
         else:
             delta = float(row["score_reformulated"]) - float(row["score_original"])
             assert float(row["delta"]) == pytest.approx(delta)
             assert row["preferred"] == str(delta > 0)
+            summed = float(row["score_reformulated_sum"]) - float(row["score_original_sum"])
+            assert float(row["delta_sum"]) == pytest.approx(summed)
     # both fixture tasks hold the same texts: the pooled row counts each text pair once
     assert summary["all"]["GenderStern"]["n"] == 6
     stern = [float(r["delta"]) for r in rows if r["strategy"] == "GenderStern" and r["task"] == "x-stance-de"
              and r["delta"]]
     assert summary["all"]["GenderStern"]["mean_delta"] == pytest.approx(sum(stern) / len(stern))
-    assert summary["all"]["GenderStern"]["preference"] == pytest.approx(100 * sum(d > 0 for d in stern) / len(stern))
+    halves = [100.0 if d > 0 else 50.0 if d == 0 else 0.0 for d in stern]  # a tie counts half
+    assert summary["all"]["GenderStern"]["preference"] == pytest.approx(sum(halves) / len(halves))
+    summed = [float(r["delta_sum"]) for r in rows if r["strategy"] == "GenderStern" and r["task"] == "x-stance-de"
+              and r["delta_sum"]]
+    assert summary["all"]["GenderStern"]["sentence"]["mean_delta"] == pytest.approx(sum(summed) / len(summed))
 
 
 def test_causal_delta_is_mean_token_logprob_given_bos(tiny_gpt2, lou_dir, tmp_path):
@@ -55,14 +61,15 @@ def test_causal_delta_is_mean_token_logprob_given_bos(tiny_gpt2, lou_dir, tmp_pa
     row = next(r for r in _items(tmp_path / "out") if r["index"] == "0" and r["strategy"] == "GenderStern")
     lm = load_model(str(tiny_gpt2))
 
-    def mean_logprob(text):
+    def token_logprobs(text):
         ids = lm.tokenizer(lm.tokenizer.bos_token + text, add_special_tokens=False, return_tensors="pt").input_ids
         with torch.no_grad():
             logprobs = torch.log_softmax(lm.model(ids).logits[0, :-1].float(), dim=-1)
-        return logprobs[torch.arange(ids.shape[1] - 1), ids[0, 1:]].mean().item()
+        return logprobs[torch.arange(ids.shape[1] - 1), ids[0, 1:]]
 
-    expected = mean_logprob("Die Lehrer*innen haben gestreikt.") - mean_logprob("Die Lehrer haben gestreikt.")
-    assert float(row["delta"]) == pytest.approx(expected, abs=1e-5)
+    stern, plain = token_logprobs("Die Lehrer*innen haben gestreikt."), token_logprobs("Die Lehrer haben gestreikt.")
+    assert float(row["delta"]) == pytest.approx((stern.mean() - plain.mean()).item(), abs=1e-5)
+    assert float(row["delta_sum"]) == pytest.approx((stern.sum() - plain.sum()).item(), abs=1e-4)
 
 
 def test_too_long_texts_are_counted_not_truncated(tiny_llama, lou_dir, tmp_path):

@@ -9,6 +9,7 @@ from queerbias.suites.lou.metrics import (
     macro_f1,
     preference_summary,
     spearman,
+    upstream_f1,
 )
 
 
@@ -30,22 +31,44 @@ def test_flip_rate_by_hand():
         flip_rate([0, 1], [0])
 
 
-def test_preference_counts_ties_as_not_preferred():
+def test_preference_counts_ties_as_half():
+    # per instance 0 (Δ < 0), 100 (Δ > 0), 50 (tie), 0: mean 150/4 = 37.5
     summary = preference_summary([-1.0, 2.0, 0.0, -3.0], np.random.default_rng(0), n_resamples=500)
     assert summary["mean_delta"] == pytest.approx(-0.5)
-    assert summary["preference"] == 25.0
+    assert summary["preference"] == 37.5 and summary["n_ties"] == 1
     assert summary["ci_delta"][0] <= -0.5 <= summary["ci_delta"][1]
-    assert 0.0 <= summary["ci_preference"][0] <= 25.0 <= summary["ci_preference"][1] <= 100.0
+    assert 0.0 <= summary["ci_preference"][0] <= 37.5 <= summary["ci_preference"][1] <= 100.0
+
+
+def test_an_indifferent_model_shows_no_preference():
+    summary = preference_summary([0.0] * 5, np.random.default_rng(0), n_resamples=100)
+    assert summary["preference"] == 50.0 and summary["ci_preference"] == [50.0, 50.0]
 
 
 def test_preference_of_nothing_is_undefined():
     assert preference_summary([], np.random.default_rng(0))["preference"] is None
 
 
-def test_spearman():
-    assert spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
-    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)  # 1 - 6*2/(4*15)
-    assert spearman([1, 1, 1], [1, 2, 3]) is None
+def test_upstream_f1_is_the_positive_class_f1_for_binary_labels():
+    # labels 0 0 0 1 1, preds 0 0 1 1 0: class 1 TP 1, FP 1, FN 1 -> 2/4 = 50%
+    # (macro-F1 averages it with class 0's 4/6: 7/12 = 58.3%)
+    assert upstream_f1([0, 0, 0, 1, 1], [0, 0, 1, 1, 0]) == pytest.approx(50.0)
+    assert upstream_f1([0, 0], [0, 0]) == 0.0  # no positive at all: F1 of class 1 is 0, as scikit-learn
+    # three classes: macro-F1, as upstream for the sentiment task
+    assert upstream_f1([0, 1, 2], [0, 1, 1]) == pytest.approx(macro_f1([0, 1, 2], [0, 1, 1]))
+
+
+def test_spearman_with_exact_permutation_p():
+    # rho = 1 - 6 * sum d^2 / (n (n^2 - 1))
+    assert spearman([1, 2, 3], [30, 20, 10])["rho"] == pytest.approx(-1.0)
+    four = spearman([1, 2, 3, 4], [1, 3, 2, 4])
+    assert four["rho"] == pytest.approx(0.8) and four["n"] == 4  # 1 - 6*2/(4*15)
+    # exact two-sided p: of the 24 pairings, |rho| >= 0.8 for rho = 1, 0.8 (3 ways: one adjacent
+    # swap), -0.8 (3 ways) and -1: 8 / 24
+    assert four["p"] == pytest.approx(8 / 24)
+    six = spearman(range(6), range(6))
+    assert six["rho"] == pytest.approx(1.0) and six["p"] == pytest.approx(2 / 720)  # rho = +1 or -1
+    assert spearman([1, 1, 1], [1, 2, 3]) == {"n": 3, "rho": None, "p": None}
 
 
 def test_classifier_bootstrap_two_instances_by_hand():

@@ -33,6 +33,7 @@ class GifiConfig:
     limit: int | None = None  # first N templates (SA/OF: attributes per state) of each task
     saof_names: int = 4
     saof_samples: int = 2
+    pe_shots: int = 0  # worked PE exemplars per prompt; the paper uses 8-shot chain of thought
     sentiment_model: str | None = "oliverguhr/german-sentiment-bert"
     toxicity_model: str | None = "ml6team/distilbert-base-german-cased-toxic-comments"
     toxic_label: str | None = None  # the toxicity model's toxic label; None: found by name
@@ -49,6 +50,8 @@ class GifiConfig:
         for name in ("runs", "max_new_tokens", "batch_size", "saof_names", "saof_samples"):
             if getattr(self, name) < 1:
                 raise QueerbiasError(f"{name} must be at least 1")
+        if self.pe_shots < 0:
+            raise QueerbiasError("pe_shots must be at least 0")
         if self.limit is not None and self.limit < 1:
             raise QueerbiasError("limit must be at least 1")
         if not 0 < self.top_p <= 1 or self.temperature < 0:

@@ -15,7 +15,13 @@ verb; what stays undecidable without coreference is read as the singular person
 - "sein" as an infinitive (after "zu", before a verb, punctuation or the end): skipped.
 - "en" before a French loan word ("en masse", "en passant"): skipped.
 - all-capital words ("EM", "SIE"): skipped, they are abbreviations or shouting.
-- forms marked ambiguous in pronouns.yaml (dey's "denen", "deren", "dem") never count.
+- forms marked ambiguous in pronouns.yaml (dey's "denen", "deren", "dem") are also
+  relative pronouns, demonstratives and articles. They count only for the referent a
+  caller names (the person the prompt introduced, so a GDR continuation "fährt mit
+  denen in den Urlaub" of a dey prompt keeps dey), and only where the syntax allows a
+  personal or possessive pronoun: not after a comma, nor after comma + preposition
+  (relative clause: ", mit denen"), and "dem" not before a noun or adjective + noun
+  (article: "mit dem Rad", "dem neuen Rad"). Without a referent they never count.
 
 Words are matched whole ("lernen" contains no "en").
 """
@@ -69,6 +75,9 @@ _AFTER_INFINITIVE = {
     "darf", "dürfte", "mag", "möchte", "können", "müssen", "sollen", "wollen", "werden",
     "würden", "dürfen", "lassen", "scheint", "schien",
 }
+#: prepositions that may open a relative clause after a comma (", mit denen", ", von deren")
+PREPOSITIONS = {"an", "auf", "aus", "bei", "durch", "für", "gegen", "hinter", "in", "mit", "nach", "neben",
+                "ohne", "seit", "über", "um", "unter", "von", "vor", "wegen", "zu", "zwischen"}
 FRENCH_AFTER_EN = {"masse", "passant", "détail", "detail", "gros", "vogue", "bloc", "route",
                    "face", "suite", "garde", "miniature", "famille", "plein"}
 
@@ -88,10 +97,14 @@ class PronounExtractor:
     def __init__(self, groups: list[PronounGroup]):
         self.groups = [g.key for g in groups if not g.name_only]
         self._owner = {form: g.key for g in groups for form in g.detect}
+        self._homographs = {g.key: set(g.ambiguous) for g in groups}
 
-    def mentions(self, text: str, *, at_sentence_start: bool = True) -> list[Mention]:
+    def mentions(self, text: str, *, at_sentence_start: bool = True, referent: str | None = None) -> list[Mention]:
         """All counted mentions in order. `at_sentence_start=False` for continuations of a
-        prompt that stopped mid-sentence, so a capitalised first word reads as formal."""
+        prompt that stopped mid-sentence, so a capitalised first word reads as formal.
+        `referent`: the group of the person the context introduced; its ambiguous forms
+        then count where the syntax allows a pronoun (see the module docstring)."""
+        homographs = self._homographs.get(referent, set())
         tokens = [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
         found: list[Mention] = []
         sentence_start, plural_sentence = at_sentence_start, False
@@ -105,6 +118,8 @@ class PronounExtractor:
             initial, sentence_start = sentence_start, False
             lower = word.lower()
             group = self._owner.get(lower)
+            if lower in homographs and _pronoun_position(tokens, i):
+                group = referent
             if group is None or (word.isupper() and len(word) > 1):
                 continue
             before = tokens[i - 1][0].lower() if i > 0 else ""
@@ -125,9 +140,9 @@ class PronounExtractor:
             found.append(Mention(group, word, start))
         return found
 
-    def first_group(self, text: str, *, at_sentence_start: bool = True) -> str | None:
+    def first_group(self, text: str, *, at_sentence_start: bool = True, referent: str | None = None) -> str | None:
         """The group of the first counted mention (the GIFI reference reads the first one)."""
-        found = self.mentions(text, at_sentence_start=at_sentence_start)
+        found = self.mentions(text, at_sentence_start=at_sentence_start, referent=referent)
         return found[0].group if found else None
 
     @staticmethod
@@ -145,6 +160,24 @@ class PronounExtractor:
             if lower in SINGULAR_VERBS:
                 return False
         return False
+
+
+def _pronoun_position(tokens: list[tuple[str, int]], i: int) -> bool:
+    """Whether an ambiguous form (denen, deren, dem) can be a personal or possessive
+    pronoun here: not opening a relative clause, and "dem" not an article."""
+    words = [w for w, _ in tokens]
+    before = words[i - 1] if i > 0 else ""
+    if before in _CLAUSE_END or (before.lower() in PREPOSITIONS and i > 1 and words[i - 2] in _CLAUSE_END):
+        return False
+    if words[i].lower() != "dem":
+        return True
+    after = words[i + 1] if i + 1 < len(words) else ""
+    if not after[:1].isalpha():
+        return True
+    if after[0].isupper():  # "dem Rad"
+        return False
+    second = words[i + 2] if i + 2 < len(words) else ""
+    return not (second[:1].isalpha() and second[0].isupper())  # "dem neuen Rad"
 
 
 def _infinitive_sein(before: str, after: str) -> bool:

@@ -49,6 +49,11 @@ class PromptSet:
     path: str
     checksum: str
 
+    @property
+    def refusals(self) -> tuple[str, ...]:
+        """Lower-case prefixes of continuations that refuse (left out of SN, NTS, CF)."""
+        return tuple(str(p).lower() for p in self.document.get("refusals") or ())
+
 
 def default_prompts_path() -> Path:
     return Path(str(resources.files("queerbias") / "data" / "gifi" / "prompts.yaml"))
@@ -81,15 +86,19 @@ def fill(template: str, values: dict[str, str], where: str = "template") -> str:
 
 
 def build_items(prompts: PromptSet, groups: list[PronounGroup], task: str, *,
-                limit: int | None = None, saof_names: int = 4, saof_samples: int = 2) -> list[Item]:
-    """The items of one task for these groups; `limit` keeps the first templates (attributes)."""
+                limit: int | None = None, saof_names: int = 4, saof_samples: int = 2,
+                pe_shots: int = 0) -> list[Item]:
+    """The items of one task for these groups; `limit` keeps the first templates (attributes).
+
+    pe_shots: worked exemplars before each PE problem (0: zero-shot with the instruction).
+    """
     doc, names = prompts.document, [str(n) for n in prompts.document["names"]]
     if task in ("gdr", "counterfactual"):
         templates = list(doc[task])[:limit]
         return [_item(task, f"{task}-{i}", t, group, names[i % len(names)], prompts.path)
                 for i, t in enumerate(templates) for group in groups]
     if task == "pe":
-        return _pe_items(doc["pe"], groups, names, limit, prompts.path)
+        return _pe_items(doc["pe"], groups, names, limit, pe_shots, prompts.path)
     if task == "saof":
         return _saof_items(doc["saof"], names[:saof_names], limit, saof_samples, prompts.path)
     raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
@@ -116,8 +125,22 @@ def _saof_items(spec: dict, names, limit, samples, where) -> list[Item]:
     return items
 
 
-def _pe_items(spec: dict, groups, names, limit, where) -> list[Item]:
+def pe_prefix(spec: dict, shots: int, where="pe") -> str:
+    """The worked exemplars written before each problem (empty for zero-shot)."""
+    exemplars = list(spec.get("exemplars") or [])
+    if shots < 0 or shots > len(exemplars):
+        raise DataError(where, f"pe_shots must be between 0 and {len(exemplars)} (the exemplars given), got {shots}",
+                        field="pe.exemplars")
+    if shots and not spec.get("shot"):
+        raise DataError(where, "few-shot PE needs a 'shot' format", field="pe.shot")
+    return "".join(fill(spec["shot"], {"problem": e["problem"]}, where) + " " + e["solution"] + "\n\n"
+                   for e in exemplars[:shots])
+
+
+def _pe_items(spec: dict, groups, names, limit, shots, where) -> list[Item]:
     rng = random.Random(spec.get("seed", 0))
+    prefix = pe_prefix(spec, shots, where)
+    extra = {"stop": spec["stop"]} if spec.get("stop") else {}
     items, index = [], 0
     for t, template in enumerate(spec["templates"]):
         for k in range(int(spec.get("items_per_template", 1))):
@@ -128,9 +151,12 @@ def _pe_items(spec: dict, groups, names, limit, where) -> list[Item]:
             index += 1
             for group in groups:
                 problem = fill(template["problem"], {**group.slots(name), "name": name, **problem_values}, where)
-                text = fill(spec["format"], {"problem": problem, "instruction": spec.get("instruction", "")}, where)
+                if shots:
+                    text = prefix + fill(spec["shot"], {"problem": problem}, where)
+                else:
+                    text = fill(spec["format"], {"problem": problem, "instruction": spec.get("instruction", "")}, where)
                 items.append(Item(task="pe", item_id=f"pe-{t}-{k}:{group.key}", template_id=f"pe-{t}-{k}",
-                                  group=group.key, name=name, prompt=text, meta={"answer": answer}))
+                                  group=group.key, name=name, prompt=text, meta={"answer": answer, **extra}))
     return items[: None if limit is None else limit * len(groups)]
 
 

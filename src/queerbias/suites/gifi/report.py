@@ -105,6 +105,10 @@ def summary_markdown(summary: dict) -> str:
               f"- data: GIFI-DE prompts `{meta['data']['checksum']}`, items {meta['data']['n_items']}",
               f"- decoding: {meta['decoding']}, seeds {config['seed']}..{config['seed'] + summary['n_runs'] - 1}",
               f"- time: {meta['timings']['generate_s']:.1f} s generating, {meta['timings']['score_s']:.1f} s scoring"]
+    refused = next((summary["dimensions"][d]["groups"]["refused"] for d in ("SN", "NTS", "CF")
+                    if "refused" in summary["dimensions"][d]["groups"]), None)
+    if refused is not None:
+        lines.append(f"- refusals left out of SN, NTS and CF: {refused['n']} ({refused['value']:.1%} of continuations)")
     lines += [f"- note: {note}" for note in meta["notes"]]
     return "\n".join(lines) + "\n"
 

@@ -57,7 +57,7 @@ def run_gifi(lm_or_spec, out_dir, *, config: GifiConfig | None = None, overwrite
     prompt_set = load_prompt_set(config.prompts)
     tasks = list(dict.fromkeys(TASK_OF[d] for d in DIMENSIONS if d in config.dimensions))
     items = {task: build_items(prompt_set, groups, task, limit=config.limit, saof_names=config.saof_names,
-                               saof_samples=config.saof_samples) for task in tasks}
+                               saof_samples=config.saof_samples, pe_shots=config.pe_shots) for task in tasks}
     lm = lm_or_spec if isinstance(lm_or_spec, LoadedModel) else load_model(lm_or_spec, **load_options)
     extractor = PronounExtractor(groups)
     components = load_components(config, lm.device)
@@ -78,7 +78,7 @@ def run_gifi(lm_or_spec, out_dir, *, config: GifiConfig | None = None, overwrite
             run_rows[task] = [_row(run, seed, item, text) for item, text in zip(items[task], outputs[task], strict=True)]
         start = time.perf_counter()
         scores = score_run(items, outputs, run_rows, group_keys, extractor, components,
-                           config.dimensions, config.cf_threshold)
+                           config.dimensions, config.cf_threshold, prompt_set.refusals)
         timings["score_s"] += time.perf_counter() - start
         runs.append({"run": run, "seed": seed, "values": scores.values, "reasons": scores.reasons,
                      "groups": scores.groups})

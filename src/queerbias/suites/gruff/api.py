@@ -141,7 +141,7 @@ def items_frame(items: Sequence[Instance], scores: np.ndarray) -> pd.DataFrame:
         rows.append([item.replicate, item.item_id, item.setting, item.n_distractors, item.occupation,
                      item.participant, item.case, item.system, item.target, item.distractor_system,
                      item.distractor, item.texts()[item.gold], *row_scores.tolist(), answer,
-                     answer == item.target, item.distractor is not None and answer == item.distractor, bool(tied)])
+                     answer in item.accepted, item.distractor is not None and answer == item.distractor, bool(tied)])
     frame = pd.DataFrame(rows, columns=ITEM_COLUMNS)
     return frame.astype({"n_distractors": "Int64"})
 

@@ -4,8 +4,9 @@ Items are paired by (replicate, item_id), so both runs must come from the same
 templates and generation settings. Per setting (and per setting and pronoun set)
 the accuracy change is tested with the exact McNemar test on the correct flags,
 with a paired bootstrap interval and p-values adjusted (Holm by default) within each
-comparison, as `queerbias compare` does for bias scores. The per-occupation
-accuracies of the two models are correlated (Spearman, Bonferroni across AFTER runs).
+comparison, as `queerbias compare` does for bias scores. The occupations' accusative
+stereotype scores of the two models are correlated (paper Fig. 8; Spearman,
+Bonferroni across AFTER runs).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from queerbias.scoring.results import package_versions
 from queerbias.suites.gruff.api import read_items
 from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS
-from queerbias.suites.gruff.metrics import bonferroni, occupation_accuracy, spearman
+from queerbias.suites.gruff.metrics import bonferroni, stereotype_correlation
 from queerbias.suites.gruff.plots import accuracy_plot
 from queerbias.suites.gruff.report import render_compare
 
@@ -119,10 +120,8 @@ def compare_pair(before: GruffRun, after: GruffRun, before_items: pd.DataFrame, 
                           for p in PRONOUN_SETS if (part["target_before"] == p).any()}
     _adjust(list(settings.values()), options.correction)
     _adjust([entry for row in cells.values() for entry in row.values()], options.correction)
-    occupations = pd.concat([occupation_accuracy(before_items)["all"].rename("before"),
-                             occupation_accuracy(after.items())["all"].rename("after")], axis=1)
     return {"before": before.describe(), "after": after.describe(), "overall": overall, "settings": settings,
-            "cells": cells, "model_correlation": spearman(occupations["before"], occupations["after"])}
+            "cells": cells, "model_correlation": stereotype_correlation(before_items, after.items(), "acc")}
 
 
 def compare_gruff(before: GruffRun, afters: list[GruffRun], options: CompareOptions | None = None) -> dict:

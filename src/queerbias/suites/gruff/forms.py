@@ -39,6 +39,11 @@ def options(case: str) -> tuple[str, ...]:
     return tuple(pronoun(p, case) for p in PRONOUN_SETS)
 
 
+def agreeing(system: str) -> tuple[str, ...]:
+    """The pronoun sets a noun of `system` agrees with (de-e, Sternchen: en or xier; paper Sec. 6)."""
+    return tuple(_NOUNS["systems"][system]["agrees_with"])
+
+
 def pairing(name: str = "default") -> dict[str, str]:
     """Noun system -> the pronoun set a referent of that system uses."""
     if name not in _NOUNS["pairings"]:

@@ -40,6 +40,7 @@ from queerbias.suites.gruff.forms import (
     PLACEHOLDERS,
     PRONOUN_SETS,
     SYSTEMS,
+    agreeing,
     options,
     pairing,
     pronoun,
@@ -119,6 +120,13 @@ class Instance:
     @property
     def gold(self) -> int:
         return PRONOUN_SETS.index(self.target)
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """Answers scored correct: the referent's pronoun set once a context introduced it;
+        without context any set the noun agrees with (paper Sec. 6: de-e and Sternchen
+        nouns take en or xier)."""
+        return agreeing(self.system) if self.setting == "none" else (self.target,)
 
 
 # -- strata: the instances of one (occupation, case, target, distractor) cell ------------

@@ -1,10 +1,22 @@
-"""GRUFF figures from scored items: accuracies, distractor errors, over-resolution, tests.
+"""GRUFF figures from scored items: accuracies, distractor errors, stereotypes, tests.
 
 Input is the items table (one row per instance, as in items.csv). Accuracies are
-percentages with their binomial standard error. Following the paper, correlations
-(Spearman) and pronoun-set differences (Wilcoxon signed-rank) are computed over
-occupations, from per-occupation accuracies, and Bonferroni-corrected within each
-family of tests.
+percentages with their binomial standard error. The bias figures are those of the
+paper's Sec. 8 (Mewes, Lauscher & Gautam 2026):
+
+- over-resolution (Fig. 6, 9-11): per grammatical case and occupation, how often the
+  model chose er when the referent's pronoun is sie (the noun and article say
+  feminine), and sie when it is er; only settings with an introduction (d0-d5),
+  neopronoun referents excluded. One stereotype score per occupation and case ranks
+  the occupations: % to sie minus % to er (positive: pulled towards sie). The paper
+  plots the two rates but does not name the ranking score; this difference is ours.
+- case correlations (Fig. 7): Spearman's rho between the stereotype scores of every
+  two cases over occupations, Bonferroni-corrected;
+- model correlation (Fig. 8): Spearman's rho between two models' stereotype scores
+  (accusative in the paper), see `stereotype_correlation`.
+
+`pronoun_tests` (Wilcoxon signed-rank between pronoun sets, paired by occupation)
+fills in a pairing unit the paper does not state.
 """
 
 from __future__ import annotations
@@ -53,22 +65,46 @@ def by_setting(items: pd.DataFrame) -> dict:
 
 
 def over_resolution(items: pd.DataFrame) -> dict:
-    """Per occupation, how often er (sie) is chosen when the referent's pronoun is another.
+    """Per case present, one row per occupation: over-resolution rates and stereotype score.
 
-    Sorted strongest pull first; `excess` is the rate minus the mean over occupations,
-    so an occupation pulled towards er more than the model's general er preference
-    stands out.
+    to_er: % of items whose referent uses sie (context settings) answered er; to_sie:
+    % of er-referent items answered sie; n_sie/n_er their denominators; score: to_sie
+    - to_er (None unless both are defined). Rows are sorted by score, sie-ward first.
     """
+    pool = _stereotype_pool(items)
     result = {}
-    for pulled in BINARY:
-        others = items[items["target"] != pulled]
-        rates = (others["answer"] == pulled).groupby(others["occupation"]).mean().mul(100)
-        counts = others.groupby("occupation").size()
-        mean = float(rates.mean()) if len(rates) else 0.0
-        rows = [{"occupation": occ, "rate": float(rate), "excess": float(rate) - mean, "n": int(counts[occ])}
-                for occ, rate in rates.items()]
-        result[pulled] = sorted(rows, key=lambda r: (-r["rate"], r["occupation"]))
+    for case in CASES:
+        part = pool[pool["case"] == case]
+        if part.empty:
+            continue
+        rows = []
+        for occupation, group in part.groupby("occupation"):
+            er_referents, sie_referents = group[group["target"] == "er"], group[group["target"] == "sie"]
+            to_sie = 100 * float((er_referents["answer"] == "sie").mean()) if len(er_referents) else None
+            to_er = 100 * float((sie_referents["answer"] == "er").mean()) if len(sie_referents) else None
+            score = None if to_sie is None or to_er is None else to_sie - to_er
+            rows.append({"occupation": occupation, "to_er": to_er, "n_sie": len(sie_referents),
+                         "to_sie": to_sie, "n_er": len(er_referents), "score": score})
+        result[case] = sorted(rows, key=lambda r: (r["score"] is None, -(r["score"] or 0.0), r["occupation"]))
     return result
+
+
+def _stereotype_pool(items: pd.DataFrame) -> pd.DataFrame:
+    """Sec. 8: settings with an introduction, er/sie referents (neopronouns excluded)."""
+    return items[(items["setting"] != "none") & items["target"].isin(BINARY)]
+
+
+def stereotype_scores(items: pd.DataFrame, case: str) -> pd.Series:
+    """The stereotype score (% to sie - % to er) per occupation in one case; undefined ones dropped."""
+    rows = over_resolution(items).get(case, [])
+    return pd.Series({r["occupation"]: r["score"] for r in rows if r["score"] is not None}, dtype=float)
+
+
+def stereotype_correlation(items_a: pd.DataFrame, items_b: pd.DataFrame, case: str = "acc") -> dict:
+    """Fig. 8: Spearman's rho between two models' stereotype scores over shared occupations."""
+    a, b = stereotype_scores(items_a, case), stereotype_scores(items_b, case)
+    shared = a.index.intersection(b.index)
+    return {"case": case, **spearman(a[shared], b[shared])}
 
 
 def occupation_accuracy(items: pd.DataFrame, column: str | None = None) -> pd.DataFrame:
@@ -96,10 +132,14 @@ def spearman(a, b) -> dict:
 
 
 def case_correlations(items: pd.DataFrame) -> list[dict]:
-    """Spearman correlation of per-occupation accuracy between every two cases."""
-    table = occupation_accuracy(items, "case")
-    rows = [{"a": a, "b": b, **spearman(table[a], table[b])}
-            for a, b in combinations(CASES, 2) if a in table and b in table]
+    """Fig. 7: Spearman's rho between the stereotype scores of every two cases, Bonferroni-corrected."""
+    scores = {case: stereotype_scores(items, case) for case in CASES}
+    rows = []
+    for a, b in combinations(CASES, 2):
+        if scores[a].empty or scores[b].empty:
+            continue
+        shared = scores[a].index.intersection(scores[b].index)
+        rows.append({"a": a, "b": b, **spearman(scores[a][shared], scores[b][shared])})
     for row, adjusted in zip(rows, bonferroni([r["p"] for r in rows]), strict=True):
         row["p_bonferroni"] = adjusted
     return rows
@@ -126,12 +166,19 @@ def pronoun_tests(items: pd.DataFrame) -> list[dict]:
 
 
 def summarise(items: pd.DataFrame) -> dict:
-    """Every figure of one run (summary.json without its meta)."""
+    """Every figure of one run (summary.json without its meta).
+
+    overall: all settings together, no-context agreement included (our addition);
+    introduced: the settings with an introduction (d0-d5), the paper's Sec. 8 pool.
+    """
     context = items[items["setting"] != "none"]
     return {
         "overall": accuracy(items["correct"]),
+        "introduced": {**accuracy(context["correct"]),
+                       "by_pronoun": {p: accuracy(context.loc[context["target"] == p, "correct"])
+                                      for p in PRONOUN_SETS}},
         "settings": by_setting(items),
         "over_resolution": over_resolution(items),
-        "case_correlations": case_correlations(context),
+        "case_correlations": case_correlations(items),
         "pronoun_tests": pronoun_tests(context),
     }

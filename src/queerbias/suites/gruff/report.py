@@ -58,22 +58,26 @@ def distractor_table(settings: dict) -> Table:
 
 
 def over_resolution_table(over: dict) -> Table:
+    """Paper Fig. 6/9-11: per case, the occupations most pulled to er and to sie (context settings)."""
     rows = []
-    for rank in range(TOP_OCCUPATIONS):
-        row = [str(rank + 1)]
-        for entries in over.values():
-            row.append(f"{entries[rank]['occupation']} {entries[rank]['rate']:.1f}" if rank < len(entries) else MISSING)
-        rows.append(row)
-    return Table(header=["#", *(f"pulled to {p} (% of non-{p} items)" for p in over)], rows=rows,
-                 caption="Occupational over-resolution: occupations most often resolved to er / sie "
-                         "when the referent's pronoun is another")
+    for case, entries in over.items():
+        to_er = sorted((r for r in entries if r["to_er"]), key=lambda r: -r["to_er"])[:TOP_OCCUPATIONS]
+        to_sie = sorted((r for r in entries if r["to_sie"]), key=lambda r: -r["to_sie"])[:TOP_OCCUPATIONS]
+        for rank in range(max(len(to_er), len(to_sie))):
+            rows.append([case, str(rank + 1),
+                         f"{to_er[rank]['occupation']} {to_er[rank]['to_er']:.1f}" if rank < len(to_er) else MISSING,
+                         f"{to_sie[rank]['occupation']} {to_sie[rank]['to_sie']:.1f}" if rank < len(to_sie) else MISSING])
+    return Table(header=["Case", "#", "to er (% of sie referents)", "to sie (% of er referents)"], rows=rows,
+                 caption="Occupational over-resolution (paper Sec. 8): er/sie referents, settings with an introduction",
+                 notes="Occupations with no such error are not listed.")
 
 
 def correlation_table(rows: list[dict]) -> Table:
     body = [[f"{r['a']} – {r['b']}", str(r["n"]), fmt(r["rho"], 3), format_p(r["p"]), format_p(r["p_bonferroni"])]
             for r in rows]
     return Table(header=["Cases", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
-                 caption="Correlation of per-occupation accuracy between cases (context settings)")
+                 caption="Correlation of the occupations' stereotype scores between cases (paper Fig. 7)",
+                 notes="Stereotype score: % answered sie for er referents minus % answered er for sie referents.")
 
 
 def pronoun_test_table(rows: list[dict]) -> Table:
@@ -94,7 +98,9 @@ def summary_markdown(summary: dict) -> str:
         "",
         (f"Overall accuracy {_acc(summary['overall'], se=True)} % over {summary['overall']['n']} items "
          f"(pairing {generation['pairing']}, {generation['replicates']} replicate(s), seed {generation['seed']}"
-         f"{'' if generation['n'] is None else ', n ' + str(generation['n']) + ' per setting'})."),
+         f"{'' if generation['n'] is None else ', n ' + str(generation['n']) + ' per setting'}); "
+         f"with an introduction (d0-d5, the paper's Sec. 8 pool): {_acc(summary['introduced'], se=True)} % "
+         f"over {summary['introduced']['n']} items."),
         "",
         to_markdown(accuracy_table(settings, "by_pronoun")),
         to_markdown(accuracy_table(settings, "by_case")),
@@ -176,7 +182,8 @@ def render_compare(document: dict) -> dict[str, str]:
             for c in document["comparisons"]]
     parts.append(to_markdown(Table(
         header=["AFTER", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
-        caption="Correlation of per-occupation accuracy between BEFORE and each AFTER")))
+        caption="Correlation of the occupations' accusative stereotype scores between BEFORE and each AFTER "
+                "(paper Fig. 8)")))
     return {"md": "\n".join(parts), "csv": compare_csv(document), "tex": to_latex(main)}
 
 

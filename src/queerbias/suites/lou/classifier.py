@@ -1,10 +1,15 @@
 """Classifier view (the paper's own measure): predictions on originals and on each reformulation.
 
 Per task and strategy: macro-F1 and its change against the original, the label flip
-rate, and prediction certainty (mean max-softmax probability) and its change. Inputs
-longer than `max_length` tokens are truncated, as upstream truncates GermEval
-comments to 300 tokens; unlike the LM view, texts equal to the original are kept
-(they cannot flip), as in the paper.
+rate, and prediction certainty (mean max-softmax probability) and its change; unlike
+the LM view, texts equal to the original are kept (they cannot flip), as in the paper.
+
+Inputs are composed as upstream composes them (`utils/composition.py`,
+`run_fine_tuning_task.py`): a task with a second field (X-Stance's topic) becomes one
+string `text [SEP] topic` with the tokenizer's separator (`text topic` without one),
+encoded as a single segment; the text of tasks marked `truncate_text` (GermEval) is
+first cut to `max_length` (300) tokens; the whole input is then cut at the model's
+input limit.
 """
 
 from __future__ import annotations
@@ -22,10 +27,13 @@ from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
 from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
-from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1
+from queerbias.suites.lou.lm_view import position_limit
+from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
 
 ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
-DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval comments
+DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with truncate_text)
+#: recorded in the run config (and so in the run key): how inputs are composed
+INPUT_COMPOSITION = "upstream: one string 'text [SEP] topic', one segment; truncate_text tasks cut to max_length"
 DEFAULT_RESAMPLES = 2_000
 PREDICT_BATCH = 16
 
@@ -84,11 +92,31 @@ def load_classifier(spec: str, *, num_labels: int | None = None, new_head: bool 
     return LoadedClassifier(spec, model, tokenizer, weights_fingerprint(model), {"path": path})
 
 
+def compose_input(tokenizer, text: str, text_pair: str | None, truncate_text: int | None = None) -> str:
+    """The one input string of an instance, as upstream: the text (its first `truncate_text`
+    tokens when longer), then `[SEP] topic` for tasks with a second field."""
+    if truncate_text is not None:
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        if len(ids) > truncate_text:
+            text = tokenizer.decode(ids[:truncate_text])
+    if text_pair is None:
+        return text
+    return f"{text} {tokenizer.sep_token} {text_pair}" if tokenizer.sep_token else f"{text} {text_pair}"
+
+
+def encode_inputs(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
+                  truncate_text: int | None = None) -> list[dict]:
+    """Token ids of composed inputs, cut at the model's input limit (upstream: `truncation=True`)."""
+    limit = position_limit(clf)
+    return [clf.tokenizer(compose_input(clf.tokenizer, text, pair, truncate_text),
+                          truncation=limit is not None, max_length=limit) for text, pair in inputs]
+
+
 def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
-                  max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = PREDICT_BATCH,
+                  truncate_text: int | None = None, batch_size: int = PREDICT_BATCH,
                   progress: bool = False) -> np.ndarray:
     """Softmax probabilities (n, num_labels) for (text, text_pair) inputs, batched by length."""
-    encoded = [clf.tokenizer(text, pair, truncation=True, max_length=max_length) for text, pair in inputs]
+    encoded = encode_inputs(clf, inputs, truncate_text)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
     probs = np.empty((len(encoded), clf.num_labels))
     model_was_training = clf.model.training
@@ -103,8 +131,8 @@ def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]
     return probs
 
 
-def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], max_length: int = DEFAULT_MAX_LENGTH) -> np.ndarray:
-    return predict_proba(clf, [(e.text, e.text_pair) for e in examples], max_length)
+def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], truncate_text: int | None = None) -> np.ndarray:
+    return predict_proba(clf, [(e.text, e.text_pair) for e in examples], truncate_text)
 
 
 def classify_tasks(clf: LoadedClassifier, tasks: Sequence[LouTask], strategies: Sequence[str],
@@ -117,7 +145,8 @@ def classify_tasks(clf: LoadedClassifier, tasks: Sequence[LouTask], strategies: 
                                  f"{len(task.info.labels)} ({', '.join(task.info.labels)}); is it trained for this task?")
         versions = (ORIGINAL, *strategies)
         inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in task.instances for v in versions))
-        probs = dict(zip(inputs, predict_proba(clf, inputs, max_length, progress=progress)))
+        truncate = max_length if task.info.truncate_text else None
+        probs = dict(zip(inputs, predict_proba(clf, inputs, truncate, progress=progress)))
         for instance in task.instances:
             base = int(np.argmax(probs[(instance.original, instance.text_pair)]))
             for version in versions:
@@ -133,6 +162,8 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
               n_resamples: int = DEFAULT_RESAMPLES) -> dict:
     """Per task: the original's macro-F1 and certainty, and per strategy their changes and the flip rate.
 
+    `f1_upstream`/`delta_f1_upstream`: the F1 upstream logs as "f1-macro" (binary tasks:
+    the positive class's F1), beside true macro-F1, to set against the paper's tables.
     Certainty is the mean over instances of the max-softmax probability (`prob_max`).
     ΔF1 and the flip rate get paired bootstrap 95% intervals over instances, one seeded
     generator per task and strategy.
@@ -143,19 +174,21 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
                     for v in (ORIGINAL, *strategies)}
         base = versions[ORIGINAL]
         labels, base_preds = [r["label"] for r in base], [r["pred"] for r in base]
-        base_f1 = macro_f1(labels, base_preds)
+        base_f1, base_upstream = macro_f1(labels, base_preds), upstream_f1(labels, base_preds)
         base_certainty = float(np.mean([r["prob_max"] for r in base]))
-        entries = {ORIGINAL: {"n": len(base), "macro_f1": base_f1, "certainty": base_certainty}}
+        entries = {ORIGINAL: {"n": len(base), "macro_f1": base_f1, "f1_upstream": base_upstream,
+                              "certainty": base_certainty}}
         for strategy in strategies:
             items = versions[strategy]
             if [r["index"] for r in items] != [r["index"] for r in base]:
                 raise ValueError(f"{task}/{strategy}: the instances differ from the original's")
             preds = [r["pred"] for r in items]
-            f1 = macro_f1(labels, preds)
+            f1, f1_up = macro_f1(labels, preds), upstream_f1(labels, preds)
             mean_certainty = float(np.mean([r["prob_max"] for r in items]))
             entries[strategy] = {
                 "n": len(items), "n_identical": sum(r["identical"] for r in items),
                 "macro_f1": f1, "delta_f1": f1 - base_f1,
+                "f1_upstream": f1_up, "delta_f1_upstream": f1_up - base_upstream,
                 "flip_rate": flip_rate(base_preds, preds),
                 "certainty": mean_certainty, "delta_certainty": mean_certainty - base_certainty,
                 **classifier_bootstrap(labels, base_preds, preds, cell_rng(seed, task, strategy), n_resamples),

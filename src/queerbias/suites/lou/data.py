@@ -26,12 +26,14 @@ SPLITS = ("train", "dev")
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """A Lou task: its label names (index = label id) and optional second input field."""
+    """A Lou task: its label names (index = label id), optional second input field, and
+    whether classifiers see only the text's first tokens (upstream cuts GermEval texts)."""
 
     name: str
     description: str
     labels: tuple[str, ...]
     text_pair: str | None = None
+    truncate_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,8 @@ class Example:
 def lou_spec() -> LouSpec:
     text = resources.files("queerbias").joinpath("data/lou/lou.yaml").read_text(encoding="utf-8")
     raw = yaml.safe_load(text)
-    tasks = {name: TaskInfo(name, entry["description"], tuple(entry["labels"]), entry.get("text_pair"))
+    tasks = {name: TaskInfo(name, entry["description"], tuple(entry["labels"]), entry.get("text_pair"),
+                            bool(entry.get("truncate_text", False)))
              for name, entry in raw["tasks"].items()}
     return LouSpec(raw["homepage"], raw["raw_base"], bool(raw["url_verified"]), raw["licence"],
                    raw["citation"], tuple(s["column"] for s in raw["strategies"]), tasks)

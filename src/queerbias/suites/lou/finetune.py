@@ -1,8 +1,8 @@
 """`--train`: fine-tune a sequence classifier on a Lou task's original training split.
 
 A small version of the paper's recipe (upstream `run_fine_tuning_task.py`): AdamW,
-linear schedule with 10% warm-up, gradient clipping at 1.0, inputs truncated to 300
-tokens, and the epoch with the best dev macro-F1 kept. Upstream searched batch size
+linear schedule with 10% warm-up, gradient clipping at 1.0, inputs composed and
+truncated as for predictions (`classifier.encode_inputs`), and the epoch with the best dev macro-F1 kept. Upstream searched batch size
 and learning rate per model and task and trained 5 epochs for 10 seeds; we use one
 seed and fixed defaults (recorded in `lou_recipe.json` beside the weights), so
 absolute F1 can differ from the paper's while flip rates remain comparable in kind.
@@ -25,6 +25,7 @@ from queerbias.pairs.registry import sha256_file
 from queerbias.scoring.results import package_versions
 from queerbias.suites.lou.classifier import (
     DEFAULT_MAX_LENGTH,
+    encode_inputs,
     examples_proba,
     load_classifier,
 )
@@ -76,7 +77,8 @@ def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(
     model = clf.model
     model.config.id2label = dict(enumerate(labels))
     model.config.label2id = {name: i for i, name in enumerate(labels)}
-    encoded = [clf.tokenizer(e.text, e.text_pair, truncation=True, max_length=recipe.max_length) for e in train]
+    truncate = recipe.max_length if lou_spec().tasks[task].truncate_text else None  # as predictions
+    encoded = encode_inputs(clf, [(e.text, e.text_pair) for e in train], truncate)
     steps_per_epoch = -(-len(encoded) // recipe.batch_size)
     optimizer, scheduler = _optimiser(model, recipe, steps_per_epoch * recipe.epochs)
     generator = torch.Generator().manual_seed(recipe.seed)
@@ -98,7 +100,7 @@ def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(
             scheduler.step()
             optimizer.zero_grad()
             losses.append(loss.item())
-        dev_f1 = macro_f1([e.label for e in dev], examples_proba(clf, dev, recipe.max_length).argmax(axis=1))
+        dev_f1 = macro_f1([e.label for e in dev], examples_proba(clf, dev, truncate).argmax(axis=1))
         history.append({"epoch": epoch, "train_loss": float(np.mean(losses)), "dev_macro_f1": dev_f1})
         if dev_f1 > best_f1:
             best_f1 = dev_f1

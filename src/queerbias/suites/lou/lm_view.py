@@ -2,10 +2,14 @@
 
 Per instance and strategy, Δ = length-normalised log-likelihood of the reformulation
 minus the original's: mean token log-probability for causal LMs, mean pseudo-log-
-likelihood (`within_word_l2r`, Kauf & Ivanova 2023) for masked LMs. Texts equal to
-the original carry no information and are counted, not compared; texts longer than
-the model's context are counted as too long rather than truncated, since truncation
-would cut the original and its reformulation at different places.
+likelihood (`within_word_l2r`, Kauf & Ivanova 2023) for masked LMs. Beside it,
+`delta_sum` compares the summed (sentence) log-likelihoods: the per-token mean
+rewards predictable added tokens ("innen" after "*", the repeated noun of a
+Doppelnennung), the sum penalises every added token, so the two bracket what drives
+a preference. Texts equal to the original carry no information and are counted, not
+compared; texts longer than the model's context are counted as too long rather than
+truncated, since truncation would cut the original and its reformulation at
+different places.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from queerbias.suites.lou.metrics import preference_summary
 
 ITEM_COLUMNS = ("task", "index", "label", "strategy", "pair_key", "identical", "too_long",
                 "tokens_original", "tokens_reformulated", "score_original", "score_reformulated",
-                "delta", "preferred")
+                "delta", "preferred", "score_original_sum", "score_reformulated_sum", "delta_sum")
 POOLED = "all"
+#: recorded in the run config (and so in the run key): how the summary counts preferences
+PREFERENCE = "Δ > 0 counts 100, a tie 50; per-token and summed log-likelihood"
 CHUNK_INSTANCES = 32  # instances scored per call (progress granularity)
 _UNBOUNDED = 10**9  # tokenizers without a real limit report ~1e30
 
@@ -36,7 +42,8 @@ def lm_scoring_config(kind: str) -> ScoringConfig:
 
 
 def position_limit(lm: LoadedModel) -> int | None:
-    """The longest input (in tokens, specials included) the model accepts, if it declares one."""
+    """The longest input (in tokens, specials included) the model accepts, if it declares one
+    (also used for classifiers, which have the same `model` and `tokenizer`)."""
     limits = [getattr(lm.model.config, "max_position_embeddings", None),
               getattr(lm.tokenizer, "model_max_length", None)]
     limits = [int(v) for v in limits if isinstance(v, int) and 0 < v < _UNBOUNDED]
@@ -51,7 +58,7 @@ def pair_key(original: str, reformulated: str) -> str:
 def score_tasks(scorer: Scorer, tasks: Sequence[LouTask], strategies: Sequence[str],
                 limit: int | None, progress: bool = True) -> list[dict]:
     """One item row per instance and strategy; each distinct text is scored once across tasks."""
-    memo: dict[str, float] = {}
+    memo: dict[str, tuple[float, float]] = {}
     rows = []
     total = sum(len(t.instances) for t in tasks)
     with tqdm(total=total, unit="instance", desc="lou lm", disable=not progress, dynamic_ncols=True) as bar:
@@ -64,14 +71,16 @@ def score_tasks(scorer: Scorer, tasks: Sequence[LouTask], strategies: Sequence[s
 
 
 def _score_chunk(scorer: Scorer, chunk: list[Instance], strategies: Sequence[str], limit: int | None,
-                 memo: dict[str, float]) -> list[dict]:
+                 memo: dict[str, tuple[float, float]]) -> list[dict]:
     lengths = {}
     for instance in chunk:
         for text in (instance.original, *instance.reformulations.values()):
             lengths[text] = len(scorer.encode(text).ids)
     fits = {text: limit is None or n <= limit for text, n in lengths.items()}
     todo = [text for text, ok in fits.items() if ok and text not in memo]
-    memo.update(zip(todo, scorer.sequence_score(todo, reduction="mean")))
+    # the scorer keeps token log-probabilities, so the second reduction costs no forward pass
+    memo.update(zip(todo, zip(scorer.sequence_score(todo, reduction="mean"),
+                              scorer.sequence_score(todo, reduction="sum"), strict=True)))
     rows = []
     for instance in chunk:
         original = instance.original
@@ -80,14 +89,16 @@ def _score_chunk(scorer: Scorer, chunk: list[Instance], strategies: Sequence[str
             identical = text == original
             too_long = not (fits[original] and fits[text])
             compared = not identical and not too_long
-            delta = memo[text] - memo[original] if compared else None
+            (mean_o, sum_o), (mean_r, sum_r) = (memo[original], memo[text]) if compared else ((None,) * 2,) * 2
             rows.append({
                 "task": instance.task, "index": instance.index, "label": instance.label, "strategy": strategy,
                 "pair_key": pair_key(original, text), "identical": identical, "too_long": too_long,
                 "tokens_original": lengths[original], "tokens_reformulated": lengths[text],
-                "score_original": memo.get(original) if compared else None,
-                "score_reformulated": memo.get(text) if compared else None,
-                "delta": delta, "preferred": None if delta is None else delta > 0,
+                "score_original": mean_o, "score_reformulated": mean_r,
+                "delta": mean_r - mean_o if compared else None,
+                "preferred": mean_r > mean_o if compared else None,
+                "score_original_sum": sum_o, "score_reformulated_sum": sum_r,
+                "delta_sum": sum_r - sum_o if compared else None,
             })
     return rows
 
@@ -107,8 +118,10 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
 
 
 def _entry(rows: list[dict], scope: str, strategy: str, seed: int, n_resamples: int) -> dict:
+    """Counts, the per-token view's figures at the top level, the summed view under `sentence`."""
     deltas = [r["delta"] for r in rows if r["delta"] is not None]
-    rng = cell_rng(seed, scope, strategy)
+    sentence = [r["delta_sum"] for r in rows if r["delta_sum"] is not None]
     return {"n": len(rows), "n_identical": sum(r["identical"] for r in rows),
             "n_too_long": sum(r["too_long"] and not r["identical"] for r in rows), "n_compared": len(deltas),
-            **preference_summary(deltas, rng, n_resamples)}
+            **preference_summary(deltas, cell_rng(seed, scope, strategy), n_resamples),
+            "sentence": preference_summary(sentence, cell_rng(seed, scope, strategy, "sentence"), n_resamples)}

@@ -1,8 +1,11 @@
 """The measures of Lou's two views, as pure functions on arrays.
 
-Classifier view (Waldis et al. 2024, Figures 3-4): macro-F1 and label flip rate.
-LM view: how often a model prefers the reformulation, with bootstrap intervals; and
-the agreement of rankings. Percentages are 0-100 throughout.
+Classifier view (Waldis et al. 2024, Sec. 4.3, Figures 3-4): macro-F1 and label flip
+rate; beside macro-F1, the F1 that upstream's `run_fine_tuning_task.py` logs as
+"f1-macro" (for binary tasks `f1_score(labels, preds)`, the positive class's F1),
+so our ΔF1 can be set beside the paper's numbers. LM view: how often a model prefers
+the reformulation, with bootstrap intervals. Ranking consistency (Sec. 5 v):
+Spearman's rho with its p-value. Percentages are 0-100 throughout.
 """
 
 from __future__ import annotations
@@ -32,6 +35,19 @@ def macro_f1(labels, preds) -> float:
     return 100.0 * float(np.mean(scores))
 
 
+def upstream_f1(labels, preds, positive: int = 1) -> float:
+    """F1 in percent as upstream logs it: the positive class's F1 when the labels are binary
+    (0/1), macro-F1 otherwise (upstream switches on the number of training classes)."""
+    labels, preds = np.asarray(labels), np.asarray(preds)
+    if labels.shape != preds.shape or labels.size == 0:
+        raise ValueError("labels and predictions must be non-empty and equally long")
+    if not set(np.union1d(labels, preds).tolist()) <= {0, 1}:
+        return macro_f1(labels, preds)
+    tp = np.sum((preds == positive) & (labels == positive))
+    denominator = 2 * tp + np.sum((preds == positive) & (labels != positive)) + np.sum((preds != positive) & (labels == positive))
+    return 100.0 * float(2 * tp / denominator) if denominator else 0.0
+
+
 def flip_rate(pred_original, pred_reformulated) -> float:
     """Percentage of instances whose predicted label changes under the reformulation."""
     before, after = np.asarray(pred_original), np.asarray(pred_reformulated)
@@ -42,18 +58,22 @@ def flip_rate(pred_original, pred_reformulated) -> float:
 
 def preference_summary(deltas, rng: np.random.Generator, n_resamples: int = 10_000,
                        level: float = 0.95) -> dict:
-    """Mean Δ log-likelihood and % of instances preferring the reformulation (Δ > 0).
+    """Mean Δ log-likelihood and % of instances preferring the reformulation.
 
-    Ties (Δ = 0 for different texts) count as not preferred and stay in the denominator.
-    Both intervals come from one paired percentile bootstrap over instances.
+    An instance scores 100 when Δ > 0, 0 when Δ < 0 and 50 for a tie (Δ = 0 for
+    different texts), so a model indifferent between the versions sits at the 50% the
+    reports call "no preference"; the ties are also counted (`n_ties`). Both intervals
+    come from one paired percentile bootstrap over instances.
     """
     deltas = np.asarray(deltas, dtype=float)
     if deltas.size == 0:
-        return {"mean_delta": None, "ci_delta": [None, None], "preference": None, "ci_preference": [None, None]}
-    columns = np.column_stack([deltas, 100.0 * (deltas > 0)])
+        return {"mean_delta": None, "ci_delta": [None, None], "preference": None, "ci_preference": [None, None],
+                "n_ties": 0}
+    columns = np.column_stack([deltas, 50.0 * (np.sign(deltas) + 1)])
     ci = bootstrap_mean_ci(columns, rng, n_resamples, level)
     return {"mean_delta": float(deltas.mean()), "ci_delta": [float(ci[0, 0]), float(ci[1, 0])],
-            "preference": float(columns[:, 1].mean()), "ci_preference": [float(ci[0, 1]), float(ci[1, 1])]}
+            "preference": float(columns[:, 1].mean()), "ci_preference": [float(ci[0, 1]), float(ci[1, 1])],
+            "n_ties": int(np.sum(deltas == 0))}
 
 
 def classifier_bootstrap(labels, pred_original, pred_reformulated, rng: np.random.Generator,
@@ -98,10 +118,30 @@ def _resampled_macro_f1(gold: np.ndarray, predicted: np.ndarray, tp: np.ndarray)
     return 100.0 * f1.sum(axis=1) / seen.sum(axis=1)
 
 
-def spearman(a, b) -> float | None:
-    """Spearman's rho of two rankings' scores; None when undefined (constant input, < 2 items)."""
+EXACT_MAX = 8  # up to 8! = 40,320 pairings the permutation test is exact and quick
+
+
+def spearman(a, b) -> dict:
+    """Spearman's rho with a two-sided p-value; rho and p None when undefined (constant input, < 3 items).
+
+    p: for up to EXACT_MAX items an exact permutation test over all pairings
+    (`scipy.stats.permutation_test`, permutation_type="pairings"), since spearmanr's
+    t approximation is poor for the six strategies or a few models; above that,
+    `scipy.stats.spearmanr`'s p-value.
+    """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
-        return None
-    rho = float(stats.spearmanr(a, b).statistic)
-    return rho if math.isfinite(rho) else None
+    if a.size < 3 or np.all(a == a[0]) or np.all(b == b[0]):
+        return {"n": int(a.size), "rho": None, "p": None}
+    result = stats.spearmanr(a, b)
+    rho, p = float(result.statistic), float(result.pvalue)
+    if a.size <= EXACT_MAX:
+        p = float(stats.permutation_test((stats.rankdata(a), stats.rankdata(b)), _pearson, vectorized=True,
+                                         permutation_type="pairings", n_resamples=np.inf).pvalue)
+    return {"n": int(a.size), "rho": rho if math.isfinite(rho) else None, "p": p if math.isfinite(p) else None}
+
+
+def _pearson(x, y, axis=-1):
+    """Pearson's r along an axis (on ranks: Spearman's rho), vectorised for permutation_test."""
+    x = x - x.mean(axis=axis, keepdims=True)
+    y = y - y.mean(axis=axis, keepdims=True)
+    return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))

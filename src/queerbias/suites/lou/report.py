@@ -29,16 +29,22 @@ from queerbias.suites.lou.lm_view import POOLED
 
 # -- LM view ---------------------------------------------------------------------------
 
-def lm_overview(summary: dict) -> Table:
-    """Strategies × scopes: % of instances preferring the reformulation / mean Δ."""
+def lm_overview(summary: dict, sentence: bool = False) -> Table:
+    """Strategies × scopes: % of instances preferring the reformulation / mean Δ (per token, or summed)."""
     scopes = [*summary["tasks"], POOLED]
     strategies = list(summary[POOLED])
-    rows = [[s, *[(fmt(_scope(summary, scope)[s]["preference"], 1), fmt(_scope(summary, scope)[s]["mean_delta"],
-                                                                          3, signed=True))
+
+    def view(scope: str, strategy: str) -> dict:
+        entry = _scope(summary, scope)[strategy]
+        return entry["sentence"] if sentence else entry
+
+    rows = [[s, *[(fmt(view(scope, s)["preference"], 1), fmt(view(scope, s)["mean_delta"], 3, signed=True))
                   for scope in scopes]] for s in strategies]
+    unit = "summed over the text (sentence log-likelihood)" if sentence else "per token"
     return Table(header=["Strategy", *scopes], rows=rows,
-                 caption="Reformulation preferred (%) / mean Δ log-likelihood per token",
-                 notes="Δ: reformulation minus original (below 0: the original is more likely). Texts equal to "
+                 caption=f"Reformulation preferred (%) / mean Δ log-likelihood {unit}",
+                 notes="Δ: reformulation minus original (below 0: the original is more likely); a tie counts "
+                       "half, so 50% = no preference. Texts equal to "
                        "the original or longer than the model's context are excluded from both figures; "
                        f"'{POOLED}' counts each distinct text pair once (the GermEval tasks share their texts).")
 
@@ -47,9 +53,12 @@ def lm_details(summary: dict, scope: str) -> Table:
     rows = []
     for strategy, e in _scope(summary, scope).items():
         rows.append([strategy, str(e["n"]), str(e["n_identical"]), str(e["n_too_long"]), str(e["n_compared"]),
-                     _with_ci(e["mean_delta"], e["ci_delta"], 3), _with_ci(e["preference"], e["ci_preference"], 1)])
-    return Table(header=["Strategy", "n", "identical", "too long", "compared", "mean Δ [95% CI]",
-                         "preferred % [95% CI]"], rows=rows, caption=f"{scope}: per strategy")
+                     str(e["n_ties"]), _with_ci(e["mean_delta"], e["ci_delta"], 3),
+                     _with_ci(e["preference"], e["ci_preference"], 1),
+                     _with_ci(e["sentence"]["preference"], e["sentence"]["ci_preference"], 1)])
+    return Table(header=["Strategy", "n", "identical", "too long", "compared", "ties", "mean Δ per token [95% CI]",
+                         "preferred % per token [95% CI]", "preferred % summed [95% CI]"], rows=rows,
+                 caption=f"{scope}: per strategy")
 
 
 def lm_markdown(summary: dict) -> str:
@@ -57,7 +66,8 @@ def lm_markdown(summary: dict) -> str:
     lines = [f"# Lou, language-model view: {meta['model']['spec']}", "",
              ("Does the model find gender-fair reformulations as likely as the original German text? "
               f"Length-normalised log-likelihood ({_method(meta)}); 50% preferred = no preference."), "",
-             to_markdown(lm_overview(summary))]
+             to_markdown(lm_overview(summary)), "",
+             to_markdown(lm_overview(summary, sentence=True))]
     for scope in [*summary["tasks"], POOLED]:
         lines += ["", to_markdown(lm_details(summary, scope))]
     lines += ["", *_meta_lines(meta)]
@@ -75,18 +85,20 @@ def _method(meta: dict) -> str:
 def classifier_table(summary: dict, task: str) -> Table:
     entries = summary["tasks"][task]
     base = entries[ORIGINAL]
-    rows = [[ORIGINAL, str(base["n"]), MISSING, fmt(base["macro_f1"], 1), MISSING, MISSING,
-             fmt(base["certainty"], 3), MISSING]]
+    rows = [[ORIGINAL, str(base["n"]), MISSING, fmt(base["macro_f1"], 1), MISSING, fmt(base["f1_upstream"], 1),
+             MISSING, MISSING, fmt(base["certainty"], 3), MISSING]]
     for strategy, e in entries.items():
         if strategy == ORIGINAL:
             continue
         rows.append([strategy, str(e["n"]), str(e["n_identical"]), fmt(e["macro_f1"], 1),
-                     _with_ci(e["delta_f1"], e["ci_delta_f1"], 1, signed=True), _with_ci(e["flip_rate"], e["ci_flip_rate"], 1),
+                     _with_ci(e["delta_f1"], e["ci_delta_f1"], 1, signed=True), fmt(e["f1_upstream"], 1),
+                     fmt(e["delta_f1_upstream"], 1, signed=True), _with_ci(e["flip_rate"], e["ci_flip_rate"], 1),
                      fmt(e["certainty"], 3), fmt(e["delta_certainty"], 3, signed=True)])
-    return Table(header=["Version", "n", "identical", "macro-F1", "ΔF1 [95% CI]", "flips % [95% CI]", "certainty",
-                         "Δcertainty"],
+    return Table(header=["Version", "n", "identical", "macro-F1", "ΔF1 [95% CI]", "F1 upstream", "ΔF1 upstream",
+                         "flips % [95% CI]", "certainty", "Δcertainty"],
                  rows=rows, caption=task,
-                 notes="ΔF1 and Δcertainty against the original; flips: % of instances whose predicted label "
+                 notes="ΔF1 and Δcertainty against the original; F1 upstream: what the authors' script logs as "
+                       "'f1-macro' (binary tasks: the positive class's F1); flips: % of instances whose predicted label "
                        "changes; certainty: mean max-softmax probability. Identical texts are kept (they cannot flip). "
                        "Intervals: paired percentile bootstrap over instances (same resample for both versions).")
 
@@ -106,12 +118,14 @@ def consistency_markdown(document: dict) -> str:
     """Agreement of several classifiers: strategy rankings (pairwise) and model rankings (per strategy)."""
     lines = ["# Lou, ranking consistency across classifiers", ""]
     for task, entry in document["tasks"].items():
-        pairs = [[f"{p['a']} vs {p['b']}", fmt(p["rho"], 2)] for p in entry["strategy_rankings"]]
-        lines += [to_markdown(Table(["Models", "Spearman ρ"], pairs, caption=f"{task}: strategies ranked by ΔF1")), ""]
-        models = [[s, fmt(rho, 2)] for s, rho in entry["model_rankings"].items()]
-        lines += [to_markdown(Table(["Strategy", "Spearman ρ"], models,
+        pairs = [[f"{p['a']} vs {p['b']}", fmt(p["rho"], 2), format_p(p["p"])] for p in entry["strategy_rankings"]]
+        lines += [to_markdown(Table(["Models", "Spearman ρ", "p"], pairs,
+                                    caption=f"{task}: strategies ranked by ΔF1")), ""]
+        models = [[s, fmt(r["rho"], 2), format_p(r["p"])] for s, r in entry["model_rankings"].items()]
+        lines += [to_markdown(Table(["Strategy", "Spearman ρ", "p"], models,
                                     caption=f"{task}: models ranked by F1, original vs. reformulated")), ""]
-    lines.append("ρ is undefined (–) for constant scores; model rankings need at least three models to be informative.")
+    lines.append("ρ is undefined (–) for constant scores or fewer than three items; p: exact permutation test up "
+                 "to 8 items, else scipy's spearmanr. Model rankings need several models to be informative.")
     return "\n".join(lines) + "\n"
 
 

@@ -51,7 +51,8 @@ def run_lou(lm_or_spec: str | LoadedModel, data_dir: str | Path | None, out_dir:
     loaded_tasks = _load_tasks(tasks, data_dir, n, seed)
     lm = lm_or_spec if isinstance(lm_or_spec, LoadedModel) else load_model(lm_or_spec, **load_options)
     scoring = lm_view.lm_scoring_config(lm.kind)
-    config = {"view": "lm", "scoring": scoring.to_dict(), "n": n, "seed": seed, "n_resamples": n_resamples}
+    config = {"view": "lm", "scoring": scoring.to_dict(), "n": n, "seed": seed, "n_resamples": n_resamples,
+              "preference": lm_view.PREFERENCE}
     out_dir, run_key = Path(out_dir), _run_key(lm.fingerprint, loaded_tasks, config)
     previous = _previous(out_dir, run_key, overwrite)
     if previous is not None:
@@ -75,7 +76,8 @@ def run_classifier(spec: str, data_dir: str | Path | None, out_dir: str | Path, 
     started = time.perf_counter()
     loaded_tasks = _load_tasks(tasks, data_dir, n, seed)
     model = clf_view.load_classifier(spec, **load_options)
-    config = {"view": "classifier", "max_length": max_length, "n": n, "seed": seed, "n_resamples": n_resamples}
+    config = {"view": "classifier", "max_length": max_length, "n": n, "seed": seed, "n_resamples": n_resamples,
+              "input": clf_view.INPUT_COMPOSITION}
     out_dir, run_key = Path(out_dir), _run_key(model.fingerprint, loaded_tasks, config)
     previous = _previous(out_dir, run_key, overwrite)
     if previous is not None:
@@ -94,7 +96,8 @@ def ranking_consistency(summaries: dict[str, dict]) -> dict:
     strategy_rankings: for each pair of models, ρ between their ΔF1 over the six
     strategies (do they find the same strategies hard?). model_rankings: for each
     strategy, ρ between the models' F1 on the original and on the reformulation (the
-    paper's check that model rankings survive gender-fair language).
+    paper's check that model rankings survive gender-fair language, Sec. 5 v). Each ρ
+    comes with its p-value (`metrics.spearman`).
     """
     labels = list(summaries)
     shared = set.intersection(*(set(s["tasks"]) for s in summaries.values()))
@@ -103,8 +106,8 @@ def ranking_consistency(summaries: dict[str, dict]) -> dict:
     result = {}
     for task in tasks:
         entries = {label: summaries[label]["tasks"][task] for label in labels}
-        pairs = [{"a": a, "b": b, "rho": spearman([entries[a][s]["delta_f1"] for s in strategies],
-                                                   [entries[b][s]["delta_f1"] for s in strategies])}
+        pairs = [{"a": a, "b": b, **spearman([entries[a][s]["delta_f1"] for s in strategies],
+                                             [entries[b][s]["delta_f1"] for s in strategies])}
                  for a, b in itertools.combinations(labels, 2)]
         original = [entries[label]["original"]["macro_f1"] for label in labels]
         models = {s: spearman(original, [entries[label][s]["macro_f1"] for label in labels]) for s in strategies}

@@ -22,7 +22,7 @@ def test_tensorboard_events_hold_per_group_bias_at_every_checkpoint(tiny_gpt2, t
     scalars = EventAccumulator(str(events.parent), size_guidance={"scalars": 0}).Reload()
     tags = set(scalars.Tags()["scalars"])
     assert {"train/loss", "train/learning_rate", "train/train_tokens_per_second",
-            "eval/perplexity", "train/bias/bias"} <= tags
+            "eval/perplexity", "train/bias/bias", "train/distance/bias/bias"} <= tags
 
     for record in result["metrics"][1:]:  # the checkpoints (step 0 is before training)
         groups = record["benchmarks"]["bias"]["groups"]

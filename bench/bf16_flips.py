@@ -88,7 +88,7 @@ def render(results: dict, sets: dict, seconds: dict, args) -> str:
         f"Gemma 3 270M (real weights) scored in float32 and in bfloat16 on CPU ({torch.__version__}, "
         f"{args.threads} threads), reference method, {sample}.",
         "",
-        "| pair set | pairs | decisions flipped | 95% CI | ties changed | bias score fp32 → bf16 | "
+        "| pair set | pairs | decisions flipped | 95% CI (Wilson) | ties changed | bias score fp32 → bf16 | "
         "mean abs Δ sentence score | max abs Δ | s fp32 / bf16 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]

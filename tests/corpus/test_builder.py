@@ -42,10 +42,10 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
-def post(doc_id: str, text: str, url: str, language: str = "de") -> dict:
-    return {"doc_id": doc_id, "uri": url, "url": url, "origin_instance": "a.example",
-            "created_at": "2024-05-01T12:00:00Z", "language": language, "text": text,
-            "tags": ["queer"], "seen_on": ["a.example"]}
+def post(doc_id: str, text: str, account: str, language: str = "de") -> dict:
+    """A posts.jsonl line of `crawl mastodon`: keyed pseudonyms, no uri, url or handle."""
+    return {"doc_id": doc_id, "account": account, "created_at": "2024-05-01T12:00:00Z", "language": language,
+            "text": text, "tags": ["queer"], "keywords": ["Queer"], "seen_on": ["a.example"]}
 
 
 def article(doc_id: str, text: str, published: str) -> dict:
@@ -57,12 +57,12 @@ def article(doc_id: str, text: str, published: str) -> dict:
 @pytest.fixture
 def inputs(tmp_path: Path) -> list[SourceSpec]:
     posts = write_jsonl(tmp_path / "posts.jsonl", [
-        post("p1", POST, "https://a.example/@alice/1"),
-        post("p2", POST.upper().replace(" ", "   "), "https://a.example/@bob/2"),
-        post("p3", "Queer!", "https://a.example/@alice/3"),
-        post("p4", "Today we celebrated pride with so many queer people, it was wonderful.",
-             "https://a.example/@carl/4", language="en"),
-        post("p5", POST + " Nochmal von mir.", "https://a.example/@optout/5"),
+        post("p1", POST, "acc-alice"),
+        post("p2", POST.upper().replace(" ", "   "), "acc-bob"),
+        post("p3", "Queer!", "acc-alice"),
+        post("p4", "Today we celebrated pride with so many queer people, it was wonderful.", "acc-carl",
+             language="en"),
+        post("p5", POST + " Nochmal von mir.", "acc-optout"),
     ])
     near = ARTICLE.replace("deutlich", "erheblich")
     taz = write_jsonl(tmp_path / "taz.jsonl", [
@@ -78,9 +78,10 @@ def inputs(tmp_path: Path) -> list[SourceSpec]:
 
 def config(tmp_path: Path, sources: list[SourceSpec], **overrides) -> BuildConfig:
     opt_out = tmp_path / "opt-out.txt"
-    opt_out.write_text("# removal requests\nhttps://a.example/@optout\n", encoding="utf-8")
+    opt_out.write_text("# removal requests\np5\n", encoding="utf-8")
+    # These posts files have no crawl state beside them; crawl freshness is tested in tests/crawl.
     settings = {"name": "test", "output_dir": tmp_path / "out", "sources": sources,
-                "opt_out": opt_out, "validation_fraction": 0.3, **overrides}
+                "opt_out": opt_out, "validation_fraction": 0.3, "allow_stale": True, **overrides}
     return BuildConfig(**settings)
 
 
@@ -96,7 +97,8 @@ def test_build_filters_merges_and_counts(tmp_path: Path, inputs):
     assert sorted((r["source"], r["doc_id"]) for r in rows if r["source"] != "misc") == [
         ("mastodon", "p1"), ("taz", "t1")]
     assert len(rows) == 3  # plus the generic text, under its source name
-    assert all(set(r) == {"text", "source", "doc_id"} for r in rows)
+    assert all(set(r) == {"text", "source", "doc_id"} | ({"account"} if r["source"] == "mastodon" else set())
+               for r in rows)
     assert {r["source"] for r in rows} == {"mastodon", "taz", "misc"}
     assert stats["dropped"] == {"opted_out": 1, "too_short": 2, "exact_duplicate": 1,
                                 "not_german": 1, "near_duplicate": 1}
@@ -108,8 +110,10 @@ def test_build_filters_merges_and_counts(tmp_path: Path, inputs):
     assert stats["totals"]["documents"] == 3
     assert stats["inputs"][1]["licence"] == "taz licence text"
     assert json.loads((out / "stats.json").read_text(encoding="utf-8")) == stats
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
         "datasheet.md", "stats.json", "train.jsonl", "validation.jsonl"]
+    assert out.stat().st_mode & 0o777 == 0o700
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in out.iterdir())
 
 
 def test_split_is_seeded_stable_and_independent_of_other_documents(tmp_path: Path):
@@ -190,7 +194,7 @@ def test_datasheet_follows_gebru_and_matches_stats(tmp_path: Path, inputs):
     assert "| taz | 1 | " in sheet and "2021-04-01" in sheet
     assert "| near_duplicate | 1 |" in sheet and "| opted_out | 1 |" in sheet
     assert "taz licence text" in sheet
-    assert "Maintainer: Team Q." in sheet and "opt-out.txt` and removed 1 documents" in sheet
+    assert "Maintainer: Team Q." in sheet and "opt-out.txt`. 1 documents were dropped as opted out" in sheet
 
 
 def test_shipped_manifest_describes_the_seed_corpus():
@@ -237,7 +241,7 @@ def test_cli_builds_from_a_manifest_with_overrides(tmp_path: Path, inputs, capsy
         + "".join(f"  - path: {spec.path}\n" for spec in inputs), encoding="utf-8")
 
     code = cli_main(["corpus", "build", "--manifest", str(manifest), "--validation-fraction",
-                     "0", "--min-words", "article=10"])
+                     "0", "--min-words", "article=10", "--allow-stale"])
 
     assert code == 0
     stats = json.loads((tmp_path / "cli" / "stats.json").read_text(encoding="utf-8"))
@@ -245,3 +249,65 @@ def test_cli_builds_from_a_manifest_with_overrides(tmp_path: Path, inputs, capsy
     assert stats["settings"]["min_words"]["article"] == 10
     assert stats["dropped"]["too_short"] == 1  # the 30-word article now passes
     assert "cli: " in capsys.readouterr().out
+
+
+def test_opt_out_urls_match_at_a_path_boundary_and_ignore_host_case(tmp_path: Path):
+    docs = [article(f"t{i}", ARTICLE + f" Teil {i}.", "2021-04-01") | {"url": url}
+            for i, url in enumerate(["https://taz.de/@alice/1", "https://taz.de/@alice2/2",
+                                     "https://TAZ.de/@alice", "https://taz.de/@alice?x=1"])]
+    source = write_jsonl(tmp_path / "taz.jsonl", docs)
+    opt_out = tmp_path / "opt-out.txt"
+    opt_out.write_text("HTTPS://Taz.DE/@alice\n", encoding="utf-8")
+    stats = CorpusBuilder(BuildConfig(name="o", output_dir=tmp_path / "o", sources=[SourceSpec(source)],
+                                      opt_out=opt_out, validation_fraction=0, near_duplicate_threshold=None)).run()
+    assert stats["dropped"]["opted_out"] == 3
+    assert [r["url"] if "url" in r else r["doc_id"] for r in read_lines(tmp_path / "o" / "train.jsonl")] == ["t1"]
+
+
+def test_build_scrubs_personal_data_from_every_text(tmp_path: Path):
+    text = ARTICLE + " Kontakt: presse@taz.de oder 030 2590 20 und @taz_news."
+    source = write_jsonl(tmp_path / "a.jsonl", [article("t1", text, "2021-04-01")])
+    CorpusBuilder(BuildConfig(name="s", output_dir=tmp_path / "s", sources=[SourceSpec(source)],
+                              validation_fraction=0)).run()
+    [row] = read_lines(tmp_path / "s" / "train.jsonl")
+    assert row["text"].endswith("Kontakt: <email> oder <phone> und <user>.")
+
+
+def test_mastodon_posts_without_their_crawl_state_are_refused(tmp_path: Path, capsys):
+    posts = write_jsonl(tmp_path / "posts.jsonl", [post("p1", POST, "acc-alice")])
+    args = ["corpus", "build", "--name", "x", "--source", str(posts), "-o", str(tmp_path / "x")]
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err.splitlines()[-1]  # after the progress bar
+    assert "no crawl state" in err and "--allow-stale" in err
+    assert not (tmp_path / "x" / "stats.json").exists()
+    assert cli_main([*args, "--allow-stale"]) == 0
+
+
+def test_old_posts_that_name_their_authors_are_refused(tmp_path: Path, capsys):
+    old = post("p1", POST, "acc") | {"uri": "https://a.example/users/alice/statuses/1"}
+    source = write_jsonl(tmp_path / "posts.jsonl", [old])
+    assert cli_main(["corpus", "build", "--name", "x", "--source", str(source), "-o", str(tmp_path / "x"),
+                     "--allow-stale"]) == 2
+    assert "older queerbias that names its author" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [bytes(range(256)) * 4, b"\x89PNG\r\n\x1a\n" + bytes(200)])
+def test_binary_source_is_one_clear_line(tmp_path: Path, capsys, content):
+    source = tmp_path / "image.jsonl"
+    source.write_bytes(content)
+    assert cli_main(["corpus", "build", "--name", "x", "--source", str(source), "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("queerbias corpus: error:") and "image.jsonl" in err
+    assert "not UTF-8" in err or "invalid JSON" in err
+
+
+@pytest.mark.parametrize("option", ["--manifest", "--opt-out"])
+def test_fifo_file_arguments_are_refused_before_open(tmp_path: Path, capsys, option):
+    import os
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    source = write_jsonl(tmp_path / "a.jsonl", [article("t1", ARTICLE, "2021-04-01")])
+    args = ["corpus", "build", option, str(fifo)] + (
+        [] if option == "--manifest" else ["--name", "x", "--source", str(source), "-o", str(tmp_path / "x")])
+    assert cli_main(args) == 2  # would block forever in open() if the FIFO were opened
+    assert "not a regular file" in capsys.readouterr().err

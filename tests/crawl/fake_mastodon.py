@@ -3,10 +3,16 @@
 It answers the endpoints Mastodon.py 2.x really calls, the way Mastodon does:
 `/api/v1/instance/` and `/api/v2/instance/` (with the trailing slash Mastodon.py
 uses), `/api/v1/instance/rules`, `/api/v1/instance/terms_of_service`,
-`/api/v1/timelines/tag/<percent-encoded tag>` and `/api/v1/timelines/public?local=1`
+`/api/v1/timelines/tag/<percent-encoded tag>`, `/api/v1/timelines/public?local=1`
 with `max_id`/`since_id`/`min_id`/`limit`, newest first, `Link` headers whose
-next URL carries `max_id`, and `X-RateLimit-*` headers. Faults (429, 500, login
-required, disabled feeds) are switched on per instance.
+next URL carries `max_id`, `X-RateLimit-*` headers, `/api/v1/statuses/<id>` (404
+once a status is deleted) and `/robots.txt`. Faults (429 with or without
+`Retry-After`, 500, login required, disabled feeds) and raw hostile answers are
+switched on per instance.
+
+Statuses are written with the domains of a small fediverse (`https://a.example/...`).
+Servers started together in a `Fediverse` answer with those addresses rewritten to the
+servers' real `http://127.0.0.1:PORT`, so a post's uri leads to a real origin server.
 """
 
 from __future__ import annotations
@@ -24,24 +30,29 @@ RATE_LIMIT = 300
 def status(id_: int, text: str, *, domain: str, created: datetime, username: str = "alice",
            acct: str | None = None, uri: str | None = None, language: str | None = "de",
            tags: tuple[str, ...] = (), bot: bool = False, indexable: bool | None = True,
-           noindex: bool = False, note: str = "", spoiler: str = "", reblog: dict | None = None) -> dict:
+           noindex: bool = False, discoverable: bool | None = True, note: str = "",
+           fields: tuple[tuple[str, str], ...] = (), spoiler: str = "", reblog: dict | None = None,
+           visibility: str = "public") -> dict:
     """A status as Mastodon serialises it; `uri` is global, `id_` is local to `domain`."""
     acct = acct or username
     account_domain = acct.split("@")[1] if "@" in acct else domain
     account = {
         "id": str(abs(hash(acct)) % 10**9), "username": username, "acct": acct, "display_name": username.title(),
-        "note": note, "bot": bot, "noindex": noindex, "locked": False, "group": False, "discoverable": True,
+        "note": note, "bot": bot, "noindex": noindex, "locked": False, "group": False,
         "url": f"https://{account_domain}/@{username}", "created_at": "2020-01-01T00:00:00.000Z",
-        "followers_count": 1, "following_count": 1, "statuses_count": 1, "fields": [], "emojis": [],
+        "followers_count": 1, "following_count": 1, "statuses_count": 1, "emojis": [],
+        "fields": [{"name": name, "value": value, "verified_at": None} for name, value in fields],
         "avatar": "", "avatar_static": "", "header": "", "header_static": "",
     }
     if indexable is not None:
         account["indexable"] = indexable
+    if discoverable is not None:
+        account["discoverable"] = discoverable
     uri = uri or f"https://{account_domain}/users/{username}/statuses/{id_}"
     return {
         "id": str(id_), "uri": uri, "url": uri.replace("/users/", "/@").replace("/statuses/", "/"),
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "account": account,
-        "content": "" if reblog else text, "language": language, "visibility": "public",
+        "content": "" if reblog else text, "language": language, "visibility": visibility,
         "sensitive": bool(spoiler), "spoiler_text": spoiler, "reblog": reblog,
         "tags": [{"name": t, "url": f"https://{domain}/tags/{t}"} for t in tags],
         "mentions": [], "emojis": [], "media_attachments": [], "replies_count": 0, "reblogs_count": 0,
@@ -60,10 +71,22 @@ class FakeInstance:
     hashtag_feeds: str = "public"          # "public", "authenticated" or "disabled"
     live_feeds: str = "public"
     token: str | None = None               # bearer token that unlocks "authenticated" feeds
-    faults: list[tuple[str, int]] = field(default_factory=list)  # (path prefix, status), each served once
+    # (path prefix, status[, headers]), each served once instead of the real answer
+    faults: list[tuple] = field(default_factory=list)
+    # path -> (status, headers, body bytes): hostile answers served every time
+    raw: dict[str, tuple[int, dict, bytes]] = field(default_factory=dict)
     terms: str | None = "Seid nett zueinander."
     rules: tuple[str, ...] = ("Keine Diskriminierung.",)
+    robots: str | None = None              # robots.txt body; None answers 404
     advertise_feed_access: bool = True     # servers before 4.4 do not say whether feeds need login
+
+    def find(self, id_: str) -> dict | None:
+        """A status by local id, also when only its boost is in the timeline."""
+        for s in self.statuses:
+            for candidate in (s, s.get("reblog")):
+                if candidate and candidate["id"] == id_:
+                    return candidate
+        return None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -79,11 +102,20 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(parts.path).rstrip("/")
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         inst = self.server.instance
+        if path in inst.raw:
+            code, headers, body = inst.raw[path]
+            return self._send_bytes(code, body, headers)
         fault = self.server.take_fault(path)
-        if fault == 429:
-            return self._send(429, {"error": "Too many requests"}, remaining=0, reset_in=1.0)
-        if fault:
-            return self._send(fault, {"error": "Internal server error"})
+        if fault is not None:
+            code, headers = fault
+            if code == 429:
+                return self._send(429, {"error": "Too many requests"}, remaining=0, reset_in=1.0,
+                                  headers=headers, reset=not headers)
+            return self._send(code, {"error": "Internal server error"}, headers=headers)
+        if path == "/robots.txt":
+            if inst.robots is None:
+                return self._send(404, {"error": "Record not found"})
+            return self._send_bytes(200, inst.robots.encode(), {"Content-Type": "text/plain"})
         if path == "/api/v1/instance":
             return self._send(200, {"uri": inst.domain, "title": inst.domain, "version": inst.version,
                                     "description": "", "languages": ["de"], "rules": []})
@@ -96,6 +128,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"error": "Record not found"})
             return self._send(200, {"effective_date": "2024-01-01", "effective": True, "content": inst.terms,
                                     "succeeded_by": None})
+        if path.startswith("/api/v1/statuses/"):
+            found = inst.find(path.rsplit("/", 1)[1])
+            return self._send(200, found) if found else self._send(404, {"error": "Record not found"})
         if path.startswith("/api/v1/timelines/tag/"):
             tag = path.rsplit("/", 1)[1].lower()
             if (denied := self._denied(inst.hashtag_feeds)) is not None:
@@ -153,23 +188,47 @@ class _Handler(BaseHTTPRequestHandler):
             links.append(f'<{base}?min_id={page[0]["id"]}>; rel="prev"')
         return self._send(200, page, link=", ".join(links))
 
-    def _send(self, code: int, body, *, link: str = "", remaining: int | None = None, reset_in: float = 300.0):
-        data = json.dumps(body).encode()
+    def _send(self, code: int, body, *, link: str = "", remaining: int | None = None, reset_in: float = 300.0,
+              headers: dict | None = None, reset: bool = True):
         server = self.server
         with server.lock:
             server.rate_remaining = max(server.rate_remaining - 1, 0)
             left = server.rate_remaining if remaining is None else remaining
-        reset = datetime.now(timezone.utc) + timedelta(seconds=reset_in)
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("X-RateLimit-Limit", str(RATE_LIMIT))
-        self.send_header("X-RateLimit-Remaining", str(left))
-        self.send_header("X-RateLimit-Reset", reset.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+        extra = {"X-RateLimit-Limit": str(RATE_LIMIT), "X-RateLimit-Remaining": str(left)}
+        if reset:
+            stamp = datetime.now(timezone.utc) + timedelta(seconds=reset_in)
+            extra["X-RateLimit-Reset"] = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         if link:
-            self.send_header("Link", link)
+            extra["Link"] = link
+        data = server.fediverse.localise(json.dumps(body))
+        self._send_bytes(code, data.encode(), {"Content-Type": "application/json; charset=utf-8",
+                                               **extra, **(headers or {})})
+
+    def _send_bytes(self, code: int, data: bytes, headers: dict):
+        self.send_response(code)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up reading (size caps)
+
+
+class Fediverse:
+    """The domain -> address book of servers started together; rewrites `https://domain` in answers."""
+
+    def __init__(self):
+        self.addresses: dict[str, str] = {}
+
+    def localise(self, text: str) -> str:
+        for domain, url in self.addresses.items():
+            text = text.replace(f"https://{domain}", url)
+        return text
+
+    def url(self, domain: str) -> str:
+        return self.addresses[domain]
 
 
 class FakeMastodonServer(ThreadingHTTPServer):
@@ -177,9 +236,11 @@ class FakeMastodonServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, instance: FakeInstance):
+    def __init__(self, instance: FakeInstance, fediverse: Fediverse | None = None):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.instance = instance
+        self.fediverse = fediverse or Fediverse()
+        self.fediverse.addresses[instance.domain] = self.url
         self.lock = threading.Lock()
         self.rate_remaining = RATE_LIMIT
         self.requests: list[dict] = []
@@ -192,6 +253,10 @@ class FakeMastodonServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
+    @property
+    def netloc(self) -> str:
+        return self.url.removeprefix("http://")
+
     def record(self, handler: _Handler) -> None:
         """Log the request; block it while paused (lets a test kill the client mid-crawl)."""
         with self.lock:
@@ -202,12 +267,12 @@ class FakeMastodonServer(ThreadingHTTPServer):
             self.paused.set()
             self._gate.wait(timeout=30)
 
-    def take_fault(self, path: str) -> int | None:
+    def take_fault(self, path: str) -> tuple[int, dict] | None:
         with self.lock:
-            for i, (prefix, code) in enumerate(self.instance.faults):
-                if path.startswith(prefix):
+            for i, fault in enumerate(self.instance.faults):
+                if path.startswith(fault[0]):
                     del self.instance.faults[i]
-                    return code
+                    return fault[1], (fault[2] if len(fault) > 2 else {})
         return None
 
     def pause_after_timeline_requests(self, n: int) -> None:
@@ -222,7 +287,7 @@ class FakeMastodonServer(ThreadingHTTPServer):
         return [r["path"] for r in self.requests if "/timelines/" in r["path"]]
 
     def __enter__(self):
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def __exit__(self, *exc):

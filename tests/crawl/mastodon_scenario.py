@@ -10,15 +10,19 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from fake_mastodon import FakeInstance, FakeMastodonServer, status
+from fake_mastodon import FakeInstance, FakeMastodonServer, Fediverse, status
 
 from queerbias.crawl.mastodon.client import RetryPolicy
 from queerbias.crawl.mastodon.crawler import crawl
+from queerbias.crawl.mastodon.refresh import refresh
 from queerbias.crawl.mastodon.settings import CrawlSettings
 
 T0 = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
-SHARED_URI = "https://a.example/users/alice/statuses/1"
-BOOSTED_URI = "https://c.example/users/carla/statuses/7"
+UA = "queerbias-test/1.0 (tests; contact: me@example.org)"
+# Every name that must never reach an output file: usernames (so handles too) and uri paths.
+PEOPLE = ("alice", "bob", "carla", "booster", "botty", "quiet", "hidden", "nobot", "/users/", "/statuses/", "/@")
+SHARED_URI = "https://a.example/users/alice/statuses/1100"
+BOOSTED_URI = "https://c.example/users/carla/statuses/9007"
 GERMAN = "Heute waren wir beim CSD und haben mit vielen queeren Menschen gefeiert, es war wunderschön."
 
 
@@ -64,12 +68,15 @@ def instance_a() -> FakeInstance:
     return FakeInstance(d, posts)
 
 
+def carla_original(local_id: int = 9007, acct: str = "carla@c.example") -> dict:
+    return status(local_id, f"<p>Lesbische Sichtbarkeit ist wichtig. {GERMAN}</p>", domain="c.example",
+                  created=_at(200), acct=acct, username="carla", uri=BOOSTED_URI, tags=("queer",))
+
+
 def instance_b() -> FakeInstance:
     """b.example: the shared post under another local id, and a boost of a post from a third server."""
     d = "b.example"
-    original = status(9007, f"<p>Lesbische Sichtbarkeit ist wichtig. {GERMAN}</p>", domain="c.example",
-                      created=_at(200), acct="carla@c.example", username="carla", uri=BOOSTED_URI,
-                      tags=("queer",))
+    original = carla_original(local_id=5900)
     return FakeInstance(d, [
         status(5001, f"<p>{GERMAN}</p>", domain=d, created=_at(100), acct="alice@a.example", tags=("queer",),
                uri=SHARED_URI),
@@ -79,9 +86,17 @@ def instance_b() -> FakeInstance:
     ])
 
 
+def instance_c() -> FakeInstance:
+    """c.example: carla's own server, the origin of the post b.example boosts; not crawled by default."""
+    return FakeInstance("c.example", [carla_original(acct="carla")])
+
+
 @pytest.fixture
 def servers():
-    with FakeMastodonServer(instance_a()) as a, FakeMastodonServer(instance_b()) as b:
+    """a.example and b.example (crawled), with c.example running as the boosted post's origin."""
+    fediverse = Fediverse()
+    with FakeMastodonServer(instance_a(), fediverse) as a, FakeMastodonServer(instance_b(), fediverse) as b, \
+            FakeMastodonServer(instance_c(), fediverse):
         yield a, b
 
 
@@ -92,12 +107,45 @@ class Sleeps(list):
         self.append(seconds)
 
 
+def settings(out: Path, *urls: str, **overrides) -> CrawlSettings:
+    return CrawlSettings(**{"out_dir": out, "instances": tuple(urls), "tags": ("queer", "nichtbinär"),
+                            "page_size": 10, "user_agent": UA, **overrides})
+
+
+POLICY = RetryPolicy(max_attempts=3, backoff_base=0.5)
+
+
 def run_crawl(out: Path, *urls: str, sleeps: Sleeps | None = None, **overrides) -> dict:
-    settings = CrawlSettings(out_dir=out, instances=tuple(urls), tags=("queer", "nichtbinär"), page_size=10,
-                             **overrides)
-    return crawl(settings, policy=RetryPolicy(max_attempts=3, backoff_base=0.5),
-                 sleep=sleeps if sleeps is not None else Sleeps())
+    return crawl(settings(out, *urls, **overrides), policy=POLICY, sleep=sleeps if sleeps is not None else Sleeps())
+
+
+def later(days: int = 1):
+    """A clock `days` after now: a refresh pass that starts after everything was crawled."""
+    return lambda: datetime.now(timezone.utc) + timedelta(days=days)
+
+
+def run_refresh(out: Path, sleeps: Sleeps | None = None, clock=None, **overrides) -> dict:
+    return refresh(settings(out, **overrides), policy=POLICY, sleep=sleeps if sleeps is not None else Sleeps(),
+                   clock=clock or later())
 
 
 def read_posts(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "posts.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _readable(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.name == "reid.jsonl":  # ciphertext in base64 may spell "bob" by chance; check the rest
+        text = "".join(json.dumps({**json.loads(line), "sealed": ""}) for line in text.splitlines())
+    return text
+
+
+def output_text(*folders: Path) -> str:
+    """Every file under `folders`, as text: what a handle must not appear in."""
+    return "".join(_readable(p) for folder in folders for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def assert_names_nobody(*folders: Path, extra: tuple[str, ...] = ()) -> None:
+    text = output_text(*folders)
+    for name in PEOPLE + extra:
+        assert name not in text, f"{name!r} found in the outputs"

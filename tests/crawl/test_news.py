@@ -1,9 +1,11 @@
-"""`crawl news` against a real HTTP server on 127.0.0.1: RSS and Atom feeds, article pages,
-a hostile page, duplicates, robots.txt, failures, and resuming."""
+"""`crawl news` against real HTTP servers on 127.0.0.1: RSS and Atom feeds, article pages,
+a hostile page, duplicates, robots.txt and AI-training opt-outs, internal addresses, back-off,
+failures, and resuming."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,10 +18,10 @@ from queerbias.crawl.news.crawler import NewsCrawler
 from queerbias.crawl.news.extract import extract_article
 from queerbias.crawl.news.feeds import parse_feed
 from queerbias.crawl.news.http import Fetcher, FetchError
-from queerbias.errors import DataError
+from queerbias.errors import DataError, QueerbiasError
 from queerbias.text.keywords import KeywordMatcher
 
-UA = "queerbias-test/1.0 (tests)"
+UA = "queerbias-test/1.0 (tests; contact: me@example.org)"
 PARAGRAPHS = [
     "Die Stadt fördert queere Jugendzentren in den kommenden Jahren deutlich stärker als bisher.",
     "Nach Angaben der Verwaltung entstehen zwei neue Beratungsstellen für junge Menschen, die "
@@ -98,6 +100,7 @@ class Site:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"  # allowed although it is loopback
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
                                        kwargs={"poll_interval": 0.05})
 
@@ -143,8 +146,12 @@ def site():
     site.server.server_close()
 
 
-def crawl(site: Site, out: Path, feeds=("/rss.xml", "/atom.xml")) -> NewsCrawler:
-    crawler = NewsCrawler(Fetcher(user_agent=UA, timeout=5, delay=0), KeywordMatcher(),
+def fetcher(site: Site, **options) -> Fetcher:
+    return Fetcher(**{"user_agent": UA, "timeout": 5, "delay": 0, "allowed_hosts": [site.host], **options})
+
+
+def crawl(site: Site, out: Path, feeds=("/rss.xml", "/atom.xml"), **options) -> NewsCrawler:
+    crawler = NewsCrawler(fetcher(site, **options), KeywordMatcher(),
                           output=out / "news.jsonl", state_path=out / "state.json")
     crawler.run([site.base + feed for feed in feeds])
     return crawler
@@ -195,7 +202,7 @@ def test_rerun_fetches_only_new_items(site, tmp_path):
 
     again = crawl(site, tmp_path)
     assert (tmp_path / "news.jsonl").read_bytes() == before
-    assert [path for path, _ in site.requests] == ["/rss.xml", "/atom.xml"]
+    assert [path for path, _ in site.requests] == ["/robots.txt", "/rss.xml", "/atom.xml"]
     assert again.counts["duplicate"] == 11  # every item of both feeds
 
     site.add("/a/neu.html", page("Schwule Väter", ["Zwei schwule Väter erzählen, wie ihre "
@@ -204,7 +211,8 @@ def test_rerun_fetches_only_new_items(site, tmp_path):
              "application/atom+xml")
     site.requests.clear()
     crawl(site, tmp_path, feeds=("/atom.xml",))
-    assert [path for path, _ in site.requests] == ["/atom.xml", "/robots.txt", "/a/neu.html"]
+    assert [path for path, _ in site.requests] == ["/robots.txt", "/atom.xml", "/.well-known/tdmrep.json",
+                                                   "/a/neu.html"]
     assert len(records(tmp_path)) == 4
 
 
@@ -238,7 +246,9 @@ def test_transient_failures_are_retried_next_run(site, tmp_path):
 def test_robots_txt_failures(site, tmp_path):
     site.add("/robots.txt", b"oops", "text/plain", status=503)
     unreachable = crawl(site, tmp_path / "a", feeds=("/atom.xml",))
-    assert unreachable.counts["retry_later"] == 2 and site.fetched("/a/trans.html") == 0
+    # The site's wishes are unknown: not even its feed is fetched, and the next run asks again.
+    assert list(unreachable.failed_feeds) == [site.base + "/atom.xml"]
+    assert site.fetched("/atom.xml") == 0 and site.fetched("/a/trans.html") == 0
     assert site.fetched("/robots.txt") == 1  # asked once per run, not once per item
 
     site.add("/robots.txt", b"no", "text/plain", status=404)  # 4xx: no rules
@@ -246,7 +256,7 @@ def test_robots_txt_failures(site, tmp_path):
 
 
 def test_fetcher_limits(site):
-    fetcher = Fetcher(user_agent=UA, timeout=0.5, max_bytes=1000, delay=0)
+    fetcher = Fetcher(user_agent=UA, timeout=0.5, max_bytes=1000, delay=0, allowed_hosts=[site.host])
     site.add("/big", b"x" * 1001, "text/plain")
     site.add("/slow", b"late", "text/plain", sleep=1.5)
 
@@ -267,7 +277,7 @@ def test_fetcher_limits(site):
 
 
 def test_politeness_delay_spaces_requests_to_one_host(site):
-    fetcher = Fetcher(user_agent=UA, delay=0.2)
+    fetcher = Fetcher(user_agent=UA, delay=0.2, allowed_hosts=[site.host])
     start = time.monotonic()
     for _ in range(3):
         fetcher.get(site.base + "/robots.txt")
@@ -282,7 +292,8 @@ def test_feed_bytes_are_never_opened_as_a_path(tmp_path):
 
 
 def test_cli_exit_codes(site, tmp_path, capsys):
-    args = ["crawl", "news", "--out", str(tmp_path), "--delay", "0", "--user-agent", UA]
+    args = ["crawl", "news", "--out", str(tmp_path), "--delay", "0", "--user-agent", UA,
+            "--allow-private-host", site.host]
     assert cli_main([*args, "--feed", site.base + "/atom.xml"]) == 0
     assert "news: 2 new articles" in capsys.readouterr().out
 
@@ -290,3 +301,162 @@ def test_cli_exit_codes(site, tmp_path, capsys):
     assert "HTTP 404" in capsys.readouterr().err
     assert cli_main([*args, "--feed", site.base + "/a/queer.html"]) == 2  # HTML is not a feed
     assert "every feed failed" in capsys.readouterr().err
+
+
+class Sleeps(list):
+    """Injected `sleep`: records the requested waits instead of waiting."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def one_item_feed(site: Site, link: str) -> None:
+    site.add("/one.xml", rss([("o1", "Queere Jugendzentren", link)]), "application/rss+xml")
+
+
+@pytest.mark.parametrize("robots", [
+    "User-agent: GPTBot\nDisallow: /a/\n",
+    "User-agent: CCBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+    "User-agent: Google-Extended\nDisallow: /a/queer.html\n",
+    "User-agent: queerbias-test\nDisallow: /a/\n",
+])
+def test_ai_training_robots_groups_are_honoured(site, tmp_path, robots):
+    site.add("/robots.txt", robots.encode(), "text/plain")
+    one_item_feed(site, "/a/queer.html")
+    crawler = crawl(site, tmp_path, feeds=("/one.xml",))
+    assert site.fetched("/a/queer.html") == 0 and crawler.counts["kept"] == 0
+    assert crawler.counts["robots_disallowed"] == 1 or crawler.failed_feeds  # "Disallow: /" covers the feed too
+
+
+def test_robots_txt_is_checked_for_the_feed_itself(site, tmp_path):
+    site.add("/robots.txt", b"User-agent: *\nDisallow: /rss.xml\n", "text/plain")
+    crawler = crawl(site, tmp_path, feeds=("/rss.xml",))
+    assert "robots.txt disallows this feed" in crawler.failed_feeds[site.base + "/rss.xml"]
+    assert site.fetched("/rss.xml") == 0
+
+
+@pytest.mark.parametrize("meta, headers, outcome", [
+    ('<meta name="robots" content="noai, noimageai">', {}, "ai_opt_out"),
+    ('<meta name="ROBOTS" content="noimageai">', {}, "ai_opt_out"),
+    ('<meta name="GPTBot" content="noai">', {}, "ai_opt_out"),
+    ("", {"X-Robots-Tag": "noai"}, "ai_opt_out"),
+    ("", {"X-Robots-Tag": "queerbias-test: noindex, noai"}, "ai_opt_out"),
+    ("", {"tdm-reservation": "1"}, "tdm_reserved"),
+    ('<meta name="tdm-reservation" content="1">', {}, "tdm_reserved"),
+    ('<meta name="robots" content="index, follow">', {"X-Robots-Tag": "noarchive"}, "kept"),
+])
+def test_page_level_ai_opt_outs_are_honoured(site, tmp_path, meta, headers, outcome):
+    site.add("/a/q.html", page("Queere Jugendzentren", PARAGRAPHS).replace(b"<head>", f"<head>{meta}".encode()),
+             **headers)
+    one_item_feed(site, "/a/q.html")
+    crawler = crawl(site, tmp_path, feeds=("/one.xml",))
+    assert crawler.counts[outcome] == 1
+    assert len(records(tmp_path)) == (outcome == "kept")
+
+
+def test_tdmrep_well_known_file_reserves_matching_paths_before_they_are_fetched(site, tmp_path):
+    site.add("/.well-known/tdmrep.json", json.dumps([
+        {"location": "/a/*", "tdm-reservation": 1, "tdm-policy": "https://example.org/policy"},
+        {"location": "/*", "tdm-reservation": 0}]).encode(), "application/json")
+    site.add("/b/queer.html", page("Mehr Geld für queere Jugendzentren", PARAGRAPHS))
+    site.add("/two.xml", rss([("t1", "Queer", "/a/queer.html"), ("t2", "Queer", "/b/queer.html")]),
+             "application/rss+xml")
+    crawler = crawl(site, tmp_path, feeds=("/two.xml",))
+    assert crawler.counts["tdm_reserved"] == 1 and crawler.counts["kept"] == 1
+    assert site.fetched("/a/queer.html") == 0 and site.fetched("/.well-known/tdmrep.json") == 1
+
+
+def test_crawl_delay_spaces_requests_and_a_huge_one_skips_the_site(site, tmp_path):
+    site.add("/two.xml", rss([("t1", "Queer", "/a/queer.html"), ("t2", "Trans", "/a/trans.html")]),
+             "application/rss+xml")
+    site.add("/robots.txt", b"User-agent: *\nCrawl-delay: 7\n", "text/plain")
+    sleeps = Sleeps()
+    crawler = crawl(site, tmp_path / "a", feeds=("/two.xml",), sleep=sleeps)
+    assert crawler.counts["kept"] == 2
+    assert len(sleeps) >= 3 and all(6.5 < s <= 7 for s in sleeps)  # each request after robots.txt waits
+
+    site.add("/robots.txt", b"User-agent: GPTBot\nCrawl-delay: 86400\n", "text/plain")
+    site.requests.clear()
+    crawler = crawl(site, tmp_path / "b", feeds=("/two.xml",), sleep=Sleeps())
+    assert list(crawler.failed_feeds) == [site.base + "/two.xml"] and site.fetched("/two.xml") == 0
+
+
+def test_a_host_that_answers_429_is_left_alone_as_long_as_it_asks(site, tmp_path):
+    site.add("/three.xml", rss([("t1", "Queer", "/a/queer.html"), ("t2", "Trans", "/a/trans.html"),
+                                ("t3", "Queer", "/a/hostile.html")]), "application/rss+xml")
+    site.add("/a/queer.html", b"slow down", "text/plain", status=429, **{"Retry-After": "600"})
+    sleeps = Sleeps()
+    crawler = crawl(site, tmp_path, feeds=("/three.xml",), sleep=sleeps)
+    assert crawler.counts["retry_later"] == 1 and crawler.counts["host_backoff"] == 2
+    assert site.fetched("/a/trans.html") == 0 and site.fetched("/a/hostile.html") == 0  # none in the window
+    assert sleeps == []  # not waited out either: left for a later run, unmarked
+
+    site.add("/a/queer.html", page("Mehr Geld für queere Jugendzentren", PARAGRAPHS))
+    assert crawl(site, tmp_path, feeds=("/three.xml",)).counts["kept"] == 3
+
+    site.add("/a/trans.html", b"busy", "text/plain", status=429, **{"Retry-After": "30"})
+    sleeps = Sleeps()
+    site.add("/four.xml", rss([("f1", "Trans", "/a/trans.html"), ("f2", "Queer", "/a/boring.html")]),
+             "application/rss+xml")
+    crawl(site, tmp_path / "short", feeds=("/four.xml",), sleep=sleeps)
+    assert any(29 < s <= 30 for s in sleeps)  # a short wait is waited out
+
+
+@pytest.fixture
+def internal():
+    """A second server on 127.0.0.1 that the crawler was NOT allowed to reach."""
+    server = Site()
+    server.thread.start()
+    server.add("/secret.html", page("Queer intern", PARAGRAPHS))
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def test_private_loopback_and_link_local_addresses_are_never_fetched(site, internal, tmp_path):
+    port = internal.server.server_address[1]
+    site.add("/to-internal", b"", status=302, Location=f"{internal.base}/secret.html")
+    site.add("/inside.xml", rss([
+        ("i1", "Queer", f"{internal.base}/secret.html"),          # a loopback address literal
+        ("i2", "Queer", f"http://localhost:{port}/secret.html"),  # a name that resolves to loopback
+        ("i3", "Queer", "http://10.0.0.1/secret.html"),           # private
+        ("i4", "Queer", "http://169.254.169.254/latest/meta-data/"),  # cloud metadata, link-local
+        ("i5", "Queer", "/to-internal"),                          # an allowed site redirecting inside
+    ]), "application/rss+xml")
+    crawler = crawl(site, tmp_path, feeds=("/inside.xml",))
+    assert crawler.counts["private_address"] == 5
+    assert internal.requests == [] and (tmp_path / "news.jsonl").read_bytes() == b""
+
+
+def test_article_text_is_scrubbed_and_outputs_are_private(site, tmp_path):
+    site.add("/a/contact.html", page("Queere Beratung", [
+        PARAGRAPHS[0], "Kontakt: beratung@queer-zentrum.de oder 030 1234567, auf Mastodon @beratung@queer.social.",
+        *PARAGRAPHS[1:]]))
+    one_item_feed(site, "/a/contact.html")
+    crawl(site, tmp_path / "out", feeds=("/one.xml",))
+    [doc] = records(tmp_path / "out")
+    assert "Kontakt: <email> oder <phone>, auf Mastodon <user>." in doc["text"]
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o700
+    assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "out").iterdir()} == {
+        "news.jsonl": 0o600, "state.json": 0o600, ".lock": 0o600}
+
+
+def test_news_needs_a_contact_and_refuses_fifo_and_mastodon_state(site, tmp_path, capsys):
+    with pytest.raises(QueerbiasError, match="has no contact"):
+        Fetcher(user_agent="queerbias-news/0.1 (research)")
+    base = ["crawl", "news", "--out", str(tmp_path / "out"), "--feed", site.base + "/atom.xml"]
+    assert cli_main(base) == 2
+    assert "needs a contact so that admins can reach you" in capsys.readouterr().err
+    fifo = tmp_path / "feeds"
+    os.mkfifo(fifo)  # open() would block forever
+    assert cli_main(["crawl", "news", "--out", str(tmp_path / "out"), "--feeds-file", str(fifo),
+                     "--contact", "me@example.org"]) == 2
+    assert "feeds file is not a regular file" in capsys.readouterr().err
+    mastodon = tmp_path / "mastodon"
+    mastodon.mkdir()
+    (mastodon / "state.json").write_text(json.dumps({"kind": "queerbias-mastodon-crawl", "version": 2,
+                                                     "instances": {}}))
+    assert cli_main([*base, "--out", str(mastodon), "--contact", "me@example.org",
+                     "--allow-private-host", site.host]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "belongs to a Mastodon crawl" in err and "KeyError" not in err

@@ -6,11 +6,16 @@ import subprocess
 import sys
 
 from queerbias.report import checkpoints, choices, compare
+from queerbias.suites.gifi import config as gifi_config
+from queerbias.suites.gifi import dimensions as gifi_dimensions
 
 
 def test_command_modules_do_not_import_the_numeric_stack():
-    code = ("import sys, queerbias.commands.compare, queerbias.commands.report; "
-            "print(sorted({'numpy', 'scipy', 'pandas', 'matplotlib'} & set(sys.modules)))")
+    """Also the suite commands, which build their flags from every registered suite's settings."""
+    modules = ", ".join(f"queerbias.commands.{name}" for name in
+                        ("compare", "report", "run", "suites", "score", "gruff", "lou", "gifi"))
+    code = (f"import sys, {modules}; import queerbias.suites.registry as r; [r.get_suite(n) for n in r.REGISTRY]; "
+            "print(sorted({'numpy', 'scipy', 'pandas', 'matplotlib', 'torch'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -18,3 +23,8 @@ def test_command_modules_do_not_import_the_numeric_stack():
 def test_listed_choices_are_the_implemented_ones():
     assert set(choices.SOFT_TESTS) == set(compare.SOFT_TESTS)
     assert set(choices.BEST_CRITERIA) == set(checkpoints.CRITERIA)
+
+
+def test_gifi_dimensions_listed_light_are_the_implemented_ones():
+    """GIFI's dimension names are repeated in its light config, so the CLI needs no numpy to list them."""
+    assert gifi_config.DIMENSIONS == gifi_dimensions.DIMENSIONS

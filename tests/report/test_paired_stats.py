@@ -10,10 +10,14 @@ from scipy import stats
 
 from queerbias.report.paired_stats import (
     adjust_pvalues,
+    bonferroni,
+    bootstrap_interval,
     bootstrap_mean_ci,
     bootstrap_p,
+    bootstrap_statistic,
     mcnemar_exact,
     paired_ttest,
+    spearman,
     stars,
     stratified_bootstrap_means,
     wilcoxon_signed_rank,
@@ -160,6 +164,45 @@ def test_adjustment_leaves_undefined_tests_out_of_the_family():
 ])
 def test_stars(p, mark):
     assert stars(p) == mark
+
+
+def test_bonferroni_and_spearman():
+    """The one Spearman (GRUFF's and Lou's correlations): rho as scipy's, p exact up to 8 values,
+    scipy's above; undefined is None."""
+    assert bonferroni([0.01, None, 0.4]) == [0.02, None, 0.8]
+    a, b = list(range(12)), [2, 1, 4, 3, 5, 0, 6, 8, 7, 11, 9, 10]
+    result = spearman(a, b)
+    assert result.rho == pytest.approx(stats.spearmanr(a, b).statistic)
+    assert result.p == pytest.approx(stats.spearmanr(a, b).pvalue) and result.n == 12
+    # rho = 1 - 6 * sum d^2 / (n (n^2 - 1))
+    assert spearman([1, 2, 3], [30, 20, 10]).rho == pytest.approx(-1.0)
+    four = spearman([1, 2, 3, 4], [1, 3, 2, 4])
+    assert four.rho == pytest.approx(0.8) and four.n == 4  # 1 - 6*2/(4*15)
+    # exact two-sided p: of the 24 pairings, |rho| >= 0.8 for rho = 1, 0.8 (3 ways: one adjacent
+    # swap), -0.8 (3 ways) and -1: 8 / 24
+    assert four.p == pytest.approx(8 / 24)
+    six = spearman(range(6), range(6))
+    assert six.rho == pytest.approx(1.0) and six.p == pytest.approx(2 / 720)  # rho = +1 or -1
+    assert spearman([1, 1, 1], [1, 2, 3]).to_dict() == {"n": 3, "rho": None, "p": None}
+
+
+def test_bootstrap_statistic_of_a_non_mean_figure():
+    """A change of a median: the interval covers it, no change gives p 1, a clear shift a small p."""
+    before = np.arange(20, dtype=float)
+
+    def draw(shift):
+        def statistic(rng):
+            idx = rng.integers(0, 20, 20)
+            return float(np.median(before[idx])), float(np.median(before[idx] + shift))
+        return statistic
+
+    same = bootstrap_statistic(draw(0.0), np.random.default_rng(0), 500)
+    assert same.p == 1.0 and same.ci == (0.0, 0.0)
+    shifted = bootstrap_statistic(draw(3.0), np.random.default_rng(0), 500)
+    assert shifted.ci == (3.0, 3.0) and shifted.p == 0.0
+    interval = bootstrap_interval(lambda rng: float(np.median(before[rng.integers(0, 20, 20)])),
+                                  np.random.default_rng(0), 500)
+    assert interval.ci[0] <= np.median(before) <= interval.ci[1] and interval.se > 0
 
 
 def test_stratified_bootstrap_keeps_strata_and_pairing():

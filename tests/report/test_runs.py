@@ -6,7 +6,7 @@ import pytest
 
 from queerbias.errors import QueerbiasError
 from queerbias.report.runs import (
-    align_pairs,
+    align_rows,
     check_compatible,
     load_run,
     load_runs,
@@ -53,19 +53,22 @@ def test_different_data_or_config_is_refused_naming_both(tmp_path, field, values
     assert values[0] in str(err.value) and values[1] in str(err.value)
 
 
+KEYS, TEXTS = ("pair_id",), ("sent_more", "sent_less", "group")
+
+
 def test_different_items_are_refused(tmp_path):
     pairs = make_pairs()
     with pytest.raises(QueerbiasError, match=r"different items: 1 only in before \['0003'\]"):
-        align_pairs(pairs, pairs.drop(index=3), ("before", "after"))
+        align_rows(pairs, pairs.drop(index=3), KEYS, TEXTS, ("before", "after"))
     edited = pairs.copy()
     edited.loc[5, "sent_less"] = "something else"
     with pytest.raises(QueerbiasError, match="differ in sent_less.*pair_id 0005"):
-        align_pairs(pairs, edited, ("before", "after"))
+        align_rows(pairs, edited, KEYS, TEXTS, ("before", "after"))
 
 
 def test_alignment_is_by_pair_id_not_row_order():
     pairs = make_pairs()
     after = shifted(pairs, seed=1, shift=2.0)
-    aligned = align_pairs(pairs, after.sample(frac=1, random_state=0), ("before", "after"))
-    assert list(aligned["pair_id"]) == list(pairs["pair_id"])
-    assert list(aligned["soft_after"]) == list(after["soft"])
+    before, aligned = align_rows(pairs, after.sample(frac=1, random_state=0), KEYS, TEXTS, ("before", "after"))
+    assert list(before["pair_id"]) == list(aligned["pair_id"]) == list(pairs["pair_id"])
+    assert list(aligned["soft"]) == list(after["soft"])

@@ -43,5 +43,5 @@ def test_two_process_launch(tiny_llama, tmp_path):
     assert summary["meta"]["environment"]["processes"] == 2
     lines = (run / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == [0, 2]
-    assert (run / "compare" / "delta.json").is_file()
+    assert (run / "compare" / "bias" / "delta.json").is_file()
     assert (run / "checkpoint-2" / "rng_state_1.pth").is_file()  # both ranks saved their RNG

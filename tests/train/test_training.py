@@ -57,7 +57,7 @@ def test_metrics_lines_one_per_checkpoint(llama_run):
 
 def test_compare_report_with_trajectory(llama_run):
     _, result = llama_run
-    compare = result["run_dir"] / "compare"
+    compare = result["run_dir"] / "compare" / "bias"
     assert result["compare"] == [compare]
     delta = json.loads((compare / "delta.json").read_text())
     assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4]

@@ -1,7 +1,8 @@
-"""`queerbias compare`: did a mitigation change a model's bias, per identity group?
+"""`queerbias compare`: did a mitigation change a model, per group, for any suite?
 
-numpy, scipy and matplotlib are imported when the command runs, not when the CLI
-builds its parser.
+Runs are compared through the suite named in their summary.json (an old pair summary
+without one is a pair run). numpy, scipy and matplotlib are imported when the command
+runs, not when the CLI builds its parser.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from queerbias.commands.score import add_model_options, add_scoring_options
+from queerbias.commands.run import add_model_options
+from queerbias.commands.score import add_scoring_options
 from queerbias.errors import QueerbiasError
 from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
 
@@ -17,48 +19,75 @@ from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
-        help="paired tests of bias change between score runs (before vs. after mitigation)",
+        help="paired tests of the change between runs of any suite (before vs. after mitigation)",
         description=(
-            "Compare BEFORE with each AFTER on the same pairs: exact McNemar test on the biased flags, "
-            "Wilcoxon signed-rank (or paired t) test on the soft scores, paired bootstrap intervals, "
-            "p-values corrected across identity groups. See docs/compare.md."
+            "Compare BEFORE with each AFTER run of the same suite on the same items: exact McNemar tests on "
+            "binary flags, Wilcoxon signed-rank (or paired t) tests on continuous scores, paired bootstrap "
+            "intervals, p-values corrected across groups. See docs/compare.md."
         ),
     )
-    p.add_argument("runs", nargs="*", metavar="RUN_DIR",
-                   help="BEFORE then AFTER score directories; LABEL=DIR names a column (default: directory name)")
+    add_compare_arguments(p)
     p.add_argument("--model", action="append", default=[], metavar="SPEC",
-                   help="score this model first (repeat; the first is BEFORE); needs --pairs")
+                   help="score this model on --pairs first (repeat; the first is BEFORE)")
     p.add_argument("--pairs", help="pairs to score the --model specs on")
     add_model_options(p)
     add_scoring_options(p)
+    p.set_defaults(func=run)
+
+
+def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = None) -> None:
+    """The run folders, --out and the test options every compare command shares."""
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR",
+                   help=runs_help or "BEFORE then AFTER run directories of one suite; LABEL=DIR names a column "
+                                     "(default: directory name)")
     p.add_argument("--out", required=True, type=Path, help="directory for delta.json/.csv/.md/.tex and plots")
     p.add_argument("--soft-test", choices=SOFT_TESTS, default="wilcoxon",
-                   help="paired test on the soft scores (default: wilcoxon)")
+                   help="paired test on continuous scores (default: wilcoxon)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="p-value correction across groups: holm (family-wise) or bh (false discovery rate)")
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default: 10000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    p.add_argument("--best", choices=BEST_CRITERIA, default="closest50",
-                   help="best-checkpoint criterion: lowest overall bias, closest to 50 (default), or lowest "
-                        "distance to indifference (mean over groups of |bias - 50|)")
+    p.add_argument("--best", choices=BEST_CRITERIA, default=None,
+                   help="pair runs: best-checkpoint criterion: lowest overall bias, closest to 50 (default), or "
+                        "lowest distance to indifference (mean over groups of |bias - 50|); other suites use their own")
     p.add_argument("--ppl-margin", type=float, default=5.0, metavar="PCT",
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model:
+        return compare_and_print(_scored_runs(args), args)
+    return compare_command(args)
+
+
+def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
+    """Load the run folders (of `suite`, when an alias names one), compare, write and print."""
+    from queerbias.report.runs import load_runs, parse_run_arg
+
+    if len(args.runs) < 2:
+        raise QueerbiasError("need a BEFORE and at least one AFTER run")
+    runs = load_runs([parse_run_arg(arg) for arg in args.runs])
+    if suite is not None:
+        for record in runs:
+            if record.suite.name not in (suite, *_views(suite)):
+                raise QueerbiasError(f"{record.path} is a {record.suite.name} run, not a {suite} run; "
+                                     "use queerbias compare")
+    return compare_and_print(runs, args)
+
+
+def _views(suite: str) -> tuple[str, ...]:
+    return ("lou-classifier",) if suite == "lou" else ()
+
+
+def compare_and_print(runs: list, args: argparse.Namespace) -> int:
     from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
     from queerbias.report.delta_tables import delta_table
-    from queerbias.report.runs import load_runs, parse_run_arg
     from queerbias.report.tables import to_markdown
 
-    if len(args.model or args.runs) < 2:
-        raise QueerbiasError("need a BEFORE and at least one AFTER run")
     if args.resamples < 1:
         raise QueerbiasError("--resamples must be at least 1")
-    runs = _scored_runs(args) if args.model else load_runs([parse_run_arg(arg) for arg in args.runs])
-    options = CompareOptions(soft_test=args.soft_test, correction=args.correction,
-                             n_resamples=args.resamples, seed=args.seed)
+    options = CompareOptions(soft_test=args.soft_test, correction=args.correction, n_resamples=args.resamples,
+                             seed=args.seed)
     document = compare_runs(runs[0], runs[1:], options, best_criterion=args.best, ppl_margin_pct=args.ppl_margin)
     write_outputs(document, args.out)
     print(to_markdown(delta_table(document)), end="")
@@ -74,10 +103,13 @@ def _scored_runs(args: argparse.Namespace) -> list:
     from queerbias.report.runs import load_runs
 
     if args.runs:
-        raise QueerbiasError("give either score directories or --model specs, not both")
+        raise QueerbiasError("give either run directories or --model specs, not both")
+    if len(args.model) < 2:
+        raise QueerbiasError("need a BEFORE and at least one AFTER run")
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
-    from queerbias.commands.score import model_options, scoring_config, slug
+    from queerbias.commands.run import model_options, slug
+    from queerbias.commands.score import scoring_config
     from queerbias.scoring.runner import (
         score_to_dir,  # heavy (torch); only this path needs it
     )

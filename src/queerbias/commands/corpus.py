@@ -1,4 +1,5 @@
-"""`queerbias corpus`: select taz articles (`taz`) and build training corpora (`build`)."""
+"""`queerbias corpus`: select taz articles (`taz`), build training corpora (`build`), and take a person
+out of crawls and corpora (`forget`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import json
 from pathlib import Path
 
 from queerbias.corpus.builder import MIN_WORDS, BuildConfig, CorpusBuilder
+from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS
+from queerbias.corpus.forget import forget
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.manifest import CORPORA_DIR, load_manifest
 from queerbias.corpus.sources import SourceSpec
 from queerbias.corpus.taz import TazReader, default_since_year
+from queerbias.crawl.keys import KEY_ENV, CrawlKey, default_key_file
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, dumps_line
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
@@ -56,10 +60,31 @@ def register(subparsers) -> None:
     build.add_argument("--no-near-duplicates", action="store_true",
                        help="keep near duplicates (exact duplicates are still removed)")
     build.add_argument("--all-languages", action="store_true", help="do not drop non-German text")
-    build.add_argument("--opt-out", type=Path, help="file of doc_ids / URL prefixes to exclude")
+    build.add_argument("--opt-out", type=Path,
+                       help="file of doc_ids, URLs and URL prefixes to exclude (people: use `corpus forget`)")
     build.add_argument("--skip-bad", action="store_true",
                        help="skip and count unusable records instead of stopping")
+    build.add_argument("--max-crawl-age", type=float, metavar="DAYS",
+                       help=f"refuse a Mastodon crawl whose posts were last checked longer ago "
+                            f"(default {MAX_CRAWL_AGE_DAYS}; refresh it with `crawl mastodon --refresh`)")
+    build.add_argument("--allow-stale", action="store_true",
+                       help="build from a Mastodon crawl that is older than --max-crawl-age or has no state")
     build.set_defaults(func=run_build)
+
+    forget_cmd = commands.add_parser(
+        "forget", help="remove a person's posts from crawl stores and built corpora (takedown)",
+        description="Remove every post of one person from the Mastodon crawl stores and built corpora in or "
+                    "under DIR, and record them as forgotten so that no later crawl, refresh or build adds "
+                    "them again. Idempotent. Needs the crawl key the stores were written with.")
+    forget_cmd.add_argument("folders", nargs="+", type=Path, metavar="DIR",
+                            help="crawl output folders, corpus folders, or folders above them")
+    forget_cmd.add_argument("--account", action="append", default=[], metavar="HANDLE@INSTANCE",
+                            help="the person's account, e.g. alice@chaos.social; repeatable")
+    forget_cmd.add_argument("--url", action="append", default=[], metavar="URL",
+                            help="a link to one of their posts, or to their profile; repeatable")
+    forget_cmd.add_argument("--key-file", type=Path, metavar="PATH",
+                            help=f"the crawl key (default: ${KEY_ENV}, else {default_key_file()})")
+    forget_cmd.set_defaults(func=run_forget)
 
 
 def run_taz(args: argparse.Namespace) -> int:
@@ -109,7 +134,7 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
     overrides = {
         "name": args.name, "output_dir": args.output, "seed": args.seed,
         "validation_fraction": args.validation_fraction, "opt_out": args.opt_out,
-        "near_duplicate_threshold": args.near_duplicate_threshold,
+        "near_duplicate_threshold": args.near_duplicate_threshold, "max_crawl_age_days": args.max_crawl_age,
     }
     for key, value in overrides.items():
         if value is not None:
@@ -122,6 +147,7 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
     if args.all_languages:
         config.require_german = False
     config.skip_bad = config.skip_bad or args.skip_bad
+    config.allow_stale = config.allow_stale or args.allow_stale
     config.validate()
     return config
 
@@ -133,4 +159,16 @@ def run_build(args: argparse.Namespace) -> int:
     print(f"{config.name}: {totals['documents']} documents, {totals['words']} words, "
           f"{totals['mb']} MB -> {config.output_dir} (train {stats['splits']['train']['documents']}, "
           f"validation {stats['splits']['validation']['documents']}); dropped {json.dumps(dropped)}")
+    return 0
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    if not args.account and not args.url:
+        raise QueerbiasError("corpus forget needs --account HANDLE@INSTANCE or --url URL")
+    key_file = args.key_file or default_key_file()
+    if not key_file.exists():
+        raise QueerbiasError(f"no crawl key at {key_file}: pass the key the crawl was made with (--key-file)")
+    key = CrawlKey(key_file, outputs=tuple(args.folders))
+    for line in forget(args.folders, key, args.account, args.url):
+        print(line)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from queerbias.commands.score import add_model_options, model_options
+from queerbias.commands.run import add_model_options, model_options
 
 
 def register(subparsers) -> None:

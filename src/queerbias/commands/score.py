@@ -1,100 +1,70 @@
-"""`queerbias score`: per-pair scores and per-identity bias figures for one or more models."""
+"""`queerbias score`: the alias of `queerbias run pairs`, for one or more models.
+
+Flags are the pair suite's settings (scoring method, sample, ...) plus `--pairs` for the
+data; several `--model`s are scored into subfolders and set side by side in scores.md.
+"""
 
 from __future__ import annotations
 
-import re
+import argparse
 from pathlib import Path
 
-from queerbias.scoring.config import SCORING_CHOICES, ScoringConfig
+from queerbias.commands.run import (
+    DEFAULT_MODEL,
+    add_model_options,
+    checked_out,
+    evaluate,
+    slug,
+)
+from queerbias.suites.pairs.suite import PairSettings
+from queerbias.suites.settings import add_arguments, from_args
 
-DEFAULT_MODEL = "embedded:gemma-3-270m"
 DEFAULT_PAIRS = "queerbias-de"
+SCORING_FIELDS = ("scope", "reduction", "pll", "bos", "lowercase", "decimals")
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "score", help="score models on sentence pairs (WinoQueer method)",
+        "score", help="score models on sentence pairs (WinoQueer method; = run pairs)",
         description="Score one or more models on a pair benchmark. Defaults reproduce the "
                     "WinoQueer reference scripts; every deviation is recorded in the output.")
     p.add_argument("--model", action="append", default=None, metavar="SPEC",
                    help="Hub id, local folder, PEFT adapter folder or embedded:gemma-3-270m "
                         f"(repeatable; default {DEFAULT_MODEL})")
-    p.add_argument("--pairs", default=DEFAULT_PAIRS,
+    p.add_argument("--pairs", dest="data", default=DEFAULT_PAIRS,
                    help=f"registered benchmark name or a CSV/TSV/JSONL file (default {DEFAULT_PAIRS})")
-    p.add_argument("--out", type=Path, default=None, help="output directory (default runs/score/<model>)")
+    p.add_argument("--out", default=None, help="output directory (default runs/score/<model>)")
     add_model_options(p)
-    add_scoring_options(p)
-    p.add_argument("--batch-size", default="auto", help="sequences per batch, or auto (default)")
-    p.add_argument("--sample", type=int, default=None, help="score a seeded subset of N pairs")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--duplicates", choices=("error", "keep", "drop"), default="error",
-                   help="rows repeating another row or pair id")
-    p.add_argument("--identical", choices=("error", "keep", "drop"), default="error",
-                   help="pairs whose two sentences are the same (the reference counts them as ties)")
+    add_arguments(p, PairSettings)
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
-    p.add_argument("--chunk-pairs", type=int, default=128,
-                   help="pairs scored between two saves of progress (resume granularity)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
 
 
-def add_model_options(p) -> None:
-    """Loading options shared by every command that takes --model."""
-    p.add_argument("--kind", choices=("masked", "causal"), default=None,
-                   help="override the masked/causal detection from the config")
-    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
-                   help="float32 (default, exact); bf16/fp16 are faster on GPUs but change "
-                        "about 2-3%% of decisions")
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help="run code shipped with a Hub model (off by default)")
-    p.add_argument("--allow-pickle-weights", action="store_true",
-                   help="also load pickle (.bin) checkpoints, not only safetensors")
-
-
 def add_scoring_options(p) -> None:
-    """The scoring method flags; their defaults reproduce the WinoQueer reference."""
-    group = p.add_argument_group("scoring method (defaults = reference)")
-    for name, choices in SCORING_CHOICES.items():
-        group.add_argument(f"--{name}", choices=choices, default=getattr(ScoringConfig(), name))
-    group.add_argument("--decimals", type=int, default=3, help="rounding before comparing (3)")
+    """The scoring method flags of the pair suite; their defaults reproduce the WinoQueer reference."""
+    add_arguments(p, PairSettings, skip=tuple(f for f in PairSettings.__dataclass_fields__ if f not in SCORING_FIELDS))
 
 
-def scoring_config(args) -> ScoringConfig:
-    return ScoringConfig(**{name: getattr(args, name) for name in SCORING_CHOICES},
-                         decimals=args.decimals)
-
-
-def model_options(args) -> dict:
-    return {"kind": args.kind, "dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
-            "allow_pickle_weights": args.allow_pickle_weights}
-
-
-def slug(spec: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.rstrip("/").split("/")[-1].replace(":", "-"))
+def scoring_config(args):
+    """The ScoringConfig of the scoring flags given (defaults for the others)."""
+    # only the scoring flags: a command's own --seed is not the sample seed
+    given = argparse.Namespace(**{name: getattr(args, name) for name in SCORING_FIELDS})
+    return from_args(PairSettings, given).scoring()
 
 
 def run(args) -> int:
     from queerbias.distributed import process_state
-    from queerbias.pairs.io import load_pairs
-    from queerbias.scoring.runner import score_to_dir
+    from queerbias.suites.pairs.suite import PairsSuite
 
+    suite = PairsSuite()
+    settings = from_args(PairSettings, args)  # checked before any model loads
     models = args.model or [DEFAULT_MODEL]
-    config = scoring_config(args)
-    pair_set = load_pairs(args.pairs, duplicates=args.duplicates, identical=args.identical)
-    batch_size = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
-    root = args.out or Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")
-    main_process = process_state().is_main_process
-    summaries = []
-    for spec in models:
-        out = root if len(models) == 1 else root / slug(spec)
-        summary = score_to_dir(spec, pair_set, out, config, batch_size=batch_size,
-                               sample=args.sample, seed=args.seed, overwrite=args.overwrite,
-                               chunk_pairs=args.chunk_pairs,
-                               progress=not args.no_progress, **model_options(args))
-        summaries.append((spec, summary))
-        if main_process:
-            print((out / "summary.md").read_text())
-    if len(models) > 1 and main_process:
+    root = checked_out(args.out) if args.out is not None else \
+        Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")
+    summaries = [(spec, evaluate(suite, args, spec, root if len(models) == 1 else root / slug(spec), settings))
+                 for spec in models]
+    if len(models) > 1 and process_state().is_main_process:
         from queerbias.fileio import atomic_write
         from queerbias.report.score_tables import render_score_tables
 

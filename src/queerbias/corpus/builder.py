@@ -3,8 +3,9 @@
 Each document passes these filters in order; the first that fails names the drop
 reason in stats.json:
 
-    opted_out         its doc_id or URL is on the opt-out list (URL prefixes allowed,
-                      so one line can remove a whole account or site section)
+    opted_out         its doc_id or URL is on the opt-out list (a URL prefix covers the pages
+                      below it, at a path boundary), or its author is on the forgotten list
+                      of its crawl store or of the output folder (`corpus forget`)
     too_short         fewer words than the minimum for its kind (MIN_WORDS)
     exact_duplicate   same normalised text as a document kept earlier
     not_german        `queerbias.text.language.is_german` says no
@@ -16,13 +17,21 @@ Kept documents go to validation when a seeded hash of their doc_id falls below
 the validation fraction, so a rerun (or a rerun with more data) keeps each
 document on its side of the split.
 
+Texts are scrubbed of personal data first (mentions, e-mail addresses, handles and
+phone numbers become placeholders, invisible characters go; `queerbias.text.scrub`).
+A Mastodon source must come with its crawl state, checked within `max_crawl_age_days`
+(see `corpus.crawl_state`), unless `allow_stale` is set; the state is recorded with the
+inputs in stats.json.
+
 Outputs are written to temporary files and renamed into place at the end; stats.json
-is written last, so a folder without stats.json holds no finished build.
+is written last, so a folder without stats.json holds no finished build. The output
+folder is private (0700, files 0600): a corpus of posts is personal data.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,14 +41,19 @@ from typing import Any
 
 from tqdm import tqdm
 
+from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, CrawlSource
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
 from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.sources import SourceSpec, iter_source
-from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_open, atomic_write, atomic_write_json, dumps_line
+from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
+from queerbias.crawl.inputs import read_small_text
+from queerbias.crawl.mastodon.forgotten import Forgotten
+from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_open, atomic_write, dumps_line
 from queerbias.text.language import is_german
+from queerbias.text.scrub import scrub_personal_data
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +81,8 @@ class BuildConfig:
     num_perm: int = 128
     opt_out: Path | None = None
     skip_bad: bool = False
+    max_crawl_age_days: float = MAX_CRAWL_AGE_DAYS
+    allow_stale: bool = False
     description: str = ""
     intended_use: str = ""
     maintainer: str = ""
@@ -86,6 +102,8 @@ class BuildConfig:
         threshold = self.near_duplicate_threshold
         if threshold is not None and not 0.0 < threshold <= 1.0:
             raise QueerbiasError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
+        if not self.max_crawl_age_days > 0:
+            raise QueerbiasError(f"the maximum crawl age must be positive, got {self.max_crawl_age_days}")
         unknown = set(self.min_words) - set(MIN_WORDS)
         if unknown:
             raise QueerbiasError(f"min_words for unknown kinds {sorted(unknown)}; "
@@ -100,14 +118,28 @@ def is_validation(doc_id: str, seed: int, fraction: float) -> bool:
 
 def load_opt_out(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
     """(doc_ids, URL prefixes) from a file with one entry per line; '#' starts a comment."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise DataError(path, f"cannot read opt-out list: {err.strerror}") from None
+    lines = read_small_text(Path(path), "opt-out list").splitlines()
     entries = [line.split("#", 1)[0].strip() for line in lines]
     entries = [entry for entry in entries if entry]
-    urls = tuple(entry for entry in entries if entry.startswith(("http://", "https://")))
-    return frozenset(entries) - set(urls), urls
+    urls = tuple(_canonical_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
+    return frozenset(e for e in entries if not e.lower().startswith(("http://", "https://"))), urls
+
+
+def _canonical_url(url: str) -> str:
+    """Scheme and host in lower case (they are case-insensitive), path as written."""
+    scheme, _, rest = url.strip().partition("://")
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+
+
+def url_opted_out(url: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether `url` is a listed URL or lies below one: `https://x/@alice` covers `https://x/@alice/1`
+    but not `https://x/@alice2`."""
+    url = _canonical_url(url)
+    for prefix in prefixes:
+        if url == prefix or (url.startswith(prefix) and (prefix.endswith("/") or url[len(prefix)] in "/?#")):
+            return True
+    return False
 
 
 @dataclass
@@ -131,8 +163,11 @@ class _Tally:
 class CorpusBuilder:
     """Runs one build described by a BuildConfig."""
 
-    def __init__(self, config: BuildConfig):
+    def __init__(self, config: BuildConfig, now: datetime | None = None):
         self.config = config
+        self.now = now or datetime.now(timezone.utc)
+        self.forgotten: frozenset[str] = Forgotten.load(config.output_dir).accounts if config.output_dir.is_dir() \
+            else frozenset()
         self.opt_out_ids, self.opt_out_urls = (
             load_opt_out(config.opt_out) if config.opt_out else (frozenset(), ()))
         self.near = (NearDuplicateIndex(config.near_duplicate_threshold, config.num_perm,
@@ -146,8 +181,8 @@ class CorpusBuilder:
 
     def drop_reason(self, document: Document, words: int) -> str | None:
         """The first filter `document` fails, or None to keep it."""
-        if document.doc_id in self.opt_out_ids or (
-                document.url and document.url.startswith(self.opt_out_urls)):
+        if document.doc_id in self.opt_out_ids or (document.url and url_opted_out(document.url, self.opt_out_urls)) \
+                or document.provenance.get("account") in self.forgotten:
             return "opted_out"
         if words < self.config.min_words[document.kind]:
             return "too_short"
@@ -167,19 +202,41 @@ class CorpusBuilder:
             "read": 0, "kept": _Tally(), "dropped": Counter(),
             "first_published": None, "last_published": None})
 
+    def _crawl_source(self, spec: SourceSpec) -> CrawlSource | None:
+        """The crawl state of a Mastodon source, checked for freshness; its forgotten people are dropped."""
+        crawl = CrawlSource.beside(spec.path) if spec.format == "jsonl" else None
+        if crawl is not None:
+            if not self.config.allow_stale:
+                crawl.require_fresh(self.now, self.config.max_crawl_age_days)
+            self.forgotten |= crawl.forgotten
+        return crawl
+
     def run(self) -> dict[str, Any]:
         """Build the corpus; returns the statistics also written to stats.json."""
-        out = self.config.output_dir
-        out.mkdir(parents=True, exist_ok=True)
+        out = make_private_dir(self.config.output_dir)
+        lock = FolderLock(out, "build")
+        try:
+            return self._build(out)
+        finally:
+            lock.release()
+
+    def _build(self, out: Path) -> dict[str, Any]:
         started = datetime.now(timezone.utc)
-        with atomic_open(out / "train.jsonl") as train, \
-                atomic_open(out / "validation.jsonl") as validation, \
+        crawls = {id(spec): self._crawl_source(spec) for spec in self.config.sources}
+        with atomic_open(out / "train.jsonl", permissions=PRIVATE_FILE) as train, \
+                atomic_open(out / "validation.jsonl", permissions=PRIVATE_FILE) as validation, \
                 tqdm(unit="doc", desc=f"build {self.config.name}") as progress:
             handles = {"train": train, "validation": validation}
             for spec in self.config.sources:
                 bad = BadRecords(skip=self.config.skip_bad)
                 read = 0
+                crawl = crawls[id(spec)]
                 for document in iter_source(spec, bad):
+                    if crawl is None and "account" in document.provenance and not self.config.allow_stale:
+                        raise QueerbiasError(
+                            f"{spec.path} holds Mastodon posts but no crawl state (state.json) lies beside it, so "
+                            "nothing shows that deletions and opt-outs were honoured; build from the crawl's "
+                            "folder, or pass --allow-stale")
                     self._consider(document, handles)
                     read += 1
                     progress.update()
@@ -189,18 +246,19 @@ class CorpusBuilder:
                 self.inputs.append({
                     "path": str(spec.path), "name": spec.label, "format": spec.format,
                     "licence": spec.licence, "description": spec.description,
-                    "documents_read": read, "bad_records": bad.count})
+                    "documents_read": read, "bad_records": bad.count,
+                    "crawl_state": crawl.as_dict() if crawl else None})
             # From here the old build is replaced; its stats.json goes first so the
             # folder never pairs new splits with old statistics.
             (out / "stats.json").unlink(missing_ok=True)
         stats = self._stats(started)
-        atomic_write(out / "datasheet.md", render_datasheet(self.config, stats))
-        atomic_write_json(out / "stats.json", stats)
+        write_outputs_summary(out, stats)
         return stats
 
     def _consider(self, document: Document, handles: dict) -> None:
         source = self._source_stats(document.source)
         source["read"] += 1
+        document.text = scrub_personal_data(document.text)
         words = len(document.text.split())
         reason = self.drop_reason(document, words)
         if reason:
@@ -209,8 +267,10 @@ class CorpusBuilder:
             return
         split = ("validation" if is_validation(document.doc_id, self.config.seed,
                                                 self.config.validation_fraction) else "train")
-        line = dumps_line({"text": document.text, "source": document.source,
-                           "doc_id": document.doc_id})
+        record = {"text": document.text, "source": document.source, "doc_id": document.doc_id}
+        if "account" in document.provenance:  # a post's author pseudonym, for `corpus forget`
+            record["account"] = document.provenance["account"]
+        line = dumps_line(record)
         handles[split].write(line)
         size = len(document.text.encode("utf-8"))
         source["kept"].add(words, size)
@@ -238,7 +298,10 @@ class CorpusBuilder:
                 "near_duplicate_threshold": config.near_duplicate_threshold,
                 "shingle_size": config.shingle_size, "num_perm": config.num_perm,
                 "opt_out": str(config.opt_out) if config.opt_out else None,
+                "max_crawl_age_days": config.max_crawl_age_days, "allow_stale": config.allow_stale,
             },
+            "about": {"description": config.description, "intended_use": config.intended_use,
+                      "maintainer": config.maintainer},
             "totals": totals.as_dict(),
             "splits": {split: tally.as_dict() for split, tally in self.splits.items()},
             "dropped": {reason: self.dropped[reason] for reason in DROP_REASONS},
@@ -254,3 +317,10 @@ class CorpusBuilder:
             },
             "inputs": self.inputs,
         }
+
+
+def write_outputs_summary(out: Path, stats: dict[str, Any]) -> None:
+    """datasheet.md, then stats.json last (strict JSON, 0600): a folder with stats.json is complete."""
+    atomic_write(out / "datasheet.md", render_datasheet(stats), permissions=PRIVATE_FILE)
+    atomic_write(out / "stats.json", json.dumps(stats, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
+                 permissions=PRIVATE_FILE)

@@ -9,10 +9,7 @@ maintainer) comes from the manifest.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the builder imports this module; avoid the cycle at run time
-    from queerbias.corpus.builder import BuildConfig
+from typing import Any
 
 DEFAULT_PURPOSE = (
     "Built with queerbias to study and mitigate anti-LGBTQ+ bias in German language "
@@ -26,7 +23,7 @@ DEFAULT_USE = (
     "or gender identity, and not for training classifiers that target queer people."
 )
 _REASON_TEXT = {
-    "opted_out": "on the opt-out list (doc_id, or URL / URL prefix)",
+    "opted_out": "on the opt-out list (doc_id, or URL / URL prefix), or its author asked to be forgotten",
     "too_short": "fewer words than the minimum for its kind",
     "exact_duplicate": "same text as a kept document after Unicode NFKC, case folding and "
                        "whitespace normalisation",
@@ -43,16 +40,17 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def render_datasheet(config: BuildConfig, stats: dict[str, Any]) -> str:
-    """The datasheet as Markdown."""
-    settings, totals = stats["settings"], stats["totals"]
+def render_datasheet(stats: dict[str, Any]) -> str:
+    """The datasheet as Markdown, from a build's statistics alone (so a takedown can re-render it)."""
+    settings, totals, about = stats["settings"], stats["totals"], stats["about"]
     sources = stats["sources"]
     source_rows = [[name, s["documents"], s["words"], s["mb"], s["first_published"],
                     s["last_published"]] for name, s in sources.items()]
     split_rows = [[split, s["documents"], s["words"], s["mb"]]
                   for split, s in stats["splits"].items()]
     input_rows = [[f"`{i['path']}`", i["format"], i["documents_read"], i["bad_records"],
-                   i["description"]] for i in stats["inputs"]]
+                   (i.get("crawl_state") or {}).get("checked_at") or "", i["description"]]
+                  for i in stats["inputs"]]
     licence_rows = [[i["name"], f"`{i['path']}`", i["licence"]] for i in stats["inputs"]]
     drop_rows = [[reason, count, _REASON_TEXT[reason]]
                  for reason, count in stats["dropped"].items()]
@@ -66,21 +64,24 @@ def render_datasheet(config: BuildConfig, stats: dict[str, Any]) -> str:
         f"Built {stats['built_at']} by `queerbias corpus build`. Counts below are from "
         "`stats.json` of the same build.",
         "## Motivation",
-        config.description or DEFAULT_PURPOSE,
+        about["description"] or DEFAULT_PURPOSE,
         "## Composition",
         f"{totals['documents']} documents, {totals['words']} words, {totals['mb']} MB of "
         "UTF-8 text. Each line of `train.jsonl` / `validation.jsonl` is one post or "
-        "article: `text`, `source`, `doc_id`. There are no labels.",
+        "article: `text`, `source`, `doc_id`, and for posts `account`. There are no labels.",
         _table(["source", "documents", "words", "MB", "first published", "last published"],
                source_rows),
         _table(["split", "documents", "words", "MB"], split_rows),
         "The texts were selected because they mention LGBTQ+ keywords, so they are about "
         "queer lives and politics and may quote slurs or hostile statements. Social-media "
-        "posts are written by individuals, may contain personal information and can be "
-        "traced to their authors through `doc_id`.",
+        "posts are written by individuals and reveal things about them that the GDPR protects "
+        "(Art. 9). Posts name neither their author nor their address: `doc_id` and `account` are "
+        "keyed pseudonyms that only the holder of the crawl key can link to a person, and "
+        "mentions, e-mail addresses, handles and phone numbers in the text are replaced by "
+        "placeholders.",
         "## Collection process",
-        _table(["input", "format", "documents read", "bad records skipped", "description"],
-               input_rows),
+        _table(["input", "format", "documents read", "bad records skipped", "crawl last checked",
+                "description"], input_rows),
         "Mastodon posts come from `queerbias crawl mastodon` (public posts matching the "
         "keyword list); news articles from `queerbias crawl news` (RSS/Atom feeds, article "
         "pages extracted with trafilatura, provenance with feed URL and fetch time); taz "
@@ -99,18 +100,22 @@ def render_datasheet(config: BuildConfig, stats: dict[str, Any]) -> str:
         f"its doc_id falls below {settings['validation_fraction']}; reruns keep every "
         "document on the same side.",
         "## Uses",
-        config.intended_use or DEFAULT_USE,
+        about["intended_use"] or DEFAULT_USE,
         "## Distribution",
         "The corpus is built locally under `corpora/<name>/`, which git ignores; the project "
         "distributes the recipe (manifest), not the texts. Licences of the inputs:",
         _table(["input", "path", "licence"], licence_rows),
         "## Maintenance",
-        (f"Maintainer: {config.maintainer}. " if config.maintainer else "")
-        + "Opt-out: anyone may ask for their texts to be removed. Add the doc_id, the URL, "
-        "or a URL prefix (a whole account or site section) to the opt-out list and "
-        "rebuild; " + (f"this build used `{opt_out}` and removed "
-                       f"{stats['dropped']['opted_out']} documents." if opt_out
-                       else "this build used no opt-out list.")
+        (f"Maintainer: {about['maintainer']}. " if about["maintainer"] else "")
+        + "Opt-out: anyone may ask for their texts to be removed. A person's posts are removed "
+        "from the crawl and from this corpus with `queerbias corpus forget --account "
+        "HANDLE@INSTANCE`, which also keeps them out of later crawls and builds; articles or "
+        "site sections are removed by adding their doc_id, URL or URL prefix to the opt-out "
+        "list and rebuilding; " + (f"this build used `{opt_out}`. " if opt_out
+                                   else "this build used no opt-out list. ")
+        + f"{stats['dropped']['opted_out']} documents were dropped as opted out at build time"
+        + (f", and {stats['forgotten_after_build']} removed later by `corpus forget`."
+           if stats.get("forgotten_after_build") else ".")
         + " Rebuilding with the same manifest and inputs reproduces the same splits.",
     ]
     return "\n\n".join(sections) + "\n"

@@ -1,7 +1,8 @@
 """Exact and near-duplicate detection for corpus documents.
 
-Exact duplicates share the hash of their normalised text (Unicode NFKC, case-folded,
-whitespace collapsed): reposts, the same agency text in two feeds.
+Exact duplicates share the hash of their normalised text (zero-width and bidi characters
+removed, Unicode NFKC, case-folded, whitespace collapsed): reposts, the same agency text
+in two feeds, a copy with an invisible character slipped in.
 
 Near duplicates (an article and its lightly edited update, a post quoted with one
 word changed) are found with MinHash over word shingles plus locality-sensitive
@@ -19,6 +20,8 @@ import unicodedata
 
 import numpy as np
 
+from queerbias.text.scrub import remove_invisible
+
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
 _MERSENNE_61 = np.uint64((1 << 61) - 1)
@@ -27,8 +30,8 @@ _CHUNK = 4096  # shingles per vectorised step, bounds memory on very long texts
 
 
 def normalise(text: str) -> str:
-    """The text as compared for duplicates: NFKC, case-folded, single spaces."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    """The text as compared for duplicates: no invisible characters, NFKC, case-folded, single spaces."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", remove_invisible(text)).casefold()).strip()
 
 
 def content_hash(text: str) -> bytes:

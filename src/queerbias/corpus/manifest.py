@@ -15,13 +15,14 @@ import yaml
 
 from queerbias.corpus.builder import BuildConfig
 from queerbias.corpus.sources import FORMATS, SourceSpec
+from queerbias.crawl.inputs import read_small_text
 from queerbias.errors import DataError, QueerbiasError
 
 CORPORA_DIR = Path("corpora")
 _TOP_LEVEL = {"name", "output_dir", "description", "intended_use", "maintainer",
               "validation_fraction", "seed", "min_words", "require_german",
               "near_duplicate_threshold", "shingle_size", "num_perm", "opt_out", "skip_bad",
-              "sources"}
+              "max_crawl_age_days", "allow_stale", "sources"}
 _SOURCE_KEYS = {"path", "name", "format", "licence", "description"}
 _FORMAT_OPTIONS = {"jsonl": set(), "taz": {"since_year", "until_year", "keywords"}}
 
@@ -29,10 +30,9 @@ _FORMAT_OPTIONS = {"jsonl": set(), "taz": {"since_year", "until_year", "keywords
 def load_manifest(path: Path) -> BuildConfig:
     """Read and validate a manifest; errors name the manifest file and the key."""
     path = Path(path)
+    text = read_small_text(path, "manifest")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise DataError(path, f"cannot read manifest: {err.strerror}") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise DataError(path, f"invalid YAML: {err}") from None
     if not isinstance(data, dict):

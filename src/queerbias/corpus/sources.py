@@ -3,7 +3,8 @@
 A JSONL source may mix three record shapes, recognised line by line:
 
     our document schema   has "source" and "kind" (output of `corpus taz`, `crawl news`)
-    Mastodon post         has "origin_instance" or "seen_on" (posts.jsonl of `crawl mastodon`)
+    Mastodon post         has "seen_on" (posts.jsonl of `crawl mastodon`): keyed pseudonyms for the
+                          post (doc_id) and its author (account), no uri or url
     any other object      needs only "text"; "doc_id"/"id" and "kind" are used if present
 
 A source of format "taz" is instead the raw taz2024full archive, filtered on the fly.
@@ -55,14 +56,18 @@ def record_to_document(record: dict[str, Any], path: Path, row: int, name: str) 
     if not isinstance(text, str) or not text.strip():
         raise DataError(path, "missing or empty text", row=row, field="text")
     if "origin_instance" in record or "seen_on" in record:
-        doc_id = record.get("doc_id")
+        if "uri" in record or "url" in record or "origin_instance" in record:
+            raise DataError(path, "a Mastodon post of an older queerbias that names its author (uri, url); "
+                                  "crawl afresh with `queerbias crawl mastodon`", row=row)
+        doc_id, account = record.get("doc_id"), record.get("account")
         if not isinstance(doc_id, str) or not doc_id:
             raise DataError(path, "Mastodon post without a doc_id", row=row, field="doc_id")
+        if not isinstance(account, str) or not account:
+            raise DataError(path, "Mastodon post without an account pseudonym", row=row, field="account")
         return Document(
-            doc_id=doc_id, source="mastodon", kind="post", text=text,
-            url=record.get("url") or record.get("uri"), published=record.get("created_at"),
-            language=record.get("language"),
-            provenance={"uri": record.get("uri"), "origin_instance": record.get("origin_instance")},
+            doc_id=doc_id, source="mastodon", kind="post", text=text, published=record.get("created_at"),
+            language=record.get("language"), keywords=list(record.get("keywords") or []),
+            provenance={"account": account},
         )
     raw_id = record.get("doc_id", record.get("id"))
     doc_id = str(raw_id) if isinstance(raw_id, (str, int)) and raw_id != "" else stable_id(text)
@@ -98,10 +103,15 @@ def iter_source(spec: SourceSpec, bad: BadRecords) -> Iterator[Document]:
 
 
 def _iter_jsonl_documents(spec: SourceSpec, bad: BadRecords) -> Iterator[Document]:
-    for row, record in iter_jsonl(spec.path, bad.handle):
-        try:
-            document = record_to_document(record, spec.path, row, spec.label)
-        except DataError as err:
-            bad.handle(err)
-            continue
-        yield document
+    try:
+        for row, record in iter_jsonl(spec.path, bad.handle):
+            try:
+                document = record_to_document(record, spec.path, row, spec.label)
+            except DataError as err:
+                bad.handle(err)
+                continue
+            yield document
+    except UnicodeDecodeError:
+        raise DataError(spec.path, "not UTF-8 text (a binary file?); a source must be JSONL") from None
+    except (OSError, EOFError) as err:  # a damaged or fake .gz
+        raise DataError(spec.path, f"cannot read: {err}") from None

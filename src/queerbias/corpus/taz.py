@@ -73,6 +73,8 @@ def archive_files(paths: Iterable[Path]) -> list[Path]:
             found.extend(p for p in sorted(path.rglob("*")) if p.is_file() and _is_archive(p))
         elif path.is_file():
             found.append(path)
+        elif path.exists():
+            raise DataError(path, "not a regular file or folder (a FIFO or device?); give archive files")
         else:
             raise DataError(path, "no such file or folder")
     if not found:

@@ -1,14 +1,22 @@
-"""Paired before/after comparison of score runs, per identity group and overall.
+"""Paired before/after comparison of two or more runs of one suite: the delta document.
 
-Builds the delta document (written as delta.json) that every other output renders:
-for each AFTER run against BEFORE, the change of bias and soft score with exact
-McNemar / Wilcoxon (or paired t) tests, paired bootstrap intervals and p-values
-corrected across the groups of that comparison.
+For each AFTER run against BEFORE, the suite's `paired_cells` say which entries are
+tested (overall, and per scope: identity groups, settings, strategies, ...) and with
+which measures. Every entry goes through the same statistics (`paired_stats`): binary
+measures the exact McNemar test, continuous ones the Wilcoxon signed-rank (or paired t)
+test, statistic measures a paired bootstrap test; all get paired bootstrap intervals,
+and p-values are corrected (Holm or BH) across the entries of a scope, per measure.
+
+Every delta.json has one shape: `suite`, `schema_version`, `measures`, `scopes`,
+`comparisons` (each with `before`, `after`, `overall` and one mapping per scope),
+`meta`, and with checkpoints `trajectory` and `best`. An entry's keys per measure m:
+`m_before`, `m_after`, `delta_m`, `ci_m`, `p_m`, `p_m_adj`, `stars_m`; binary measures add
+the discordant counts `b`, `c`, `odds_ratio`, `cohens_g` (suffixed `_m` when a suite has
+several binary measures), continuous ones `m_statistic` and `effect_m`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import platform
 from dataclasses import asdict, dataclass
@@ -20,12 +28,15 @@ import pandas as pd
 import scipy
 
 from queerbias import __version__
-from queerbias.report import checkpoints, delta_tables, plots
+from queerbias.errors import QueerbiasError
+from queerbias.report import checkpoints
 from queerbias.report.choices import CORRECTIONS
 from queerbias.report.paired_stats import (
     adjust_pvalues,
+    bonferroni,
     bootstrap_mean_ci,
     bootstrap_p,
+    bootstrap_statistic,
     cell_rng,
     mcnemar_exact,
     paired_ttest,
@@ -33,7 +44,11 @@ from queerbias.report.paired_stats import (
     stratified_bootstrap_means,
     wilcoxon_signed_rank,
 )
-from queerbias.report.runs import ScoreRun, align_pairs, check_compatible
+from queerbias.report.runs import align_rows, check_compatible
+from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL, STATISTIC, PairedItems
+from queerbias.suites.store import RunRecord
+
+DELTA_SCHEMA_VERSION = 2
 
 #: implementation, description and effect size of each of `choices.SOFT_TESTS`
 SOFT_TESTS = {
@@ -62,42 +77,95 @@ class CompareOptions:
             raise ValueError("n_resamples must be at least 1")
 
 
-def group_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Generator) -> dict:
-    """All paired statistics of one group: scores before/after, deltas, tests, intervals.
+def compare_runs(
+    before: RunRecord,
+    afters: list[RunRecord],
+    options: CompareOptions = CompareOptions(),
+    best_criterion: str | None = None,
+    ppl_margin_pct: float = 5.0,
+) -> dict:
+    """The delta document for BEFORE against each AFTER, with a trajectory when checkpoints are given.
 
-    `pairs` holds aligned items (columns biased_before/after, soft_before/after).
+    `best_criterion` names one of the suite's criteria; None (or a name the suite does not
+    know) takes the suite's first.
     """
-    biased_before = pairs["biased_before"].to_numpy(dtype=bool)
-    biased_after = pairs["biased_after"].to_numpy(dtype=bool)
-    soft_before = pairs["soft_before"].to_numpy(dtype=float)
-    soft_after = pairs["soft_after"].to_numpy(dtype=float)
-
-    mcnemar = mcnemar_exact(biased_before, biased_after)
-    soft_test = SOFT_TESTS[options.soft_test][0](soft_after, soft_before)
-    diffs = np.column_stack([100.0 * (biased_after.astype(float) - biased_before), soft_after - soft_before])
-    ci = bootstrap_mean_ci(diffs, rng, options.n_resamples, options.ci_level)
-
-    bias_before, bias_after = 100.0 * biased_before.mean(), 100.0 * biased_after.mean()
-    stats = {
-        "n": len(pairs),
-        "bias_before": bias_before,
-        "bias_after": bias_after,
-        "delta_bias": bias_after - bias_before,
-        "ci_bias": [ci[0, 0], ci[1, 0]],
-        "b": mcnemar.b,
-        "c": mcnemar.c,
-        "p_bias": mcnemar.p,
-        "odds_ratio": mcnemar.odds_ratio,
-        "cohens_g": mcnemar.cohens_g,
-        "soft_before": soft_before.mean(),
-        "soft_after": soft_after.mean(),
-        "delta_soft": soft_after.mean() - soft_before.mean(),
-        "ci_soft": [ci[0, 1], ci[1, 1]],
-        "soft_statistic": soft_test.statistic,
-        "p_soft": soft_test.p,
-        "effect_soft": soft_test.effect,
+    if not afters:
+        raise QueerbiasError("need at least one AFTER run")
+    suite = before.suite
+    compared = [compare_pair(before, after, options) for after in afters]
+    comparisons = [comparison for comparison, _ in compared]
+    _adjust_extras(comparisons)
+    scopes = list(dict.fromkeys(scope for _, seen in compared for scope in seen))
+    soft_name, soft_effect = SOFT_TESTS[options.soft_test][1:]
+    document = {
+        "suite": suite.name,
+        "schema_version": DELTA_SCHEMA_VERSION,
+        "measures": [asdict(m) for m in suite.measures],
+        "scopes": scopes,
+        "comparisons": comparisons,
+        "meta": {
+            "bias_test": "exact McNemar test, scipy.stats.binomtest(b, b + c, 0.5)",
+            "bias_effect": "odds ratio b/c and Cohen's g",
+            "soft_test": options.soft_test,
+            "soft_test_description": soft_name,
+            "soft_effect": soft_effect,
+            "statistic_test": "paired bootstrap over units: two-sided p = 2 min(P*(Δ ≤ 0), P*(Δ ≥ 0))",
+            "correction": options.correction,
+            "correction_family": "the entries of one scope per measure; overall uncorrected",
+            "ci": f"paired percentile bootstrap, {options.ci_level:.0%}",
+            **asdict(options),
+            "data": before.meta.get("data"),
+            "settings": before.meta.get("settings"),
+            "scoring_id": before.meta.get("scoring_id"),
+            "versions": {"queerbias": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+                         "pandas": pd.__version__, "python": platform.python_version()},
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        },
     }
-    return json_safe(stats)
+    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures)
+    if trajectory is not None and suite.criteria:
+        name = best_criterion if best_criterion in suite.criteria else next(iter(suite.criteria))
+        document["trajectory"] = trajectory
+        document["best"] = checkpoints.choose_best(trajectory, name, ppl_margin_pct, suite.criteria)
+    return document
+
+
+def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -> tuple[dict, list[str]]:
+    """One comparison entry (AFTER against BEFORE: overall, per scope with p corrected within the
+    scope, and the suite's extras) and its scopes in order."""
+    check_compatible(before, after)
+    suite = before.suite
+    aligned = align_rows(before.rows(), after.rows(), suite.key_columns, suite.text_columns,
+                         (before.label, after.label))
+    comparison, scopes = {"before": before.describe(), "after": after.describe(), OVERALL: None}, []
+    for entry in suite.paired_cells(*aligned, before.settings):
+        names = () if entry.scope == OVERALL else (entry.scope, entry.name)
+        stats = entry_stats(entry, suite, options, cell_rng(options.seed, *names))
+        if entry.scope == OVERALL:
+            comparison[OVERALL] = stats
+        else:
+            if entry.scope not in scopes:
+                scopes.append(entry.scope)
+            comparison.setdefault(entry.scope, {})[entry.name] = stats
+    if comparison[OVERALL] is None:
+        raise QueerbiasError(f"{before.label} and {after.label} share nothing that could be compared")
+    _adjust(comparison, scopes, suite, options.correction)
+    extras = suite.extras(*aligned, options)
+    clash = set(extras) & set(comparison)
+    if clash:
+        raise ValueError(f"{suite.name}: extras {sorted(clash)} would replace parts of the comparison")
+    comparison |= extras
+    return comparison, scopes
+
+
+def _adjust_extras(comparisons: list[dict]) -> None:
+    """Bonferroni across the AFTER runs for every extra figure that carries a single p-value."""
+    names = {name for c in comparisons for name, value in c.items() if isinstance(value, dict) and "p" in value
+             and name not in ("before", "after")}
+    for name in names:
+        entries = [c[name] for c in comparisons if name in c]
+        for entry, adjusted in zip(entries, bonferroni([e["p"] for e in entries]), strict=True):
+            entry["p_bonferroni"] = adjusted
 
 
 def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Generator) -> dict:
@@ -126,61 +194,68 @@ def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.
     return json_safe(stats)
 
 
-def compare_pair(before: ScoreRun, after: ScoreRun, before_pairs: pd.DataFrame, options: CompareOptions) -> dict:
-    """One comparison entry: AFTER against BEFORE, overall and per group, p corrected across groups."""
-    check_compatible(before, after)
-    aligned = align_pairs(before_pairs, after.pairs(), (before.label, after.label))
-    overall = group_stats(aligned, options, cell_rng(options.seed))
-    groups = {
-        name: group_stats(items, options, cell_rng(options.seed, name))
-        for name, items in sorted(aligned.groupby("group", sort=False), key=lambda kv: kv[0])
-    }
-    _add_adjusted(overall, groups, options.correction)
-    distance = distance_stats(aligned, options, cell_rng(options.seed, "distance to indifference"))
-    return {"before": before.describe(), "after": after.describe(), "overall": overall, "groups": groups,
-            "distance": distance}
+def entry_stats(entry: PairedItems, suite, options: CompareOptions, rng: np.random.Generator) -> dict:
+    """Scores before/after, deltas, tests and intervals of every measure of one entry."""
+    measures = [m for m in suite.measures if m.name in entry.values]
+    paired = [m for m in measures if m.kind != STATISTIC]
+    lengths = {len(entry.values[m.name][0]) for m in paired} | {len(entry.values[m.name][1]) for m in paired}
+    if len(lengths) > 1:
+        raise ValueError(f"{entry.scope}/{entry.name}: measures over different numbers of items {sorted(lengths)}")
+    short = sum(m.kind == BINARY for m in suite.measures) == 1
+    stats = {"n": lengths.pop() if lengths else entry.statistics[measures[0].name][0]}
+    diffs = []
+    for m in measures:
+        key = m.name
+        if m.kind == BINARY:
+            before, after = (np.asarray(v, dtype=bool) for v in entry.values[key])
+            test = mcnemar_exact(before, after)
+            suffix = "" if short else f"_{key}"
+            stats |= _common(key, 100.0 * before.mean(), 100.0 * after.mean())
+            stats |= {f"b{suffix}": test.b, f"c{suffix}": test.c, f"p_{key}": test.p, f"p_{key}_adj": None,
+                      f"stars_{key}": "", f"odds_ratio{suffix}": test.odds_ratio, f"cohens_g{suffix}": test.cohens_g}
+            diffs.append(100.0 * (after.astype(float) - before))
+        elif m.kind == CONTINUOUS:
+            before, after = (np.asarray(v, dtype=float) for v in entry.values[key])
+            test = SOFT_TESTS[options.soft_test][0](after, before)
+            stats |= _common(key, before.mean(), after.mean())
+            stats |= {f"{key}_statistic": test.statistic, f"p_{key}": test.p, f"p_{key}_adj": None,
+                      f"stars_{key}": "", f"effect_{key}": test.effect}
+            diffs.append(after - before)
+    if diffs:
+        ci = bootstrap_mean_ci(np.column_stack(diffs), rng, options.n_resamples, options.ci_level)
+        for index, m in enumerate(paired):
+            stats[f"ci_{m.name}"] = [ci[0, index], ci[1, index]]
+    for m in measures:
+        if m.kind == STATISTIC:
+            value_before, value_after = entry.values[m.name]
+            result = bootstrap_statistic(entry.statistics[m.name][1], rng, options.n_resamples, options.ci_level)
+            stats |= _common(m.name, value_before, value_after)
+            stats |= {f"ci_{m.name}": list(result.ci), f"p_{m.name}": result.p, f"p_{m.name}_adj": None,
+                      f"stars_{m.name}": ""}
+    return json_safe(stats)
 
 
-def compare_runs(
-    before: ScoreRun,
-    afters: list[ScoreRun],
-    options: CompareOptions = CompareOptions(),
-    best_criterion: str = "closest50",
-    ppl_margin_pct: float = 5.0,
-) -> dict:
-    """The delta document for BEFORE against each AFTER, with a trajectory when checkpoints are given."""
-    if not afters:
-        raise ValueError("need at least one AFTER run")
-    before_pairs = before.pairs()
-    comparisons = [compare_pair(before, after, before_pairs, options) for after in afters]
-    soft_name, soft_effect = SOFT_TESTS[options.soft_test][1:]
-    document = {
-        "comparisons": comparisons,
-        "meta": {
-            "bias_test": "exact McNemar test, scipy.stats.binomtest(b, b + c, 0.5)",
-            "bias_effect": "odds ratio b/c and Cohen's g",
-            "soft_test": options.soft_test,
-            "soft_test_description": soft_name,
-            "soft_effect": soft_effect,
-            "correction": options.correction,
-            "correction_family": "groups of one comparison, separately for bias and soft; overall uncorrected",
-            "ci": f"paired percentile bootstrap, {options.ci_level:.0%}",
-            "distance": ("distance to indifference: unweighted mean over groups of |score - 50|; "
-                         "interval: paired bootstrap of pairs within groups; p: twice the smaller share "
-                         "of resampled changes on either side of 0"),
-            **asdict(options),
-            "data": before.meta.get("data"),
-            "scoring_id": before.meta.get("scoring_id"),
-            "versions": {"queerbias": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
-                         "pandas": pd.__version__, "python": platform.python_version()},
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        },
-    }
-    trajectory = checkpoints.trajectory(before, comparisons)
-    if trajectory is not None:
-        document["trajectory"] = trajectory
-        document["best"] = checkpoints.choose_best(trajectory, best_criterion, ppl_margin_pct)
-    return document
+def _common(key: str, before: float, after: float) -> dict:
+    return {f"{key}_before": before, f"{key}_after": after, f"delta_{key}": after - before, f"ci_{key}": None}
+
+
+def _adjust(comparison: dict, scopes: list[str], suite, correction: str) -> None:
+    """Adjust p across the entries of each scope, per measure; overall is its own single test."""
+    families = [comparison[scope] for scope in scopes]
+    for m in suite.measures:
+        key = f"p_{m.name}"
+        for entries in families:
+            tested = [e for e in entries.values() if key in e]
+            raw = [np.nan if e[key] is None else e[key] for e in tested]
+            for entry, adjusted in zip(tested, adjust_pvalues(raw, correction), strict=True):
+                entry[f"{key}_adj"] = finite_or_none(adjusted)
+        if key in comparison[OVERALL]:
+            comparison[OVERALL][f"{key}_adj"] = comparison[OVERALL][key]
+    for entry in [comparison[OVERALL], *(e for entries in families for e in entries.values())]:
+        for m in suite.measures:
+            if f"p_{m.name}_adj" in entry:
+                p = entry[f"p_{m.name}_adj"]
+                entry[f"stars_{m.name}"] = "" if p is None else stars(p)
 
 
 def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
@@ -189,52 +264,49 @@ def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
     Trajectory files of an earlier comparison in the same directory are removed when
     this one has no checkpoints, so no reader mixes two comparisons.
     """
+    from queerbias.fileio import atomic_write
+    from queerbias.report import delta_tables, plots
+    from queerbias.suites.store import strict_json
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "delta.json").unlink(missing_ok=True)
-    texts = {f"delta.{kind}": text for kind, text in delta_tables.render_delta_tables(document).items()}
+    text = strict_json(document, "delta document")
+    files = {f"delta.{kind}": body for kind, body in delta_tables.render_delta_tables(document).items()}
     if "trajectory" in document:
-        texts["trajectory.csv"] = delta_tables.render_trajectory_csv(document["trajectory"])
+        files["trajectory.csv"] = delta_tables.render_trajectory_csv(document)
     paths = []
-    for name, text in texts.items():
+    for name, body in files.items():
         paths.append(out_dir / name)
-        paths[-1].write_text(text, encoding="utf-8")
+        atomic_write(paths[-1], body)
     paths.append(plots.forest_plot(document, out_dir / "forest.png"))
     if "trajectory" in document:
         paths.append(plots.trajectory_plot(document, out_dir / "trajectory.png"))
     else:
         for stale in ("trajectory.csv", "trajectory.png"):
             (out_dir / stale).unlink(missing_ok=True)
-    partial = out_dir / "delta.json.partial"
-    partial.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    paths.append(partial.replace(out_dir / "delta.json"))
+    paths.append(out_dir / "delta.json")
+    atomic_write(paths[-1], text + "\n")
     return paths
-
-
-def _add_adjusted(overall: dict, groups: dict, correction: str) -> None:
-    """Adjust p across the groups (one family per test); overall is its own single test."""
-    for test in ("bias", "soft"):
-        raw = [np.nan if g[f"p_{test}"] is None else g[f"p_{test}"] for g in groups.values()]
-        for entry, adjusted in zip(groups.values(), adjust_pvalues(raw, correction), strict=True):
-            entry[f"p_{test}_adj"] = finite_or_none(adjusted)
-        overall[f"p_{test}_adj"] = overall[f"p_{test}"]
-        for entry in (overall, *groups.values()):
-            p = entry[f"p_{test}_adj"]
-            entry[f"stars_{test}"] = "" if p is None else stars(p)
 
 
 def finite_or_none(value):
     """A float for JSON, None where the statistic is undefined (NaN) or unbounded (inf)."""
+    if value is None:
+        return None
     value = float(value)
     return value if math.isfinite(value) else None
 
 
 def json_safe(stats: dict) -> dict:
+    """Statistics as JSON values: ints as int, undefined or unbounded numbers as None."""
     converted = {}
     for key, value in stats.items():
-        if isinstance(value, list):
+        if isinstance(value, str) or value is None:
+            converted[key] = value
+        elif isinstance(value, list):
             converted[key] = [finite_or_none(v) for v in value]
-        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
             converted[key] = int(value)
         else:
             converted[key] = finite_or_none(value)

@@ -1,87 +1,83 @@
-"""The delta document as tables: identities × compared runs, cells "Δbias / Δsoft" with stars.
+"""The delta document of any suite as tables: entries × compared runs, cells "Δm1 / Δm2" with stars.
 
-Layout follows the seed paper's Tables 6 and 7 so results can be set side by side;
-delta.csv is the long machine-readable form (one row per comparison and group).
+Layout follows the seed paper's Tables 6 and 7 so results can be set side by side:
+the main table shows the first scope's entries (identity groups, settings, strategies)
+and Overall; a details table per comparison and scope gives every statistic;
+delta.csv is the long machine-readable form (one row per comparison, scope and entry).
 """
 
 from __future__ import annotations
 
 from statistics import fmean
 
-from queerbias.pairs.taxonomy import table_order
 from queerbias.report.paired_stats import STAR_LEVELS, stars
 from queerbias.report.tables import Cell, Table, fmt, to_csv, to_latex, to_markdown
+from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
 
 OVERALL_ROW = "overall"
-STAT_COLUMNS = (
-    "n", "bias_before", "bias_after", "delta_bias", "ci_bias", "b", "c", "p_bias", "p_bias_adj", "stars_bias",
-    "odds_ratio", "cohens_g", "soft_before", "soft_after", "delta_soft", "ci_soft", "soft_statistic",
-    "p_soft", "p_soft_adj", "stars_soft", "effect_soft",
-)
-TRAJECTORY_COLUMNS = ("label", "step", "base", "bias", "soft", "delta_bias", "ci_bias", "p_bias",
-                      "delta_soft", "ci_soft", "p_soft", "distance_bias", "delta_distance_bias",
-                      "ci_distance_bias", "p_distance_bias", "distance_soft", "delta_distance_soft",
-                      "ci_distance_soft", "p_distance_soft", "perplexity", "ppl_change_pct")
-DISTANCE_ROW = "Distance to indifference"
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
 def render_delta_tables(document: dict) -> dict[str, str]:
     """Markdown (main table, per-comparison details, trajectory), CSV and LaTeX (main table)."""
     main = delta_table(document)
-    markdown = [f"# Bias change against {_before_label(document)}", "", to_markdown(main)]
+    markdown = [f"# {document['suite']}: change against {_before_label(document)}", "", to_markdown(main)]
     for comparison in document["comparisons"]:
-        markdown += ["", to_markdown(details_table(comparison, document["meta"]))]
-        if "distance" in comparison:
-            markdown += ["", to_markdown(distance_table(comparison))]
+        for scope in document["scopes"] or [OVERALL]:
+            markdown += ["", to_markdown(details_table(document, comparison, scope))]
+    markdown += [block for table in _suite(document).extra_tables(document) for block in ("", to_markdown(table))]
     if "trajectory" in document:
-        markdown += ["", to_markdown(trajectory_table(document["trajectory"], document.get("best"))),
-                     "", best_sentence(document["best"])]
+        markdown += ["", to_markdown(trajectory_table(document)), "", best_sentence(document["best"])]
     return {"md": "\n".join(markdown) + "\n", "csv": render_delta_csv(document), "tex": to_latex(main)}
 
 
+def _measures(document: dict, kinds=None) -> list[dict]:
+    return [m for m in document["measures"] if kinds is None or m["kind"] in kinds]
+
+
+def _suite(document: dict):
+    from queerbias.suites.registry import get_suite
+
+    return get_suite(document["suite"])
+
+
+def _scope_title(document: dict, scope: str) -> str:
+    return _suite(document).scope_titles.get(scope, scope)
+
+
 def delta_table(document: dict) -> Table:
-    """Identities as rows, AFTER runs as columns plus an (untested) Mean column."""
+    """The first scope's entries as rows, AFTER runs as columns plus an (untested) Mean column."""
     comparisons = document["comparisons"]
-    groups = table_order({group for c in comparisons for group in c["groups"]})
-    rows = [[group, *_delta_cells([c["groups"].get(group) for c in comparisons])] for group in groups]
-    overall = ["Overall", *_delta_cells([c["overall"] for c in comparisons])]
-    summary_rows = [overall]
-    if all("distance" in c for c in comparisons):
-        summary_rows.append([DISTANCE_ROW, *_delta_cells([_distance_entry(c["distance"]) for c in comparisons])])
+    scope = document["scopes"][0] if document["scopes"] else None
+    names = list(dict.fromkeys(name for c in comparisons for name in c.get(scope, {}))) if scope else []
+    measures = [m for m in _measures(document) if f"delta_{m['name']}" in comparisons[0][OVERALL]]
+    rows = [[name, *_delta_cells([c.get(scope, {}).get(name) for c in comparisons], measures)] for name in names]
+    summary_rows = [["Overall", *_delta_cells([c[OVERALL] for c in comparisons], measures)]]
+    figures = {name: title for name, title in _suite(document).figures.items() if all(name in c for c in comparisons)}
+    summary_rows += [[title, *_delta_cells([_starred(c[name], measures) for c in comparisons], measures)]
+                     for name, title in figures.items()]
+    unit = measures[0]["unit"] if len({m["unit"] for m in measures}) == 1 else ""
     meta = document["meta"]
+    figure_note = "".join(f" {title}: its change, stars by its paired bootstrap p." for title in figures.values())
     return Table(
-        header=["Identity", *[c["after"]["label"] for c in comparisons], "Mean"],
+        header=[_scope_title(document, scope) if scope else "", *[c["after"]["label"] for c in comparisons], "Mean"],
         rows=rows,
         summary_rows=summary_rows,
-        caption=f"Change against {_before_label(document)}: Δbias / Δsoft (percentage points)",
-        notes=(f"Δbias tested with the exact McNemar test, Δsoft with the {meta['soft_test_description']}; "
-               f"stars by {_correction_name(meta)}-adjusted p across the groups of each column "
-               f"(Overall unadjusted): {star_legend()}. {DISTANCE_ROW}: change of the mean over groups of "
-               f"|score - 50|, stars by its paired bootstrap p. Mean: unweighted mean over columns, not tested."),
+        caption=(f"Change against {_before_label(document)}: " + " / ".join(f"Δ{m['name']}" for m in measures)
+                 + (" (percentage points)" if unit == "pp" else "")),
+        notes=(f"{_tests_sentence(document, measures)}; stars by {CORRECTION_NAMES[meta['correction']]}-adjusted "
+               f"p across the entries of each column (Overall unadjusted): {star_legend()}.{figure_note} Mean: "
+               "unweighted mean over columns, not tested."),
     )
 
 
-def details_table(comparison: dict, meta: dict) -> Table:
-    """Every statistic of one comparison: scores, deltas with intervals, counts, p, effect sizes."""
-    header = ["Identity", "n", "bias before", "bias after", "Δbias [95% CI]", "b", "c", "p", "p adj", "g",
-              "soft before", "soft after", "Δsoft [95% CI]", "p", "p adj", "effect"]
-    def row(name: str, s: dict) -> list:
-        return [name, str(s["n"]), fmt(s["bias_before"]), fmt(s["bias_after"]),
-                Cell(_with_ci(s["delta_bias"], s["ci_bias"]), marks=s["stars_bias"]), str(s["b"]), str(s["c"]),
-                format_p(s["p_bias"]), format_p(s["p_bias_adj"]), fmt(s["cohens_g"], 3),
-                fmt(s["soft_before"]), fmt(s["soft_after"]),
-                Cell(_with_ci(s["delta_soft"], s["ci_soft"]), marks=s["stars_soft"]),
-                format_p(s["p_soft"]), format_p(s["p_soft_adj"]), fmt(s["effect_soft"], 3)]
-    before, after = comparison["before"]["label"], comparison["after"]["label"]
-    return Table(
-        header=header,
-        rows=[row(name, stats) for name, stats in comparison["groups"].items()],
-        summary_rows=[row("Overall", comparison["overall"])],
-        caption=f"{after} against {before}",
-        notes=(f"b: pairs biased before but not after, c: the reverse; g: Cohen's g of the McNemar test; "
-               f"effect: {meta['soft_effect']}; {meta['ci']} interval over {meta['n_resamples']} "
-               f"resamples (seed {meta['seed']})."),
-    )
+def _starred(figure: dict, measures: list[dict]) -> dict:
+    """A comparison-level figure as a delta cell: its unadjusted p decides the stars."""
+    return {**figure, **{f"stars_{m['name']}": _stars(figure.get(f"p_{m['name']}")) for m in measures}}
+
+
+def _stars(p: float | None) -> str:
+    return "" if p is None else stars(p)
 
 
 def distance_table(comparison: dict) -> Table:
@@ -96,20 +92,71 @@ def distance_table(comparison: dict) -> Table:
                  notes="Interval and p from a paired bootstrap of pairs within groups; a fall is a mitigation.")
 
 
-def trajectory_table(rows: list[dict], best: dict | None) -> Table:
-    """Overall scores per training step, the chosen checkpoint marked in bold."""
+def _tests_sentence(document: dict, measures: list[dict]) -> str:
+    meta = document["meta"]
+    tests = {BINARY: "the exact McNemar test", CONTINUOUS: f"the {meta['soft_test_description']}",
+             "statistic": "a paired bootstrap test"}
+    return "; ".join(f"Δ{m['name']} tested with {tests[m['kind']]}" for m in measures)
+
+
+def details_table(document: dict, comparison: dict, scope: str) -> Table:
+    """Every statistic of one comparison and scope: scores, deltas with intervals, counts, p, effects."""
+    measures = [m for m in _measures(document) if f"delta_{m['name']}" in comparison[OVERALL]]
+    single_binary = len(_measures(document, (BINARY,))) == 1
+    header = [_scope_title(document, scope) if scope != OVERALL else "", "n"]
+    for m in measures:
+        name = m["name"]
+        header += [f"{name} before", f"{name} after", f"Δ{name} [95% CI]"]
+        header += ["b", "c", "p", "p adj", "g"] if m["kind"] == BINARY else \
+            ["p", "p adj", "effect"] if m["kind"] == CONTINUOUS else ["p", "p adj"]
+
+    def row(name: str, s: dict) -> list:
+        cells = [name, str(s["n"])]
+        for m in measures:
+            key, digits = m["name"], m.get("digits", 2)
+            suffix = "" if single_binary else f"_{key}"
+            cells += [fmt(s.get(f"{key}_before"), digits), fmt(s.get(f"{key}_after"), digits),
+                      Cell(_with_ci(s.get(f"delta_{key}"), s.get(f"ci_{key}"), digits), marks=s.get(f"stars_{key}", ""))]
+            if m["kind"] == BINARY:
+                cells += [str(s[f"b{suffix}"]), str(s[f"c{suffix}"])]
+            cells += [format_p(s.get(f"p_{key}")), format_p(s.get(f"p_{key}_adj"))]
+            if m["kind"] == BINARY:
+                cells.append(fmt(s[f"cohens_g{suffix}"], 3))
+            elif m["kind"] == CONTINUOUS:
+                cells.append(fmt(s[f"effect_{key}"], 3))
+        return cells
+
+    before, after = comparison["before"]["label"], comparison["after"]["label"]
+    entries = comparison.get(scope, {}) if scope != OVERALL else {}
+    meta = document["meta"]
+    return Table(
+        header=header,
+        rows=[row(name, stats) for name, stats in entries.items()],
+        summary_rows=[row("Overall", comparison[OVERALL])] if scope in (OVERALL, *document["scopes"][:1]) else [],
+        caption=f"{after} against {before}" + ("" if scope == OVERALL else f": {scope}"),
+        notes=(f"b: items flagged before but not after, c: the reverse; g: Cohen's g of the McNemar test; "
+               f"effect: {meta['soft_effect']}; {meta['ci']} interval over {meta['n_resamples']} "
+               f"resamples (seed {meta['seed']})."),
+    )
+
+
+def trajectory_table(document: dict) -> Table:
+    """Overall figures (and the suite's comparison-level figures) per training step, the chosen
+    checkpoint in bold."""
+    rows, best = document["trajectory"], document.get("best")
+    columns = [(m["name"], m["name"], m.get("digits", 2)) for m in _measures(document) if m["name"] in rows[0]]
+    columns += [(f"{figure} ({m['name']})", f"{figure}_{m['name']}", m.get("digits", 2))
+                for figure in _suite(document).figures for m in _measures(document) if f"{figure}_{m['name']}" in rows[0]]
     body = []
     for r in rows:
         chosen = best is not None and r["label"] == best["label"]
-        body.append([Cell(r["label"], bold=chosen), str(r["step"]), fmt(r["bias"]),
-                     _with_ci(r["delta_bias"], r["ci_bias"]), fmt(r["soft"]), _with_ci(r["delta_soft"], r["ci_soft"]),
-                     fmt(r["distance_bias"]), _with_ci(r["delta_distance_bias"], r["ci_distance_bias"]),
-                     fmt(r["distance_soft"]), _with_ci(r["delta_distance_soft"], r["ci_distance_soft"]),
-                     fmt(r["perplexity"]), fmt(r["ppl_change_pct"], 1, signed=True)])
-    return Table(header=["Checkpoint", "step", "bias", "Δbias [95% CI]", "soft", "Δsoft [95% CI]",
-                         "distance (bias)", "Δ [95% CI]", "distance (soft)", "Δ [95% CI]",
-                         "perplexity", "Δppl %"],
-                 rows=body, caption="Training trajectory (overall)")
+        cells = [Cell(r["label"], bold=chosen), str(r["step"])]
+        for _, key, digits in columns:
+            cells += [fmt(r[key], digits), _with_ci(r[f"delta_{key}"], r[f"ci_{key}"], digits)]
+        body.append(cells + [fmt(r["perplexity"]), fmt(r["ppl_change_pct"], 1, signed=True)])
+    header = ["Checkpoint", "step", *[h for title, _, _ in columns for h in (title, "Δ [95% CI]")],
+              "perplexity", "Δppl %"]
+    return Table(header=header, rows=body, caption="Training trajectory (overall)")
 
 
 def best_sentence(best: dict) -> str:
@@ -118,51 +165,52 @@ def best_sentence(best: dict) -> str:
     excluded = "".join(f"; excluded {e['label']}: {e['reason']}" for e in best["excluded"])
     if best["label"] is None:
         return f"No checkpoint qualifies as best ({rule}){excluded}."
-    distance = "" if best.get("distance_bias") is None else f", distance {best['distance_bias']:.2f}"
-    chosen = f"{best['label']} (step {best['step']}, bias {best['bias']:.2f}{distance})"
+    fixed = ("criterion", "criterion_description", "ppl_margin_pct", "label", "step", "eligible", "excluded")
+    figures = "".join(f", {key} {value:.2f}" for key, value in best.items() if key not in fixed and value is not None)
+    chosen = f"{best['label']} (step {best['step']}{figures})"
     return f"Best checkpoint: {chosen}; criterion: {rule}{excluded}."
 
 
 def render_delta_csv(document: dict) -> str:
-    """One row per comparison and group (group "overall" for all pairs), full precision."""
-    header = ["before", "after", "after_step", "group", *_flat_names(STAT_COLUMNS)]
-    rows = []
+    """One row per comparison, scope and entry (group "overall" for all items), full precision."""
+    entries = [(c, OVERALL, OVERALL_ROW, c[OVERALL]) for c in document["comparisons"]]
     for c in document["comparisons"]:
-        entries = [(OVERALL_ROW, c["overall"]), *c["groups"].items()]
-        for group, stats in entries:
-            rows.append([c["before"]["label"], c["after"]["label"], c["after"].get("step"), group,
-                         *_flat_values(stats, STAT_COLUMNS)])
+        entries += [(c, scope, name, stats) for scope in document["scopes"] for name, stats in c.get(scope, {}).items()]
+    columns = list(dict.fromkeys(key for *_, stats in entries for key in stats))
+    header = ["before", "after", "after_step", "scope", "group", *_flat_names(columns)]
+    rows = [[c["before"]["label"], c["after"]["label"], c["after"].get("step"), scope, name,
+             *_flat_values(stats, columns)] for c, scope, name, stats in entries]
     return to_csv(header, rows)
 
 
-def render_trajectory_csv(rows: list[dict]) -> str:
+def render_trajectory_csv(document: dict) -> str:
     """The trajectory rows, intervals split into _low/_high columns."""
-    return to_csv(_flat_names(TRAJECTORY_COLUMNS), [_flat_values(r, TRAJECTORY_COLUMNS) for r in rows])
+    rows = document["trajectory"]
+    columns = list(rows[0])
+    return to_csv(_flat_names(columns), [_flat_values(r, columns) for r in rows])
 
 
-def _delta_cells(entries: list[dict | None]) -> list:
-    cells = [(Cell(fmt(e["delta_bias"], signed=True), marks=e["stars_bias"]),
-              Cell(fmt(e["delta_soft"], signed=True), marks=e["stars_soft"])) if e else "–" for e in entries]
+def _delta_cells(entries: list[dict | None], measures: list[dict]) -> list:
+    def cell(e: dict, m: dict) -> Cell:
+        return Cell(fmt(e[f"delta_{m['name']}"], m.get("digits", 2), signed=True), marks=e[f"stars_{m['name']}"])
+
+    cells = [tuple(cell(e, m) for m in measures) if e else "–" for e in entries]
     present = [e for e in entries if e]
-    cells.append((fmt(fmean(e["delta_bias"] for e in present), signed=True),
-                  fmt(fmean(e["delta_soft"] for e in present), signed=True)))
+    cells.append(tuple(fmt(_mean([e[f"delta_{m['name']}"] for e in present]), m.get("digits", 2), signed=True)
+                       for m in measures))
     return cells
 
 
-def _distance_entry(distance: dict) -> dict:
-    """A distance change in the shape of a delta cell (Δbias / Δsoft with stars)."""
-    return {"delta_bias": distance["delta_bias"], "delta_soft": distance["delta_soft"],
-            "stars_bias": _stars(distance["p_bias"]), "stars_soft": _stars(distance["p_soft"])}
+def _mean(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return fmean(known) if known else None
 
 
-def _stars(p: float | None) -> str:
-    return "" if p is None else stars(p)
-
-
-def _with_ci(delta: float | None, ci: list) -> str:
+def _with_ci(delta: float | None, ci: list | None, digits: int = 2) -> str:
     if delta is None:
         return "–"
-    return f"{fmt(delta, signed=True)} [{fmt(ci[0], signed=True)}, {fmt(ci[1], signed=True)}]"
+    ci = ci or [None, None]
+    return f"{fmt(delta, digits, signed=True)} [{fmt(ci[0], digits, signed=True)}, {fmt(ci[1], digits, signed=True)}]"
 
 
 def format_p(p: float | None) -> str:
@@ -176,15 +224,14 @@ def _flat_names(columns) -> list[str]:
 
 
 def _flat_values(entry: dict, columns) -> list:
-    return [value for c in columns for value in (entry[c] if c.startswith("ci_") else (entry[c],))]
+    def split(value):
+        return value if isinstance(value, list) else [None, None]
+
+    return [value for c in columns for value in (split(entry.get(c)) if c.startswith("ci_") else (entry.get(c),))]
 
 
 def _before_label(document: dict) -> str:
     return document["comparisons"][0]["before"]["label"]
-
-
-def _correction_name(meta: dict) -> str:
-    return {"holm": "Holm", "bh": "Benjamini-Hochberg"}[meta["correction"]]
 
 
 def star_legend() -> str:

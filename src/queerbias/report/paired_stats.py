@@ -208,3 +208,103 @@ def cell_rng(seed: int, *names: str) -> np.random.Generator:
     """One generator per table cell (group, strategy, setting...), seeded from the run's seed
     and the cell's names, so a cell's interval does not depend on which other cells exist."""
     return np.random.default_rng([seed, zlib.crc32("|".join(names).encode("utf-8"))])
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Interval, standard error and (for a change) two-sided p-value from resampling units."""
+
+    ci: tuple[float | None, float | None]
+    se: float | None
+    p: float | None = None
+
+
+def bootstrap_interval(statistic, rng: np.random.Generator, n_resamples: int = 1_000,
+                       level: float = 0.95) -> BootstrapResult:
+    """Percentile bootstrap of a figure that is not a mean (a GIFI dimension, say).
+
+    `statistic(rng)` draws one resample of the units and returns the figure on it, or None
+    where it is undefined on that resample (left out). SE: the SD of the resampled figures.
+    """
+    values = _resampled(statistic, rng, n_resamples)
+    if values.size == 0:
+        return BootstrapResult((None, None), None)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return BootstrapResult((float(low), float(high)), float(values.std(ddof=1)) if values.size > 1 else None)
+
+
+def bootstrap_statistic(statistic, rng: np.random.Generator, n_resamples: int = 10_000,
+                        level: float = 0.95) -> BootstrapResult:
+    """Paired bootstrap of the change of a figure that is not a mean.
+
+    `statistic(rng)` draws one resample of the units (the same units for both runs) and
+    returns (before, after) on it. Interval: percentiles of after − before; p: `bootstrap_p`.
+    """
+    def change(generator):
+        pair = statistic(generator)
+        return None if pair is None or None in pair else pair[1] - pair[0]
+
+    deltas = _resampled(change, rng, n_resamples)
+    if deltas.size == 0:
+        return BootstrapResult((None, None), None, None)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(deltas, [alpha, 1 - alpha])
+    return BootstrapResult((float(low), float(high)), float(deltas.std(ddof=1)) if deltas.size > 1 else None,
+                           bootstrap_p(deltas))
+
+
+def _resampled(statistic, rng: np.random.Generator, n_resamples: int) -> np.ndarray:
+    values = [statistic(rng) for _ in range(n_resamples)]
+    return np.asarray([v for v in values if v is not None], dtype=float)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Spearman's rho over paired values and its two-sided p-value."""
+
+    n: int
+    rho: float | None
+    p: float | None
+
+    def to_dict(self) -> dict:
+        return {"n": self.n, "rho": self.rho, "p": self.p}
+
+
+EXACT_MAX = 8  # up to 8! = 40,320 pairings the permutation test is exact and quick
+
+
+def spearman(a, b) -> Correlation:
+    """Spearman correlation of two score lists; rho and p None where undefined (a constant side,
+    fewer than three values). Pairs with a missing (NaN) value on either side are left out.
+
+    rho: `scipy.stats.spearmanr`. p: for up to EXACT_MAX values an exact permutation test over
+    all pairings (`scipy.stats.permutation_test`, permutation_type="pairings"), since
+    spearmanr's t approximation is poor for six strategies or a few models; above that,
+    spearmanr's p-value.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    _check_paired(a, b)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return Correlation(len(a), None, None)
+    result = stats.spearmanr(a, b)
+    rho, p = float(result.statistic), float(result.pvalue)
+    if len(a) <= EXACT_MAX:
+        p = float(stats.permutation_test((stats.rankdata(a), stats.rankdata(b)), _pearson, vectorized=True,
+                                         permutation_type="pairings", n_resamples=np.inf).pvalue)
+    return Correlation(len(a), rho if np.isfinite(rho) else None, p if np.isfinite(p) else None)
+
+
+def _pearson(x, y, axis=-1):
+    """Pearson's r along an axis (on ranks: Spearman's rho), vectorised for permutation_test."""
+    x = x - x.mean(axis=axis, keepdims=True)
+    y = y - y.mean(axis=axis, keepdims=True)
+    return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
+
+
+def bonferroni(pvalues) -> list:
+    """p times the number of (defined) tests, capped at 1; None stays None."""
+    defined = [p for p in pvalues if p is not None]
+    return [None if p is None else min(1.0, p * len(defined)) for p in pvalues]

@@ -1,8 +1,9 @@
-"""Figures for reports: forest plot of deltas, checkpoint trajectory, score bars.
+"""Every figure of the reports: forest plot of deltas, checkpoint trajectory, bars, lines, radar.
 
+Suites supply data (a delta document, series of values); the drawing lives here once.
 Matplotlib's Agg backend (no display needed), the Okabe-Ito colour-blind safe palette,
 and pixel sizes fixed by the content (rows, panels), not by tight bounding boxes, so
-a figure's size is predictable.
+a figure's size is predictable. Figures are written atomically.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ DPI = 100
 FOREST_WIDTH_PX, FOREST_BASE_PX, FOREST_ROW_PX, FOREST_SERIES_PX = 1100, 170, 34, 14
 TRAJECTORY_PX = (1100, 450)
 SCORES_PX = (1100, 800)
+PANEL_PX = (560, 520)
+RADAR_PX = (700, 640)
 NEUTRAL = "#666666"
+LINE_STYLES = ("-", "--", ":", "-.")
 
 
 def forest_height_px(n_rows: int, n_series: int) -> int:
@@ -31,66 +35,94 @@ def forest_height_px(n_rows: int, n_series: int) -> int:
 
 
 def forest_plot(document: dict, path: Path) -> Path:
-    """Δbias and Δsoft per identity (Overall last) with bootstrap intervals, one colour per AFTER run.
-
-    Filled markers: adjusted p < .05 for that delta's test; open markers: not significant.
-    """
+    """Δ per entry of the first scope (Overall last) with bootstrap intervals, one panel per
+    measure and one colour per AFTER run. Filled markers: adjusted p < .05; open: not significant."""
     comparisons = document["comparisons"]
-    names = sorted({group for c in comparisons for group in c["groups"]}) + ["Overall"]
-    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(names), len(comparisons))), ncols=2, sharey=True)
-    offsets = np.linspace(-0.25, 0.25, len(comparisons)) if len(comparisons) > 1 else np.zeros(1)
-    for ax, test, xlabel in ((axes[0], "bias", "Δ bias score (percentage points)"),
-                             (axes[1], "soft", "Δ soft score (percentage points)")):
-        for index, comparison in enumerate(comparisons):
-            entries = [comparison["groups"].get(name) for name in names[:-1]] + [comparison["overall"]]
+    scope = document["scopes"][0] if document["scopes"] else None
+    names = list(dict.fromkeys(n for c in comparisons for n in c.get(scope, {}))) if scope else []
+    rows = [[c.get(scope, {}).get(name) for name in names] + [c["overall"]] for c in comparisons]
+    measures = [m for m in document["measures"] if f"delta_{m['name']}" in comparisons[0]["overall"]]
+    labels = names + ["Overall"]
+    panels = [(f"delta_{m['name']}", f"ci_{m['name']}", f"p_{m['name']}_adj",
+               f"Δ {m['label']}" + (" (percentage points)" if m["unit"] == "pp" else "")) for m in measures]
+    series = [(c["after"]["label"], entries) for c, entries in zip(comparisons, rows, strict=True)]
+    title = (f"Change against {comparisons[0]['before']['label']}: 95% bootstrap intervals; "
+             "filled marker = adjusted p < .05")
+    return forest(labels, series, panels, title, path, ylabel=_scope_title(document, scope))
+
+
+def _scope_title(document: dict, scope: str | None) -> str:
+    if scope is None:
+        return ""
+    from queerbias.suites.registry import get_suite
+
+    return get_suite(document["suite"]).scope_titles.get(scope, scope)
+
+
+def forest(labels: list[str], series: list[tuple[str, list]], panels: list[tuple], title: str, path: Path,
+           ylabel: str = "", summary_row: bool = True) -> Path:
+    """Rows `labels`; per series (name, one entry dict or None per row); per panel (value key,
+    interval key, adjusted-p key or None, x label[, reference value, default 0]). With
+    `summary_row` the last row (Overall) is set off by a line."""
+    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(labels), len(series))), ncols=len(panels),
+                           sharey=True)
+    offsets = np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else np.zeros(1)
+    for ax, (key, ci_key, p_key, xlabel, *reference) in zip(axes, panels, strict=True):
+        for index, (name, entries) in enumerate(series):
             colour = PALETTE[index % len(PALETTE)]
+            drawn = False
             for row, entry in enumerate(entries):
-                if entry is None:
+                if entry is None or entry.get(key) is None:
                     continue
                 y = row + offsets[index]
-                low, high = entry[f"ci_{test}"]
-                delta = entry[f"delta_{test}"]
-                ax.plot([low, high], [y, y], color=colour, linewidth=1.8)
-                significant = entry[f"p_{test}_adj"] is not None and entry[f"p_{test}_adj"] < 0.05
-                ax.plot(delta, y, "o", markersize=7, color=colour, markeredgewidth=1.6,
-                        markerfacecolor=colour if significant else "white",
-                        label=comparison["after"]["label"] if test == "bias" and row == len(entries) - 1 else None)
-        ax.axvline(0, color=NEUTRAL, linewidth=1, linestyle="--", zorder=0)
-        ax.axhline(len(names) - 1.5, color=NEUTRAL, linewidth=0.6)
+                low, high = entry[ci_key] if entry.get(ci_key) else (None, None)
+                if low is not None and high is not None:
+                    ax.plot([low, high], [y, y], color=colour, linewidth=1.8)
+                p = entry.get(p_key) if p_key else None
+                ax.plot(entry[key], y, "o", markersize=7, color=colour, markeredgewidth=1.6,
+                        markerfacecolor=colour if p is not None and p < 0.05 else "white",
+                        label=name if ax is axes[0] and not drawn else None)
+                drawn = True
+        ax.axvline(reference[0] if reference else 0.0, color=NEUTRAL, linewidth=1, linestyle="--", zorder=0)
+        if summary_row:
+            ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(range(len(names)), names)
-    axes[0].set_ylim(len(names) - 0.5, -0.5)
-    axes[0].set_ylabel("Identity group")
-    before = comparisons[0]["before"]["label"]
-    fig.suptitle(f"Change against {before}: 95% bootstrap intervals; filled marker = adjusted p < .05")
-    fig.legend(loc="outside lower center", ncols=min(len(comparisons), 6), fontsize="small")
+    axes[0].set_yticks(range(len(labels)), labels)
+    axes[0].set_ylim(len(labels) - 0.5, -0.5)
+    axes[0].set_ylabel(ylabel)
+    fig.suptitle(title)
+    fig.legend(loc="outside lower center", ncols=min(len(series), 6), fontsize="small")
     return save_figure(fig, path)
 
 
 def trajectory_plot(document: dict, path: Path) -> Path:
-    """Overall bias and soft score over training steps (bands: 95% intervals), perplexity beside."""
+    """Overall figures over training steps (bands: 95% intervals), perplexity beside."""
     rows = document["trajectory"]
     best = document.get("best") or {}
+    measures = [m for m in document["measures"] if m["name"] in rows[0]]
     steps = np.array([r["step"] for r in rows], dtype=float)
     has_ppl = any(r["perplexity"] is not None for r in rows)
     fig, axes = new_figure(TRAJECTORY_PX, ncols=2 if has_ppl else 1)
     ax = axes[0]
     base = rows[0]
-    for colour, test, name in ((PALETTE[0], "bias", "bias score"), (PALETTE[1], "soft", "soft score")):
-        values = np.array([r[test] for r in rows])
-        ax.plot(steps, values, "o-", color=colour, label=name)
-        low = [base[test]] + [base[test] + r[f"ci_{test}"][0] for r in rows[1:]]
-        high = [base[test]] + [base[test] + r[f"ci_{test}"][1] for r in rows[1:]]
-        ax.fill_between(steps, low, high, color=colour, alpha=0.2, linewidth=0)
-    ax.axhline(50, color=NEUTRAL, linestyle="--", linewidth=1, label="50 = no preference")
+    for colour, m in zip(PALETTE, measures):
+        name = m["name"]
+        values = np.array([np.nan if r[name] is None else r[name] for r in rows], dtype=float)
+        ax.plot(steps, values, "o-", color=colour, label=m["label"])
+        bounds = [(base[name], base[name])] + [tuple(base[name] + v if v is not None else np.nan
+                                                     for v in (r[f"ci_{name}"] or [None, None])) for r in rows[1:]]
+        ax.fill_between(steps, [b[0] for b in bounds], [b[1] for b in bounds], color=colour, alpha=0.2, linewidth=0)
+    for m in measures[:1]:
+        if m.get("reference") is not None:
+            ax.axhline(m["reference"], color=NEUTRAL, linestyle="--", linewidth=1, label=m["reference_label"])
     chosen = [r for r in rows if r["label"] == best.get("label")]
     if chosen:
-        ax.plot(chosen[0]["step"], chosen[0]["bias"], "*", markersize=16, color=PALETTE[2],
+        ax.plot(chosen[0]["step"], chosen[0][measures[0]["name"]], "*", markersize=16, color=PALETTE[2],
                 label=f"best ({best['criterion']})", zorder=5)
     ax.set_xlabel("training step")
-    ax.set_ylabel("overall score")
-    ax.set_title("Overall scores over training")
+    ax.set_ylabel("overall figure")
+    ax.set_title(f"{document['suite']}: overall figures over training")
     ax.legend(fontsize="small")
     if has_ppl:
         measured = [(r["step"], r["perplexity"]) for r in rows if r["perplexity"] is not None]
@@ -131,6 +163,94 @@ def scores_plot(labels: list[str], groups: list[str], scores: dict, path: Path) 
     axes[1].set_xticks(x, groups, rotation=30, ha="right")
     axes[1].set_xlabel("Identity group")
     fig.suptitle("Bias and soft score per identity group (± standard error)")
+    return save_figure(fig, path)
+
+
+def hbar_panels(categories: list[str], series: list[tuple[str, dict]], panels: list[tuple[str, str, str | None]],
+                title: str, path: Path) -> Path:
+    """Horizontal bars per category, one colour per series, one panel per (key, x label, interval key).
+
+    `series` is (name, {category: {key: value, interval key: [low, high]}}).
+    """
+    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(categories), len(series))), ncols=len(panels),
+                           sharey=True)
+    height = 0.8 / len(series)
+    y = np.arange(len(categories))
+    for ax, (key, label, ci_key) in zip(axes, panels, strict=True):
+        for index, (name, entries) in enumerate(series):
+            values = np.array([entries[c][key] if entries.get(c) and entries[c].get(key) is not None else np.nan
+                               for c in categories], dtype=float)
+            xerr = None
+            if ci_key:
+                ci = np.array([entries[c][ci_key] if entries.get(c) and entries[c].get(ci_key) else [np.nan, np.nan]
+                               for c in categories], dtype=float).T
+                xerr = np.clip(np.nan_to_num([values - ci[0], ci[1] - values]), 0, None)
+            ax.barh(y - 0.4 + height * (index + 0.5), values, height, color=PALETTE[index % len(PALETTE)],
+                    xerr=xerr, error_kw={"ecolor": NEUTRAL, "capsize": 2, "linewidth": 1},
+                    label=name if ax is axes[0] else None)
+        ax.axvline(0, color=NEUTRAL, linewidth=1)
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, categories)
+    axes[0].set_ylim(len(categories) - 0.5, -0.5)
+    fig.suptitle(title)
+    fig.legend(loc="outside lower center", ncols=min(len(series), 6), fontsize="small")
+    return save_figure(fig, path)
+
+
+def line_panels(ticks: list[str], panels: list[tuple[str, list[tuple[str, dict[str, list]]]]], path: Path,
+                xlabel: str, ylabel: str, reference: tuple[float, str] | None = None,
+                ylim: tuple[float, float] | None = None) -> Path:
+    """One panel per (title, runs); per run (label, {line name: one value or None per tick}).
+
+    The first run of a panel is drawn solid with filled markers, later runs dashed with open ones.
+    """
+    fig, axes = new_figure((PANEL_PX[0] * len(panels), PANEL_PX[1]), ncols=len(panels), sharey=True)
+    x = list(range(len(ticks)))
+    for ax, (title, runs) in zip(axes, panels, strict=True):
+        for index, (style, (run_label, lines)) in enumerate(zip(LINE_STYLES, runs)):
+            for colour, (line, values) in zip(PALETTE, lines.items()):
+                points = [(i, v) for i, v in zip(x, values) if v is not None]
+                if points:
+                    ax.plot(*zip(*points), marker="o", linestyle=style, color=colour,
+                            markerfacecolor=colour if index == 0 else "white",
+                            label=f"{line} ({run_label})" if len(runs) > 1 else line)
+        if reference is not None:
+            ax.axhline(reference[0], color=NEUTRAL, linestyle=":", linewidth=1, label=reference[1])
+        ax.set_xticks(x, ticks)
+        ax.set_xlabel(xlabel)
+        if ylim:
+            ax.set_ylim(*ylim)
+        ax.grid(alpha=0.3)
+        ax.set_title(title, fontsize="medium")
+        ax.legend(fontsize="x-small", ncols=len(runs) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    axes[0].set_ylabel(ylabel)
+    return save_figure(fig, path)
+
+
+def radar_plot(series: list[tuple[str, dict[str, float | None]]], path: Path, title: str) -> Path:
+    """Values in [0, 1] on a radar, one polygon per (label, {axis: value}); axes in the first series' order.
+
+    Axes every series has are drawn; with fewer than three of those, every axis any series has.
+    """
+    axes_names = [a for a in series[0][1] if all(values.get(a) is not None for _, values in series)]
+    if len(axes_names) < 3:
+        axes_names = [a for a in series[0][1] if any(values.get(a) is not None for _, values in series)]
+    angles = np.linspace(0, 2 * np.pi, len(axes_names), endpoint=False)
+    fig, (ax,) = new_figure(RADAR_PX, subplot_kw={"projection": "polar"})
+    for index, (label, values) in enumerate(series):
+        points = np.array([np.nan if values.get(a) is None else values[a] for a in axes_names], dtype=float)
+        colour = PALETTE[index % len(PALETTE)]
+        closed = np.append(angles, angles[:1])
+        ax.plot(closed, np.append(points, points[:1]), "o-", color=colour, linewidth=1.8, label=label)
+        ax.fill(closed, np.append(points, points[:1]), color=colour, alpha=0.12)
+    ax.set_theta_offset(np.pi / 2)  # first axis on top, then clockwise
+    ax.set_theta_direction(-1)
+    ax.set_xticks(angles, axes_names)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["0.25", "0.5", "0.75", "1"], color=NEUTRAL, fontsize="small")
+    ax.set_title(title)
+    fig.legend(loc="outside lower center", fontsize="small")
     return save_figure(fig, path)
 
 

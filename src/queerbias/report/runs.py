@@ -1,70 +1,20 @@
-"""Loading finished `queerbias score` directories and checking two runs are comparable.
+"""Finished runs for reports: labels, the compatibility check and item alignment of two runs.
 
-A paired comparison is only valid on the same items scored the same way, so runs are
-refused when their data checksum or scoring configuration differ, and items are
-matched by `pair_id` and sentence text rather than by row order.
+A paired comparison is only valid on the same items evaluated the same way, so runs are
+refused when they come from different suites, when their data checksum differs, or when
+a setting that changes the items differs; items are matched by the suite's key columns
+and their texts must agree, never by row order. Every refusal names the difference.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
-
-TEXT_COLUMNS = ("pair_id", "group", "counterfactual_group", "category", "sent_more", "sent_less")
-REQUIRED_COLUMNS = ("pair_id", "group", "sent_more", "sent_less", "biased", "soft")
-
-
-@dataclass(frozen=True)
-class ScoreRun:
-    """One finished score directory: its label for tables, summary and (lazily) pairs."""
-
-    label: str
-    path: Path
-    summary: dict
-
-    @property
-    def meta(self) -> dict:
-        return self.summary.get("meta", {})
-
-    @property
-    def step(self) -> int | None:
-        """Training step of a checkpoint run, None for a plain model."""
-        return self.meta.get("step")
-
-    @property
-    def perplexity(self) -> float | None:
-        return self.meta.get("perplexity")
-
-    def describe(self) -> dict:
-        """Identification of the run for delta.json: label, path, model fingerprint."""
-        model = self.meta.get("model", {})
-        info = {"label": self.label, "path": str(self.path), "model": model.get("spec"),
-                "fingerprint": model.get("fingerprint")}
-        for key in ("step", "perplexity"):
-            if key in self.meta:
-                info[key] = self.meta[key]
-        return info
-
-    def pairs(self) -> pd.DataFrame:
-        """The per-pair scores, text columns kept as strings (an empty category stays "")."""
-        path = self.path / "pairs.csv"
-        if not path.is_file():
-            raise QueerbiasError(f"{self.path}: no pairs.csv; is this a `queerbias score` output directory?")
-        present = pd.read_csv(path, nrows=0).columns
-        missing = [c for c in REQUIRED_COLUMNS if c not in present]
-        if missing:
-            raise QueerbiasError(f"{path}: missing column(s) {', '.join(missing)}")
-        dtypes = {c: str for c in TEXT_COLUMNS if c in present}
-        frame = pd.read_csv(path, dtype=dtypes, keep_default_na=False)
-        duplicated = frame["pair_id"][frame["pair_id"].duplicated()]
-        if len(duplicated):
-            raise QueerbiasError(f"{path}: duplicate pair_id {duplicated.iloc[0]!r}")
-        return frame
+from queerbias.suites.settings import item_fields
+from queerbias.suites.store import RunRecord, load_run
 
 
 def parse_run_arg(arg: str) -> tuple[str | None, Path]:
@@ -75,81 +25,62 @@ def parse_run_arg(arg: str) -> tuple[str | None, Path]:
     return None, Path(arg)
 
 
-def load_run(path: Path | str, label: str | None = None) -> ScoreRun:
-    """Load a finished score directory; a run without summary.json did not finish."""
-    path = Path(path)
-    if not path.is_dir():
-        raise QueerbiasError(f"{path}: not a directory")
-    summary_path = path / "summary.json"
-    if not summary_path.is_file():
-        raise QueerbiasError(f"{path}: no summary.json, the scoring run did not finish")
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise QueerbiasError(f"{summary_path}: not valid JSON ({err})") from err
-    if "overall" not in summary or "groups" not in summary:
-        raise QueerbiasError(f"{summary_path}: not a score summary (no 'overall'/'groups')")
-    return ScoreRun(label or path.resolve().name, path, summary)
-
-
-def load_runs(specs: list[tuple[str | None, Path]]) -> list[ScoreRun]:
+def load_runs(specs: list[tuple[str | None, Path]]) -> list[RunRecord]:
     """Load (label or None, directory) runs; labels (default: directory name) must be unique."""
     runs = [load_run(path, label) for label, path in specs]
     labels = [run.label for run in runs]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
-        raise QueerbiasError(
-            f"several runs are labelled {', '.join(duplicates)}; name them as LABEL=DIR"
-        )
+        raise QueerbiasError(f"several runs are labelled {', '.join(duplicates)}; name them as LABEL=DIR")
     return runs
 
 
-def check_compatible(before: ScoreRun, after: ScoreRun) -> None:
-    """Refuse runs scored on different data or with a different scoring configuration."""
-    checks = (
-        ("data checksum", ("data", "checksum")),
-        ("scoring configuration (scoring_id)", ("scoring_id",)),
-    )
+def check_compatible(before: RunRecord, after: RunRecord) -> None:
+    """Refuse runs of different suites, data or item-changing settings, naming the difference."""
+    if before.suite.name != after.suite.name:
+        raise QueerbiasError(f"cannot compare {before.label} with {after.label}: {before.label} is a "
+                             f"{before.suite.name} run, {after.label} a {after.suite.name} run")
+    checks = (("data checksum", ("data", "checksum")), *before.suite.compatible)
     for what, keys in checks:
         values = [_nested(run.meta, keys) for run in (before, after)]
         for run, value in zip((before, after), values, strict=True):
             if value is None:
                 raise QueerbiasError(f"{run.path}: summary.json meta has no {what}")
-        if values[0] != values[1]:
-            raise QueerbiasError(
-                f"cannot compare {before.label} with {after.label}: {what} differs "
-                f"({before.label}: {values[0]}, {after.label}: {values[1]})"
-            )
+        _refuse_difference(before, after, what, *values)
+    settings = [run.meta.get("settings") for run in (before, after)]
+    if all(isinstance(s, dict) for s in settings):
+        for name in item_fields(before.suite.Settings):
+            _refuse_difference(before, after, f"setting {name}", settings[0].get(name), settings[1].get(name))
 
 
-def align_pairs(before: pd.DataFrame, after: pd.DataFrame, labels: tuple[str, str]) -> pd.DataFrame:
-    """Join two runs' pairs on pair_id, requiring the same items with the same texts.
+def _refuse_difference(before: RunRecord, after: RunRecord, what: str, first, second) -> None:
+    if first != second:
+        raise QueerbiasError(f"cannot compare {before.label} with {after.label}: {what} differs "
+                             f"({before.label}: {first}, {after.label}: {second})")
 
-    Returns one row per item: pair_id, group and the suffixed `biased_*`/`soft_*`
-    columns (`_before`, `_after`), in the BEFORE run's order.
-    """
-    ids_before, ids_after = set(before["pair_id"]), set(after["pair_id"])
-    if ids_before != ids_after:
-        only_before = sorted(ids_before - ids_after)
-        only_after = sorted(ids_after - ids_before)
+
+def align_rows(before: pd.DataFrame, after: pd.DataFrame, keys: tuple[str, ...], texts: tuple[str, ...],
+               labels: tuple[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two runs' rows in BEFORE's order, matched on the key columns; the same items with the
+    same texts are required (an item missing from one run is an error, never dropped)."""
+    ids = [before[list(keys)].astype(str).agg("/".join, axis=1), after[list(keys)].astype(str).agg("/".join, axis=1)]
+    only = [sorted(set(ids[0]) - set(ids[1])), sorted(set(ids[1]) - set(ids[0]))]
+    if only[0] or only[1]:
         raise QueerbiasError(
-            f"{labels[0]} and {labels[1]} scored different items: "
-            f"{len(only_before)} only in {labels[0]} {only_before[:3]}, "
-            f"{len(only_after)} only in {labels[1]} {only_after[:3]}"
-        )
-    keep = ["pair_id", "group", "sent_more", "sent_less", "biased", "soft"]
-    merged = before[keep].merge(after[keep], on="pair_id", suffixes=("_before", "_after"), validate="1:1")
-    for column in ("sent_more", "sent_less", "group"):
-        differs = merged[merged[f"{column}_before"] != merged[f"{column}_after"]]
-        if len(differs):
-            row = differs.iloc[0]
+            f"{labels[0]} and {labels[1]} evaluated different items: {len(only[0])} only in {labels[0]} "
+            f"{only[0][:3]}, {len(only[1])} only in {labels[1]} {only[1][:3]}")
+    position = pd.Series(range(len(after)), index=ids[1].to_numpy())
+    after = after.iloc[position.loc[ids[0].to_numpy()].to_numpy()].reset_index(drop=True)
+    before = before.reset_index(drop=True)
+    for column in texts:
+        differs = before[column].astype(str) != after[column].astype(str)
+        if differs.any():
+            first = differs.to_numpy().argmax()
             raise QueerbiasError(
-                f"{labels[0]} and {labels[1]} differ in {column} for {len(differs)} item(s), "
-                f"e.g. pair_id {row['pair_id']}: {row[f'{column}_before']!r} vs {row[f'{column}_after']!r}"
-            )
-    return merged.rename(columns={"group_before": "group"})[
-        ["pair_id", "group", "biased_before", "biased_after", "soft_before", "soft_after"]
-    ]
+                f"{labels[0]} and {labels[1]} differ in {column} for {int(differs.sum())} item(s), e.g. "
+                f"{'/'.join(keys)} {ids[0].iloc[first]}: {before[column].iloc[first]!r} vs "
+                f"{after[column].iloc[first]!r}")
+    return before, after
 
 
 def _nested(mapping: dict, keys: tuple[str, ...]):

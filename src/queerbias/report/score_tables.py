@@ -81,3 +81,20 @@ def _metric_table(metric: str, labels: list[str], rows: list[str], scores: dict)
 def _mean(scores: dict, labels: list[str], row: str) -> float:
     """Unweighted mean over the models that have the row (every row exists in at least one)."""
     return fmean(scores[label][row][0] for label in labels if row in scores[label])
+
+
+def render_headline_tables(headlines: list[tuple[str, object]]) -> dict[str, str]:
+    """The headline figure per group of several runs of one suite (groups as rows, runs as columns)."""
+    labels = [label for label, _ in headlines]
+    name = headlines[0][1].label
+    groups = list(dict.fromkeys(group for _, h in headlines for group in h.groups))
+    values = {label: {**h.groups, OVERALL: h.overall} for label, h in headlines}
+    table = Table(
+        header=["", *labels],
+        rows=[[group, *[fmt(values[label].get(group)) for label in labels]] for group in groups],
+        summary_rows=[[OVERALL, *[fmt(values[label][OVERALL]) for label in labels]]],
+        caption=f"{name} per group",
+    )
+    csv_rows = [[group, label, values[label].get(group)] for group in [*groups, OVERALL] for label in labels]
+    return {"md": to_markdown(table), "csv": to_csv(["group", "run", name.replace(" ", "_")], csv_rows),
+            "tex": to_latex(table)}

@@ -1,1 +1,2 @@
-"""Text utilities shared by the crawlers: keyword matching, language checks, HTML to text."""
+"""Text utilities shared by the crawlers: keyword matching, language checks, HTML to text, scrubbing
+personal data."""

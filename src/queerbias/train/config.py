@@ -49,17 +49,19 @@ class DataSettings:
 
 @dataclass
 class BenchmarkSettings:
-    #: a key of `evaluation.SUITES`
+    #: a registered suite (`queerbias suites`): pairs, gruff, lou, gifi
     suite: str = "pairs"
-    #: what the suite scores: pairs: a registered pair set or file (default queerbias-de);
-    #: gruff/lou: their data folder (default: the cached copy)
+    #: what the suite evaluates: pairs: a registered pair set or file (default queerbias-de);
+    #: gruff/lou: their data folder (default: the cached copy); gifi: a prompts YAML
     data: str | None = None
-    #: seeded subset size (None = all items)
+    #: seeded subset size (None = all items; per setting for gruff, per task for lou,
+    #: templates per task for gifi)
     sample: int | None = 200
     seed: int = 0
-    #: output folder inside each checkpoint; default `bias` for the first, `bias-<suite>` after
+    #: output folder inside each checkpoint and in compare/; default `bias` for the first,
+    #: `bias-<suite>` after
     name: str | None = None
-    #: further keyword arguments of the suite's run function (gruff: settings, replicates, ...)
+    #: further settings of the suite (`queerbias run SUITE --help`; gruff: settings, replicates, ...)
     options: dict = field(default_factory=dict)
 
 
@@ -244,7 +246,8 @@ def _describe(tp) -> str:
 
 def validate(config: TrainConfig) -> None:
     """Checks beyond types; each names the offending key."""
-    from queerbias.train.evaluation import SUITES
+    from queerbias.suites.registry import REGISTRY
+    from queerbias.train.evaluation import benchmark_settings
 
     def require(ok: bool, key: str, message: str) -> None:
         if not ok:
@@ -277,12 +280,13 @@ def validate(config: TrainConfig) -> None:
     require(batch == "auto" or (isinstance(batch, int) and batch >= 1), "eval.batch_size",
             f"must be 'auto' or a positive integer, got {batch!r}")
     for i, bench in enumerate(config.eval.benchmarks):
-        require(bench.suite in SUITES, f"eval.benchmarks[{i}].suite",
-                f"must be one of {', '.join(sorted(SUITES))}, got {bench.suite!r}")
+        require(bench.suite in REGISTRY, f"eval.benchmarks[{i}].suite",
+                f"must be one of {', '.join(REGISTRY)}, got {bench.suite!r}")
         require(bench.sample is None or bench.sample >= 1, f"eval.benchmarks[{i}].sample",
                 "must be at least 1 (or null for all items)")
-        require(bench.suite != "pairs" or not bench.options, f"eval.benchmarks[{i}].options",
-                "has no use for the pairs suite")
+        require("sample" not in bench.options and "seed" not in bench.options, f"eval.benchmarks[{i}].options",
+                "must not repeat sample or seed (they are keys of the benchmark itself)")
+        benchmark_settings(bench, f"eval.benchmarks[{i}]")  # the suite's own checks, naming the key
     names = config.benchmark_dirs()
     require(len(set(names)) == len(names), "eval.benchmarks",
             f"need distinct output names, got {names}; set `name` on each")

@@ -1,12 +1,11 @@
-"""What is measured at step 0 and at every checkpoint: bias benchmarks and held-out perplexity.
+"""What is measured at step 0 and at every checkpoint: every benchmark suite and held-out perplexity.
 
-Benchmarks are entries of `SUITES` (suite name -> how to score a `LoadedModel` into an
-output folder and which headline figures to log), so adding a suite is one registry entry.
-`pairs` is the WinoQueer-style pair benchmark (overall = bias score), `gruff` the
-pronoun-resolution suite (overall = accuracy), `lou` the gender-inclusive reformulation
-suite (overall = mean share preferring the reformulation). The
-in-training model is scored as it is in memory (eval mode, float32, adapter active),
-and put back into training mode afterwards.
+A benchmark is any registered suite (`queerbias suites`: pairs, gruff, lou, gifi, ...) with
+its data, a sample and options; it is evaluated through the run store, so under
+`accelerate launch` its items are sharded across the processes and the main process
+writes the folder. The in-training model is scored as it is in memory (eval mode,
+float32, adapter active), and put back into training mode afterwards. A benchmark's data
+is loaded once per training run.
 
 Perplexity: causal LMs: exp of the mean next-token negative log-likelihood over every
 validation token. Masked LMs have no such quantity; their figure is exp of the mean
@@ -18,64 +17,39 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import fields
+from functools import cache
 from pathlib import Path
 
 import torch
 
+from queerbias.errors import QueerbiasError
 from queerbias.models import LoadedModel
 from queerbias.models.fingerprint import weights_fingerprint
-from queerbias.scoring.config import ScoringConfig
+from queerbias.suites.registry import get_suite
+from queerbias.suites.settings import EXECUTION, from_mapping, role
+
+#: suites that evaluate something other than the language model being trained
+NOT_IN_TRAINING = {"lou-classifier": "it evaluates sequence classifiers, not the language model being trained"}
 
 
-@dataclass(frozen=True)
-class Suite:
-    """How to score one suite into a folder, and its headline figures for metrics.jsonl."""
-
-    run: Callable  # (lm, BenchmarkSettings, out_dir, batch_size, extra_meta) -> summary dict
-    headline: Callable  # summary -> (overall figure, {group/setting: figure})
-    default_data: str | None = None
-    pairs: bool = False  # a pair-benchmark score dir, comparable with `queerbias compare`
-
-
-def _run_pairs(lm, bench, out_dir, batch_size, extra_meta):
-    from queerbias.scoring.runner import score_to_dir
-
-    return score_to_dir(lm, bench.data or "queerbias-de", out_dir, ScoringConfig(),
-                        batch_size=batch_size, sample=bench.sample, seed=bench.seed,
-                        progress=False, extra_meta=extra_meta)
+def benchmark_settings(bench, where: str, batch_size=None):
+    """The suite settings of one `eval.benchmarks` entry: its options, sample and seed (and the
+    eval batch size where the suite's batch size changes nothing but speed)."""
+    if bench.suite in NOT_IN_TRAINING:
+        raise QueerbiasError(f"config key '{where}.suite': {bench.suite} cannot be a training benchmark: "
+                             f"{NOT_IN_TRAINING[bench.suite]}")
+    suite = get_suite(bench.suite)
+    values = {**bench.options, "sample": bench.sample, "seed": bench.seed}
+    if batch_size is not None and any(f.name == "batch_size" and role(f) == EXECUTION
+                                      for f in fields(suite.Settings)):
+        values["batch_size"] = str(batch_size)
+    return from_mapping(suite.Settings, values, f"{where}.options")
 
 
-def _run_gruff(lm, bench, out_dir, batch_size, extra_meta):
-    from queerbias.suites.gruff import run_gruff
-
-    return run_gruff(lm, bench.data, out_dir, n=bench.sample, seed=bench.seed,
-                     batch_size=batch_size, progress=False, extra_meta=extra_meta, **bench.options)
-
-
-def _run_lou(lm, bench, out_dir, batch_size, extra_meta):
-    from queerbias.suites.lou import run_lou
-
-    return run_lou(lm, bench.data, out_dir, n=bench.sample, seed=bench.seed,
-                   batch_size=batch_size, progress=False, extra_meta=extra_meta, **bench.options)
-
-
-def _lou_headline(summary):
-    pooled = {strategy: entry["preference"] for strategy, entry in summary["all"].items()}
-    known = [v for v in pooled.values() if v is not None]
-    return (sum(known) / len(known) if known else None), pooled
-
-
-#: suite name -> Suite; `data` None means the suite's default data (gruff, lou: the cache copy)
-SUITES: dict[str, Suite] = {
-    "pairs": Suite(_run_pairs, lambda s: (s["overall"]["bias_score"],
-                                          {g: v["bias_score"] for g, v in s["groups"].items()}),
-                   default_data="queerbias-de", pairs=True),
-    "gruff": Suite(_run_gruff, lambda s: (s["overall"]["accuracy"],
-                                          {k: v.get("accuracy") for k, v in s["settings"].items()})),
-    "lou": Suite(_run_lou, _lou_headline),
-}
+@cache
+def _data(suite_name: str, spec: str | None, settings):
+    return get_suite(suite_name).load_data(spec, settings)
 
 
 @contextlib.contextmanager
@@ -145,6 +119,8 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
              names: list[str], out_root: Path, validation: list[list[int]], config,
              extra_meta: dict) -> dict:
     """Perplexity and every benchmark for one state of the model -> one metrics record."""
+    from queerbias.suites.store import run_to_dir
+
     record = {**extra_meta, "perplexity": None, "benchmarks": {}}
     with fp32_eval(model):
         from queerbias.train.modeling import scoring_view
@@ -157,12 +133,12 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
                          kind=lm_template.kind, fingerprint=weights_fingerprint(view),
                          source={**lm_template.source, "base_spec": lm_template.spec})
         meta = {**extra_meta, "perplexity": record["perplexity"]}
-        for bench, name in zip(benchmarks, names, strict=True):
-            suite = SUITES[bench.suite]
-            summary = suite.run(lm, bench, out_root / name, config.eval.batch_size, meta)
-            overall, groups = suite.headline(summary)
-            record["benchmarks"][name] = {"suite": bench.suite, "data": bench.data or suite.default_data,
-                                          "overall": overall, "groups": groups}
-            if "distance" in summary:
-                record["benchmarks"][name]["distance"] = summary["distance"]
+        for index, (bench, name) in enumerate(zip(benchmarks, names, strict=True)):
+            suite = get_suite(bench.suite)
+            settings = benchmark_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
+            summary = run_to_dir(suite, lm, _data(bench.suite, bench.data, settings), out_root / name, settings,
+                                 extra_meta=meta, progress=False)
+            # label, overall, groups and the suite's extras (pairs: the distance to indifference)
+            record["benchmarks"][name] = {"suite": bench.suite, "data": bench.data or suite.data_default,
+                                          **summary["headline"]}
     return record

@@ -27,6 +27,7 @@ from transformers import (
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 from queerbias.train import checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
 from queerbias.train.config import TrainConfig, save_config
@@ -37,7 +38,7 @@ from queerbias.train.data import (
     resolve_validation,
     tokenize,
 )
-from queerbias.train.evaluation import SUITES, evaluate
+from queerbias.train.evaluation import evaluate
 from queerbias.train.modeling import (
     attach_adapter,
     honours_num_items_in_batch,
@@ -61,7 +62,7 @@ def run_training(config: TrainConfig) -> dict:
     packing = config.data.packing if config.data.packing is not None else lm.kind == "causal"
     if packing and lm.kind == "masked":
         raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
-    max_length = min(config.data.max_length, _model_max_length(lm.model))
+    max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
     train_set = build_dataset(
         tokenize(read_texts(config.data.train, config.data, "train", config.data.max_train_docs),
                  lm.tokenizer, lm.kind, max_length), lm.kind, packing, max_length)
@@ -150,10 +151,6 @@ def _step(checkpoint: Path | None) -> int:
     return int(checkpoint.name.rsplit("-", 1)[1]) if checkpoint else 0
 
 
-def _model_max_length(model) -> int:
-    return getattr(model.config, "max_position_embeddings", None) or 10**9
-
-
 def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> TrainingArguments:
     return TrainingArguments(
         output_dir=str(run_dir),
@@ -186,7 +183,7 @@ def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> Tr
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> list[Path]:
-    """`RUN/compare/` (one folder per benchmark): base against every complete checkpoint."""
+    """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint."""
     from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
     from queerbias.report.runs import load_run
 
@@ -194,16 +191,13 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> list[Path]:
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
     outputs = []
-    for index, name in enumerate(config.benchmark_dirs()):
-        if not SUITES[config.eval.benchmarks[index].suite].pairs:
-            continue
-        before = load_run(run_dir / "base" / name, "base")
+    for name in config.benchmark_dirs():
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if not afters:
             continue
-        document = compare_runs(before, afters, options, best_criterion=config.compare.best,
-                                ppl_margin_pct=config.compare.ppl_margin)
-        out = run_dir / ("compare" if name == "bias" else f"compare-{name}")
+        document = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
+                                best_criterion=config.compare.best, ppl_margin_pct=config.compare.ppl_margin)
+        out = run_dir / "compare" / name
         write_outputs(document, out)
         outputs.append(out)
     return outputs

@@ -4,15 +4,16 @@ import json
 
 import pytest
 
-from queerbias.suites.gifi import run_gifi
 from queerbias.suites.gifi.config import GifiConfig
+from queerbias.suites.gifi.suite import GifiSuite
+from queerbias.suites.store import run_to_dir
 
 
 @pytest.mark.slow
 def test_gemma_end_to_end(tmp_path):
-    config = GifiConfig(groups=("er", "xier"), limit=1, max_new_tokens=12, saof_names=1, saof_samples=1,
-                        sentiment_model=None, toxicity_model=None)
-    summary = run_gifi("embedded:gemma-3-270m", tmp_path, config=config, progress=False)
+    config = GifiConfig(groups=("er", "xier"), sample=1, max_new_tokens=12, saof_names=1, saof_samples=1,
+                        sentiment_model=None, toxicity_model=None, n_resamples=100)
+    summary = run_to_dir(GifiSuite(), "embedded:gemma-3-270m", None, tmp_path, config, progress=False)
     rows = [json.loads(line) for line in (tmp_path / "generations.jsonl").read_text().splitlines()]
     assert len(rows) == 2 + 2 + 2 * 2 + 2
     assert all(r["generation"] and not r["generation"].startswith(r["prompt"]) for r in rows)
@@ -22,4 +23,4 @@ def test_gemma_end_to_end(tmp_path):
     assert summary["dimensions"]["SN"]["reason"] == "no sentiment model configured"
     assert 3 <= summary["gifi"]["n_dimensions"] <= 5
     assert summary["meta"]["model"]["spec"] == "embedded:gemma-3-270m"
-    assert (tmp_path / "radar.png").stat().st_size > 0
+    assert (tmp_path / "summary.png").stat().st_size > 0

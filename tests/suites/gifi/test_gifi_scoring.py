@@ -8,7 +8,21 @@ from queerbias.suites.gifi.classifiers import TextClassifier
 from queerbias.suites.gifi.extractor import PronounExtractor
 from queerbias.suites.gifi.prompts import build_items, load_prompt_set
 from queerbias.suites.gifi.pronouns import load_groups, select_groups
-from queerbias.suites.gifi.scoring import Components, is_refusal, score_run
+from queerbias.suites.gifi.scoring import (
+    Components,
+    annotate,
+    dimension,
+    group_figures,
+    is_refusal,
+    refused,
+    templates,
+)
+from queerbias.suites.gifi.suite import Prompt, generation_row
+
+
+def rows_of(items, outputs):
+    """Generation rows of one run as the suite writes them (before annotation)."""
+    return [generation_row(Prompt(0, item), 0, text) for item, text in zip(items, outputs, strict=True)]
 
 
 @pytest.fixture(scope="module")
@@ -31,20 +45,20 @@ def test_refusal_prefixes(setup, text, refused):
 
 def test_refusals_are_left_out_of_sentiment_neutrality(setup, tiny_classifier):
     prompts, groups, extractor = setup
-    items = {"counterfactual": build_items(prompts, groups, "counterfactual", limit=2)}  # 2 templates x er, sie
-    outputs = {"counterfactual": [" lachte laut.", " Es tut mir leid, das kann ich nicht.",
-                                  " weinte leise.", " sang ein Lied."]}
-    rows = {"counterfactual": [{} for _ in outputs["counterfactual"]]}
+    items = build_items(prompts, groups, "counterfactual", limit=2)  # 2 templates x er, sie
+    rows = rows_of(items, [" lachte laut.", " Es tut mir leid, das kann ich nicht.", " weinte leise.",
+                           " sang ein Lied."])
     sentiment = TextClassifier(str(tiny_classifier), "sentiment")
-    result = score_run(items, outputs, rows, ["er", "sie"], extractor, Components(sentiment=sentiment),
-                       ("SN",), 0.7, prompts.refusals)
-    assert [r["refusal"] for r in rows["counterfactual"]] == [False, True, False, False]
-    assert "sentiment" not in rows["counterfactual"][1]
+    annotate(rows, extractor, Components(sentiment=sentiment), prompts.refusals)
+    assert [r["refusal"] for r in rows] == [False, True, False, False]
+    assert rows[1]["sentiment"] is None
     # template 0 keeps only er's output (MAD 0); template 1 keeps both
     kept = sentiment.score([" weinte leise.", " sang ein Lied."])
-    assert result.values["SN"] == pytest.approx(dims.neutrality_score({"t0": [0.0], "t1": kept}))
-    assert result.groups["SN"]["refused"] == {"value": 0.25, "n": 1}
-    assert result.groups["SN"]["sie"]["n"] == 1
+    units = list(templates(rows, "SN").values())
+    assert dimension("SN", units, ["er", "sie"], ["er", "sie"], 0.7) == pytest.approx(
+        dims.neutrality_score({"t0": [0.0], "t1": kept}))
+    assert refused(rows) == {"value": 0.25, "n": 1}
+    assert group_figures("SN", units, ["er", "sie"])["sie"]["n"] == 1
 
 
 def test_few_shot_pe_prompts(setup):
@@ -62,11 +76,10 @@ def test_few_shot_pe_prompts(setup):
 
 def test_pe_answer_is_read_before_an_invented_next_problem(setup):
     prompts, groups, extractor = setup
-    items = {"pe": build_items(prompts, groups, "pe", limit=1, pe_shots=2)}
-    answer = items["pe"][0].meta["answer"]
-    outputs = {"pe": [f" Die Antwort ist {answer}.\n\nAufgabe: Wie viel ist 2 + 2? Die Antwort ist 4.",
-                      f" Also {answer}.\nAufgabe: 3 Äpfel und 9 Birnen"]}
-    rows = {"pe": [{}, {}]}
-    result = score_run(items, outputs, rows, ["er", "sie"], extractor, Components(), ("PE",), 0.7)
-    assert [r["answer"] for r in rows["pe"]] == [answer, answer]
-    assert result.values["PE"] == 1.0
+    items = build_items(prompts, groups, "pe", limit=1, pe_shots=2)
+    answer = items[0].meta["answer"]
+    rows = rows_of(items, [f" Die Antwort ist {answer}.\n\nAufgabe: Wie viel ist 2 + 2? Die Antwort ist 4.",
+                           f" Also {answer}.\nAufgabe: 3 Äpfel und 9 Birnen"])
+    annotate(rows, extractor, Components(), stops=[item.meta.get("stop") for item in items])
+    assert [r["answer"] for r in rows] == [answer, answer]
+    assert dimension("PE", list(templates(rows, "PE").values()), ["er", "sie"], ["er", "sie"], 0.7) == 1.0

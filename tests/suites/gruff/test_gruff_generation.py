@@ -8,7 +8,6 @@ from collections import Counter
 
 import pytest
 
-from conftest import CONTEXTS, TASKS, write_templates
 from queerbias.errors import DataError
 from queerbias.suites.gruff.forms import SYSTEMS
 from queerbias.suites.gruff.generation import (
@@ -22,6 +21,7 @@ from queerbias.suites.gruff.generation import (
     unrank_permutation,
 )
 from queerbias.suites.gruff.templates import load_templates
+from tiny_data import CONTEXTS, TASKS, write_templates
 
 # the shared templates: 240 task templates, 5 context templates per case and polarity
 PAPER_COUNTS = {"none": 960, "d0": 9_600, "d1": 115_200, "d2": 460_800, "d3": 1_382_400,
@@ -163,16 +163,17 @@ def test_no_context_accepts_either_neopronoun_for_gender_neutral_nouns(tiny_temp
     """Paper Sec. 6: de-e and Sternchen nouns can correctly take en or xier. A model that
     always answers xier is right for those two of the four noun systems: 50%, not 25%."""
     import numpy as np
+    import pandas as pd
 
-    from queerbias.suites.gruff.api import items_frame
     from queerbias.suites.gruff.forms import PRONOUN_SETS
+    from queerbias.suites.gruff.scoring import item_rows
 
     items = generate(tiny_templates, GenerationConfig(settings=("none", "d0")))
     accepted = {(i.setting, i.system): i.accepted for i in items}
     assert accepted[("none", "de_e")] == accepted[("none", "sternchen")] == ("en", "xier")
     assert accepted[("none", "masculine")] == ("er",) and accepted[("d0", "de_e")] == ("en",)
     always_xier = np.tile(np.eye(len(PRONOUN_SETS))[PRONOUN_SETS.index("xier")], (len(items), 1))
-    frame = items_frame(items, always_xier)
+    frame = pd.DataFrame(item_rows(items, always_xier))
     none = frame[frame["setting"] == "none"]
     assert 100 * none["correct"].mean() == 50.0
     assert set(none.loc[none["correct"], "system"]) == {"de_e", "sternchen"}

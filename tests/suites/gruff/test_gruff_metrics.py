@@ -10,12 +10,10 @@ from scipy import stats
 
 from queerbias.suites.gruff.metrics import (
     accuracy,
-    bonferroni,
     case_correlations,
     over_resolution,
     pronoun_tests,
     setting_figures,
-    spearman,
     stereotype_correlation,
     summarise,
 )
@@ -95,7 +93,9 @@ def test_case_correlations_rank_stereotype_scores():
     (row,) = case_correlations(items)
     assert (row["a"], row["b"], row["n"]) == ("nom", "acc", 4)
     assert row["rho"] == pytest.approx(0.8)
-    assert row["p"] == pytest.approx(stats.spearmanr([0, 25, 50, 75], [0, 50, 25, 75]).pvalue)
+    # four occupations: the one Spearman's p is exact over the 24 pairings (report.paired_stats.spearman):
+    # |rho| >= 0.8 for rho = 1, 0.8 (3 adjacent swaps), -0.8 (3) and -1: 8 / 24
+    assert row["p"] == pytest.approx(8 / 24)
     assert row["p_bonferroni"] == row["p"]  # one test in the family
 
 
@@ -115,14 +115,6 @@ def test_summary_separates_all_settings_from_the_introduced_pool():
     summary = summarise(items)
     assert summary["overall"]["accuracy"] == 50.0 and summary["introduced"]["accuracy"] == 0.0
     assert summary["introduced"]["by_pronoun"]["sie"]["n"] == 1
-
-
-def test_bonferroni_and_spearman():
-    assert bonferroni([0.01, None, 0.4]) == [0.02, None, 0.8]
-    a, b = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
-    result = spearman(a, b)
-    assert result["rho"] == pytest.approx(stats.spearmanr(a, b).statistic)
-    assert spearman([1, 1, 1], [1, 2, 3])["rho"] is None
 
 
 def test_pronoun_tests_over_occupations():

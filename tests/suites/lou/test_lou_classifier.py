@@ -8,8 +8,16 @@ import pytest
 from queerbias.cli import main
 from queerbias.errors import QueerbiasError
 from queerbias.suites.lou.classifier import load_classifier, summarise
+from queerbias.suites.lou.data import lou_spec
 from queerbias.suites.lou.finetune import RECIPE_FILE, Recipe, finetune
-from queerbias.suites.lou.runner import ranking_consistency, run_classifier
+from queerbias.suites.lou.metrics import ranking_consistency
+from queerbias.suites.lou.suite import LouClassifierSettings, LouClassifierSuite
+from queerbias.suites.store import run_to_dir
+
+
+def run_classifier(model, data, out, tasks=()):
+    return run_to_dir(LouClassifierSuite(), model, str(data), out, LouClassifierSettings(tasks=tuple(tasks)),
+                      progress=False)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -74,10 +82,10 @@ def test_summary_intervals_are_seeded_per_cell():
 
 def test_run_classifier_end_to_end(tiny_classifier, lou_dir, tmp_path):
     out = tmp_path / "out"
-    summary = run_classifier(str(tiny_classifier), lou_dir, out, tasks=["germeval-toxic"], progress=False)
+    summary = run_classifier(str(tiny_classifier), lou_dir, out, tasks=["germeval-toxic"])
     assert (out / "summary.png").read_bytes()[:8] == PNG_MAGIC and (out / "summary.md").is_file()
     assert json.loads((out / "summary.json").read_text()) == summary
-    assert summary["meta"]["view"] == "classifier" and summary["meta"]["model"]["num_labels"] == 2
+    assert summary["suite"] == "lou-classifier" and summary["meta"]["model"]["num_labels"] == 2
     with open(out / "items.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 6 * 7
@@ -103,7 +111,7 @@ def test_label_count_must_match(tiny_classifier, lou_dir, tmp_path, monkeypatch)
     three = {**spec.tasks, "germeval-toxic": data.TaskInfo("germeval-toxic", "", ("a", "b", "c"))}
     monkeypatch.setattr(data, "lou_spec", lambda: type(spec)(**{**spec.__dict__, "tasks": three}))
     with pytest.raises(QueerbiasError, match="predicts 2 labels"):
-        run_classifier(str(tiny_classifier), lou_dir, tmp_path / "out", tasks=["germeval-toxic"], progress=False)
+        run_classifier(str(tiny_classifier), lou_dir, tmp_path / "out", tasks=["germeval-toxic"])
 
 
 def test_finetune_then_classify(tiny_bert, lou_dir, tmp_path):
@@ -116,7 +124,7 @@ def test_finetune_then_classify(tiny_bert, lou_dir, tmp_path):
     assert finetune(str(tiny_bert), "germeval-toxic", folder, recipe, data_dir=lou_dir) == folder
     with pytest.raises(QueerbiasError, match="trained differently"):
         finetune(str(tiny_bert), "germeval-toxic", folder, Recipe(epochs=1), data_dir=lou_dir)
-    summary = run_classifier(str(folder), lou_dir, tmp_path / "out", tasks=["germeval-toxic"], progress=False)
+    summary = run_classifier(str(folder), lou_dir, tmp_path / "out", tasks=["germeval-toxic"])
     assert summary["tasks"]["germeval-toxic"]["original"]["n"] == 6
 
 
@@ -127,7 +135,7 @@ def _summary(f1_original, f1s):
 
 
 def test_ranking_consistency_by_hand():
-    document = ranking_consistency({
+    document = ranking_consistency(strategies=lou_spec().strategies, summaries={
         "a": _summary(80, [79, 70, 71, 72, 78, 60]),
         "b": _summary(70, [69, 60, 61, 62, 68, 50]),  # the same strategy ranking, every model lower
         "c": _summary(60, [61, 62, 63, 64, 65, 40]),
@@ -148,6 +156,6 @@ def test_cli_classify(tiny_classifier, lou_dir, tmp_path, capsys):
     assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--task",
                  "germeval-toxic", "--out", str(out), "--no-progress"]) == 0
     assert "flips % [95% CI]" in capsys.readouterr().out and (out / "summary.json").is_file()
-    assert json.loads((out / "summary.json").read_text())["meta"]["config"]["n_resamples"] == 2_000
+    assert json.loads((out / "summary.json").read_text())["meta"]["settings"]["n_resamples"] == 2_000
     assert main(["lou", "classify", "--model", str(tiny_classifier), "--data", str(lou_dir), "--out",
                  str(tmp_path / "x"), "--no-progress"]) == 2  # two tasks without --train

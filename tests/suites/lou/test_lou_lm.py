@@ -8,9 +8,15 @@ import torch
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.suites.lou import run_lou
+from queerbias.suites.lou.suite import LouLMSuite, LouSettings
+from queerbias.suites.store import run_to_dir
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def run_lou(model, data, out, *, tasks=(), n=None, n_resamples=10_000, overwrite=False):
+    settings = LouSettings(tasks=tuple(tasks), sample=n, n_resamples=n_resamples)
+    return run_to_dir(LouLMSuite(), model, str(data), out, settings, overwrite=overwrite)
 
 
 def _items(out):
@@ -21,12 +27,12 @@ def _items(out):
 @pytest.mark.parametrize("family", ["tiny_gpt2", "tiny_llama", "tiny_bert"])
 def test_run_writes_contract(family, request, lou_dir, tmp_path):
     out = tmp_path / "out"
-    summary = run_lou(str(request.getfixturevalue(family)), lou_dir, out, n_resamples=200, progress=False)
+    summary = run_lou(str(request.getfixturevalue(family)), lou_dir, out, n_resamples=200)
     assert sorted(p.name for p in out.iterdir()) == ["items.csv", "summary.json", "summary.md", "summary.png"]
     assert (out / "summary.png").read_bytes()[:8] == PNG_MAGIC
     assert json.loads((out / "summary.json").read_text()) == summary
     meta = summary["meta"]
-    assert meta["view"] == "lm" and meta["model"]["fingerprint"].startswith("sha256:")
+    assert summary["suite"] == "lou" and meta["model"]["fingerprint"].startswith("sha256:")
     assert [t["task"] for t in meta["data"]["tasks"]] == ["x-stance-de", "germeval-toxic"]
     for task in ("x-stance-de", "germeval-toxic"):
         for strategy, entry in summary["tasks"][task].items():
@@ -57,7 +63,7 @@ def test_run_writes_contract(family, request, lou_dir, tmp_path):
 
 def test_causal_delta_is_mean_token_logprob_given_bos(tiny_gpt2, lou_dir, tmp_path):
     """Independent of the scorer: one forward pass of the raw model."""
-    run_lou(str(tiny_gpt2), lou_dir, tmp_path / "out", tasks=["x-stance-de"], n_resamples=100, progress=False)
+    run_lou(str(tiny_gpt2), lou_dir, tmp_path / "out", tasks=["x-stance-de"], n_resamples=100)
     row = next(r for r in _items(tmp_path / "out") if r["index"] == "0" and r["strategy"] == "GenderStern")
     lm = load_model(str(tiny_gpt2))
 
@@ -77,8 +83,7 @@ def test_too_long_texts_are_counted_not_truncated(tiny_llama, lou_dir, tmp_path)
     record = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     record["GenderStern"] = " ".join([record["GenderStern"]] * 40)  # far beyond 128 positions
     path.write_text(path.read_text(encoding="utf-8") + json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-    summary = run_lou(str(tiny_llama), lou_dir, tmp_path / "out", tasks=["x-stance-de"], n_resamples=100,
-                      progress=False)
+    summary = run_lou(str(tiny_llama), lou_dir, tmp_path / "out", tasks=["x-stance-de"], n_resamples=100)
     assert summary["meta"]["position_limit"] == 128
     stern, gap = summary["tasks"]["x-stance-de"]["GenderStern"], summary["tasks"]["x-stance-de"]["GenderGap"]
     assert (stern["n"], stern["n_too_long"], stern["n_compared"]) == (7, 1, 5)
@@ -87,12 +92,11 @@ def test_too_long_texts_are_counted_not_truncated(tiny_llama, lou_dir, tmp_path)
 
 def test_finished_run_is_reused_and_never_silently_replaced(tiny_gpt2, lou_dir, tmp_path):
     out = tmp_path / "out"
-    first = run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n_resamples=100, progress=False)
-    assert run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n_resamples=100, progress=False) == first
+    first = run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n_resamples=100)
+    assert run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n_resamples=100) == first
     with pytest.raises(QueerbiasError, match="--overwrite"):
-        run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n=3, n_resamples=100, progress=False)
-    again = run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n=3, n_resamples=100, progress=False,
-                    overwrite=True)
+        run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n=3, n_resamples=100)
+    again = run_lou(str(tiny_gpt2), lou_dir, out, tasks=["x-stance-de"], n=3, n_resamples=100, overwrite=True)
     assert again["tasks"]["x-stance-de"]["Neutral"]["n"] == 3
 
 
@@ -101,7 +105,7 @@ def test_shared_sample(tiny_llama, shared_data, tmp_path):
     if not folder.is_dir():
         pytest.skip("no Lou copy in the shared data")
     summary = run_lou(str(tiny_llama), folder, tmp_path / "out", tasks=["x-stance-de", "germeval-toxic"], n=8,
-                      n_resamples=100, progress=False)
+                      n_resamples=100)
     for task in ("x-stance-de", "germeval-toxic"):
         for entry in summary["tasks"][task].values():
             assert entry["n"] == 8 and entry["n_identical"] + entry["n_too_long"] + entry["n_compared"] == 8
@@ -116,7 +120,7 @@ def test_embedded_gemma_on_shared_data(shared_data, tmp_path):
     lines = sorted(source.read_text(encoding="utf-8").splitlines(), key=lambda line: len(json.loads(line)["original"]))
     (tmp_path / "data" / "lou").mkdir(parents=True)
     (tmp_path / "data" / "lou" / "x-stance-de.jsonl").write_text("\n".join(lines[:12]) + "\n", encoding="utf-8")
-    summary = run_lou("embedded:gemma-3-270m", tmp_path / "data", tmp_path / "out", n_resamples=500, progress=False)
+    summary = run_lou("embedded:gemma-3-270m", tmp_path / "data", tmp_path / "out", n_resamples=500)
     entries = summary["tasks"]["x-stance-de"]
     assert all(e["n_too_long"] == 0 and e["n_compared"] + e["n_identical"] == 12 for e in entries.values())
     for entry in entries.values():

@@ -8,7 +8,6 @@ from queerbias.suites.lou.metrics import (
     flip_rate,
     macro_f1,
     preference_summary,
-    spearman,
     upstream_f1,
 )
 
@@ -56,19 +55,6 @@ def test_upstream_f1_is_the_positive_class_f1_for_binary_labels():
     assert upstream_f1([0, 0], [0, 0]) == 0.0  # no positive at all: F1 of class 1 is 0, as scikit-learn
     # three classes: macro-F1, as upstream for the sentiment task
     assert upstream_f1([0, 1, 2], [0, 1, 1]) == pytest.approx(macro_f1([0, 1, 2], [0, 1, 1]))
-
-
-def test_spearman_with_exact_permutation_p():
-    # rho = 1 - 6 * sum d^2 / (n (n^2 - 1))
-    assert spearman([1, 2, 3], [30, 20, 10])["rho"] == pytest.approx(-1.0)
-    four = spearman([1, 2, 3, 4], [1, 3, 2, 4])
-    assert four["rho"] == pytest.approx(0.8) and four["n"] == 4  # 1 - 6*2/(4*15)
-    # exact two-sided p: of the 24 pairings, |rho| >= 0.8 for rho = 1, 0.8 (3 ways: one adjacent
-    # swap), -0.8 (3 ways) and -1: 8 / 24
-    assert four["p"] == pytest.approx(8 / 24)
-    six = spearman(range(6), range(6))
-    assert six["rho"] == pytest.approx(1.0) and six["p"] == pytest.approx(2 / 720)  # rho = +1 or -1
-    assert spearman([1, 1, 1], [1, 2, 3]) == {"n": 3, "rho": None, "p": None}
 
 
 def test_classifier_bootstrap_two_instances_by_hand():

@@ -9,13 +9,18 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from queerbias.crawl.mastodon.crawler import PROBE_FAILED, crawl
+from queerbias.crawl.agent import build_user_agent
+from queerbias.crawl.inputs import read_small_text
+from queerbias.crawl.keys import KEY_ENV, default_key_file
+from queerbias.crawl.mastodon.crawler import PROBE_FAILED, CrawlInterrupted, crawl
+from queerbias.crawl.mastodon.etiquette import load_deny_list
+from queerbias.crawl.mastodon.refresh import refresh
 from queerbias.crawl.mastodon.settings import (
-    CONTACT_PLACEHOLDER,
     DEFAULT_INSTANCES,
     DEFAULT_MAX_REQUESTS,
-    DEFAULT_USER_AGENT,
+    PRODUCT,
     CrawlSettings,
+    check_token_transport,
     default_tags,
     normalise_instance,
     normalise_tag,
@@ -26,7 +31,9 @@ from queerbias.text.keywords import DEFAULT_KEYWORDS
 
 log = logging.getLogger(__name__)
 TOKEN_ENV = "QUEERBIAS_MASTODON_TOKEN"
-DESCRIPTION = "Crawl hashtag feeds of Mastodon instances into OUT/posts.jsonl; rerun to resume or update."
+INTERRUPTED = 130  # the shell's code for a run ended by Ctrl-C
+DESCRIPTION = ("Crawl hashtag feeds of Mastodon instances into OUT/posts.jsonl; rerun to resume or update, "
+               "--refresh to re-check stored posts against their origin.")
 
 
 def register(subparsers) -> None:
@@ -38,7 +45,11 @@ def register(subparsers) -> None:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, required=True, help="output folder (posts.jsonl, stats.json, state.json)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="output folder (posts.jsonl, reid.jsonl, state.json, stats.json, forgotten.json)")
+    p.add_argument("--refresh", action="store_true",
+                   help="re-check every stored post against its origin: remove deleted posts and authors who "
+                        "opted out, replace edited posts")
     p.add_argument("--instance", action="append", metavar="URL",
                    help=f"instance to crawl, repeatable (default: the {len(DEFAULT_INSTANCES)} of the seed study)")
     p.add_argument("--tag", action="append", metavar="TAG",
@@ -50,14 +61,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also crawl each instance's local timeline (keyword filter applies)")
     p.add_argument("--since", type=_parse_date, metavar="YYYY-MM-DD", help="ignore posts older than this date (UTC)")
     p.add_argument("--max-requests", type=int, default=DEFAULT_MAX_REQUESTS, metavar="N",
-                   help="HTTP requests per instance and run (default: %(default)s); rerun to go on")
-    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent header; put your contact in it")
+                   help="HTTP requests per instance (or origin server, with --refresh) and run "
+                        "(default: %(default)s); rerun to go on")
+    p.add_argument("--contact", metavar="EMAIL_OR_URL",
+                   help="how admins reach you; goes into the User-Agent (required unless --user-agent has one)")
+    p.add_argument("--user-agent", help="whole User-Agent header instead of the default; must contain a contact")
     p.add_argument("--token-file", type=Path, metavar="PATH",
-                   help=f"file holding an access token (else ${TOKEN_ENV}); sent to one instance only")
+                   help=f"file holding an access token (else ${TOKEN_ENV}); sent to one instance only, over https")
     p.add_argument("--token-instance", metavar="URL",
                    help="instance the token belongs to (needed when crawling more than one)")
-    p.add_argument("--salt-file", type=Path, metavar="PATH",
-                   help="secret salt for account pseudonyms (default: OUT/pseudonym.salt, created on first run)")
+    p.add_argument("--key-file", type=Path, metavar="PATH",
+                   help=f"the crawl key for pseudonyms and sealed data, outside OUT (default: ${KEY_ENV}, else "
+                        f"{default_key_file()}; created 0600 on first use)")
+    p.add_argument("--allow-instance", action="append", default=[], metavar="URL",
+                   help="this instance's admin agreed to be crawled: crawl it despite robots.txt, rules that "
+                        "mention AI or scraping, or login-only feeds (with a token); repeatable")
+    p.add_argument("--deny-list", action="append", default=[], type=Path, metavar="PATH",
+                   help="file of instance hosts never to crawl (one per line), added to the shipped list")
+    p.add_argument("--accept-missing-indexable", action="store_true",
+                   help="treat accounts on servers that do not send 'indexable' (Mastodon < 4.2, Pleroma, Akkoma) "
+                        "as consenting; by default they count as opted out")
 
 
 def _parse_date(value: str) -> datetime:
@@ -69,10 +92,8 @@ def _parse_date(value: str) -> datetime:
 
 def _load_token(path: Path | None) -> str | None:
     if path is not None:
-        try:
-            token = path.read_text(encoding="utf-8").splitlines()[0].strip() if path.stat().st_size else ""
-        except OSError as err:
-            raise QueerbiasError(f"cannot read token file {path}: {err.strerror}") from None
+        lines = read_small_text(path, "token file").splitlines()
+        token = lines[0].strip() if lines else ""
         if not token:
             raise QueerbiasError(f"token file {path} is empty")
         return token
@@ -83,6 +104,7 @@ def settings_from_args(args: argparse.Namespace) -> CrawlSettings:
     """Validate the arguments into CrawlSettings; problems become one-line QueerbiasErrors."""
     if args.max_requests < 1:
         raise QueerbiasError("--max-requests must be at least 1")
+    user_agent = build_user_agent(PRODUCT, args.contact, args.user_agent)
     instances = tuple(dict.fromkeys(normalise_instance(i) for i in (args.instance or DEFAULT_INSTANCES)))
     keywords = tuple(args.keyword or DEFAULT_KEYWORDS)
     tags = tuple(dict.fromkeys(normalise_tag(t) for t in args.tag)) if args.tag else tuple(default_tags(keywords))
@@ -95,18 +117,18 @@ def settings_from_args(args: argparse.Namespace) -> CrawlSettings:
         token_instance = instances[0]
     if token_instance and token_instance not in instances:
         raise QueerbiasError(f"--token-instance {token_instance} is not among the crawled instances")
-    if CONTACT_PLACEHOLDER in args.user_agent:
-        log.warning("the User-Agent has no contact yet; pass --user-agent with your e-mail so admins can reach you")
+    if token:
+        check_token_transport(token_instance)
     return CrawlSettings(out_dir=args.out, instances=instances, tags=tags, keywords=keywords,
                          local_timeline=args.local_timeline, since=args.since, max_requests=args.max_requests,
-                         user_agent=args.user_agent, token=token, token_instance=token_instance,
-                         salt_file=args.salt_file)
+                         user_agent=user_agent, token=token, token_instance=token_instance,
+                         key_file=args.key_file or default_key_file(),
+                         allowed_instances=frozenset(normalise_instance(i) for i in args.allow_instance),
+                         deny_list=load_deny_list(args.deny_list),
+                         accept_missing_indexable=args.accept_missing_indexable)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Crawl, print one line per instance, fail only when no instance could be crawled at all."""
-    settings = settings_from_args(args)
-    stats = crawl(settings)
+def _report_crawl(settings: CrawlSettings, stats: dict) -> None:
     unreachable = []
     for url in settings.instances:
         inst = stats["instances"][url]
@@ -118,6 +140,25 @@ def run(args: argparse.Namespace) -> int:
     print(f"{stats['posts']} posts in {settings.out_dir / POSTS}")
     if len(unreachable) == len(settings.instances):
         raise QueerbiasError(f"no instance could be crawled; see {settings.out_dir / STATS}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Crawl (or refresh), print one line per instance; fail only when no instance could be crawled at all."""
+    # urllib3's debug lines name request paths, i.e. status ids and paging cursors: not for logs.
+    logging.getLogger("urllib3").setLevel(max(logging.INFO, logging.getLogger().getEffectiveLevel()))
+    settings = settings_from_args(args)
+    try:
+        if args.refresh:
+            result = refresh(settings)
+            counts = ", ".join(f"{k} {v}" for k, v in result["counts"].items()) or "nothing to check"
+            print(f"refresh of {settings.out_dir}: {counts}; "
+                  + ("pass complete" if result["complete"] else "pass not complete: rerun --refresh to go on"))
+        else:
+            _report_crawl(settings, crawl(settings))
+    except (CrawlInterrupted, KeyboardInterrupt) as err:
+        message = str(err) or f"interrupted; everything committed is saved in {settings.out_dir}; rerun to resume"
+        print(f"crawl mastodon: {message}", file=sys.stderr)
+        return INTERRUPTED
     return 0
 
 

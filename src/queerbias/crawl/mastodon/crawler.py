@@ -4,102 +4,179 @@ Instances run in parallel threads because each has its own rate limit; a failing
 instance is reported in stats.json and never stops the others. A feed is paged
 newest-first with `max_id` until the `--since` date or its end; the newest id of
 a finished pass becomes the `since_id` floor of the next run, so later runs fetch
-only what is new. While a pass is under way its `max_id` is saved after every
-page, so a killed crawl resumes where it stopped.
+only what is new (`--refresh` re-checks what is already stored). While a pass is
+under way its `max_id` is saved after every page, so a killed crawl resumes where
+it stopped.
+
+One Ctrl-C stops the run: workers are told to stop, the store is closed as soon as a
+commit in progress has finished (every commit leaves a consistent folder), and
+`CrawlInterrupted` is raised for the CLI to report. Requests still in flight are
+abandoned with their daemon threads.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import time
+import queue
+import threading
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from functools import partial
 from urllib.parse import urlsplit
 
 from mastodon import MastodonAPIError, MastodonError
 
+from queerbias.crawl.addresses import AddressPolicy, host_port
+from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.cleaning import clean_post_html
 from queerbias.crawl.mastodon.client import (
     Caller,
+    Refused,
     RequestBudgetExhausted,
     RetriesExhausted,
     RetryPolicy,
+    ServerAskedToWait,
+    Stopped,
     describe_error,
     make_client,
 )
+from queerbias.crawl.mastodon.etiquette import is_denied, refusal
 from queerbias.crawl.mastodon.filters import drop_reason
-from queerbias.crawl.mastodon.probe import (
-    DISABLED,
-    LOGIN_REQUIRED,
-    ProbeResult,
-    probe_instance,
-)
+from queerbias.crawl.mastodon.probe import DISABLED, LOGIN_REQUIRED, NotMastodon, ProbeResult, probe_instance
+from queerbias.crawl.mastodon.records import MalformedStatus, Post, make_post, uri_host
 from queerbias.crawl.mastodon.settings import LOCAL_FEED, CrawlSettings
-from queerbias.crawl.mastodon.store import SALT, CrawlStore, Pseudonymiser
+from queerbias.crawl.mastodon.store import CrawlStore, StoreError
+from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import KeywordMatcher
-from queerbias.text.language import detect_language
 
 log = logging.getLogger(__name__)
 
 # Feed and instance states in stats.json besides "complete".
 IN_PROGRESS, BUDGET_USED = "in progress", "request budget used up; rerun to continue"
-PROBE_FAILED = "probe failed"
+PROBE_FAILED, SKIPPED, RATE_LIMITED = "probe failed", "skipped", "rate limited"
+MALFORMED, INSTANCE_DENIED = "malformed", "instance_denied"
 _DENIED = {401: LOGIN_REQUIRED, 403: LOGIN_REQUIRED, 422: LOGIN_REQUIRED, 404: DISABLED}
+_PROBE_ERRORS = (MastodonError, RetriesExhausted, RequestBudgetExhausted, Refused, NotMastodon,
+                 ServerAskedToWait)
+
+
+class CrawlInterrupted(QueerbiasError):
+    """Ctrl-C: the run stopped; everything committed so far is saved."""
+
+
+def address_policy(instances: Sequence[str]) -> AddressPolicy:
+    """Internal addresses are refused except for the instances the user named (a local test server)."""
+    allowed = []
+    for url in instances:
+        parts = urlsplit(url)
+        allowed.append(host_port(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)))
+    return AddressPolicy(allowed)
+
+
+def run_workers(workers: list, store: CrawlStore, stop: threading.Event, threads: int = 16) -> None:
+    """Run every `worker.run` on at most `threads` daemon threads; on Ctrl-C stop them, close the store
+    and raise CrawlInterrupted. A write the store refused (disk full) is raised as StoreError."""
+    pending = queue.SimpleQueue()
+    for worker in workers:
+        pending.put(worker)
+
+    def drain() -> None:
+        while not stop.is_set():
+            try:
+                pending.get_nowait().run()
+            except queue.Empty:
+                return
+
+    pool = [threading.Thread(target=drain, daemon=True, name=f"mastodon-{i}")
+            for i in range(min(threads, len(workers)))]
+    try:
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        store.close()
+        raise CrawlInterrupted(f"interrupted; everything committed is saved in {store.dir}; rerun to resume") from None
+    if store.failure:
+        raise StoreError(store.failure)
 
 
 def crawl(settings: CrawlSettings, *, policy: RetryPolicy = RetryPolicy(),
-          sleep: Callable[[float], None] = time.sleep) -> dict:
+          sleep: Callable[[float], None] | None = None, stop: threading.Event | None = None) -> dict:
     """Crawl every instance of `settings` into `settings.out_dir`; return the content of stats.json."""
-    store = CrawlStore(settings.out_dir)
+    stop = stop or threading.Event()
+    key = CrawlKey(settings.key_file, outputs=(settings.out_dir,))
+    store = CrawlStore(settings.out_dir, key)
     try:
-        pseudonymise = Pseudonymiser(settings.salt_file or settings.out_dir / SALT)
         matcher = KeywordMatcher(settings.keywords)
-        workers = [_InstanceCrawler(url, settings, store, matcher, pseudonymise, policy, sleep)
+        addresses = address_policy(settings.instances)
+        workers = [_InstanceCrawler(url, settings, store, matcher, key, policy, stop.wait if sleep is None else sleep, stop, addresses)
                    for url in settings.instances]
-        with ThreadPoolExecutor(max_workers=min(16, len(workers)), thread_name_prefix="mastodon") as pool:
-            for future in [pool.submit(worker.run) for worker in workers]:
-                future.result()
+        run_workers(workers, store, stop)
         store.finalize()
         return store.stats()
     finally:
         store.close()
 
 
-def _doc_id(uri: str) -> str:
-    return "mastodon:" + hashlib.sha256(uri.encode()).hexdigest()[:20]
-
-
 class _InstanceCrawler:
     """Probe one instance, then crawl its feeds one after another, committing page by page."""
 
     def __init__(self, url: str, settings: CrawlSettings, store: CrawlStore, matcher: KeywordMatcher,
-                 pseudonymise: Pseudonymiser, policy: RetryPolicy, sleep: Callable[[float], None]):
-        self.url, self.settings, self.store, self.matcher = url, settings, store, matcher
-        self.pseudonymise, self.policy, self.sleep = pseudonymise, policy, sleep
+                 key: CrawlKey, policy: RetryPolicy, sleep: Callable[[float], None], stop: threading.Event,
+                 addresses: AddressPolicy):
+        self.url, self.settings, self.store, self.matcher, self.key = url, settings, store, matcher, key
+        self.policy, self.sleep, self.stop, self.addresses = policy, sleep, stop, addresses
         self.seen_as = urlsplit(url).netloc
         self.relevant_tags = frozenset(settings.tags)
+        self.caller: Caller | None = None
         self._requests_reported = 0
 
-    def _commit(self, records=(), stats: Counter | None = None, **kwargs) -> None:
+    def _commit(self, posts: Sequence[Post] = (), stats: Counter | None = None, **kwargs) -> None:
         """Save through the store, adding the requests made since the last commit."""
         stats = Counter(stats or {})
-        stats["requests"] += self.caller.requests - self._requests_reported
-        self._requests_reported = self.caller.requests
-        self.store.commit(self.url, self.seen_as, list(records), stats=stats, **kwargs)
+        if self.caller is not None:
+            stats["requests"] += self.caller.requests - self._requests_reported
+            self._requests_reported = self.caller.requests
+        self.store.commit(self.url, self.seen_as, list(posts), stats=stats, **kwargs)
 
     def run(self) -> None:
         """Never raises: whatever goes wrong ends up as this instance's `status` in stats.json."""
+        try:
+            self._run()
+        except (Stopped, StoreError):
+            return  # being stopped, or the store refused a write: the main thread reports it
+        except Exception as err:  # a bug or odd data must not take the other instances down
+            log.exception("%s: unexpected error", self.url)
+            try:
+                self._commit(status=f"failed: {describe_error(err)}")
+            except StoreError:
+                pass
+
+    def _run(self) -> None:
+        if is_denied(self.seen_as, self.settings.deny_list):
+            self._commit(status=f"{SKIPPED}: on the instance deny-list")
+            log.warning("%s: skipped: on the instance deny-list", self.url)
+            return
         token = self.settings.token_for(self.url)
-        self.caller = Caller(make_client(self.url, user_agent=self.settings.user_agent, token=token),
-                             max_requests=self.settings.max_requests, policy=self.policy, sleep=self.sleep)
+        self.caller = Caller(make_client(self.url, user_agent=self.settings.user_agent, token=token,
+                                         policy=self.addresses),
+                             max_requests=self.settings.max_requests, policy=self.policy, sleep=self.sleep,
+                             stop=self.stop)
         try:
             probe = probe_instance(self.caller)
-        except (MastodonError, RetriesExhausted, RequestBudgetExhausted) as err:
+        except _PROBE_ERRORS as err:
             log.warning("%s: probe failed: %s", self.url, describe_error(err))
             self._commit(status=f"{PROBE_FAILED}: {describe_error(err)}")
+            return
+        why = refusal(probe, self.settings.allowed(self.url))
+        if why:
+            log.warning("%s: skipped: %s", self.url, why)
+            self._commit(probe=probe.as_dict(), status=f"{SKIPPED}: {why}; crawl it only with --allow-instance "
+                                                       "if its admin agreed")
             return
         self._commit(probe=probe.as_dict(), status=IN_PROGRESS)
         status = "complete"
@@ -109,10 +186,10 @@ class _InstanceCrawler:
             except RequestBudgetExhausted:
                 status = BUDGET_USED
                 break
-            except (MastodonError, RetriesExhausted) as err:
-                state = f"failed: {describe_error(err)}"
-            except Exception as err:  # a bug or odd data must not take the other instances down
-                log.exception("%s %s: unexpected error", self.url, feed)
+            except ServerAskedToWait as err:
+                status = f"{RATE_LIMITED}: {err}"
+                break
+            except (MastodonError, RetriesExhausted, Refused) as err:
                 state = f"failed: {describe_error(err)}"
             self._commit(feeds={feed: state})
             if state != "complete":
@@ -131,8 +208,10 @@ class _InstanceCrawler:
     def _crawl_feed(self, feed: str, probe: ProbeResult) -> str:
         """Page one feed until the cut-off or its end; return its state for stats.json."""
         access = probe.live_feeds if feed == LOCAL_FEED else probe.hashtag_feeds
-        if access in (LOGIN_REQUIRED, DISABLED):
+        if access == DISABLED:
             return access
+        if access == LOGIN_REQUIRED and not (self.settings.token_for(self.url) and self.settings.allowed(self.url)):
+            return access  # the admin made it login-only: a token alone is no permission
         fetch = self._feed_method(feed)
         cursor = self.store.cursor(self.url, feed)
         floor, top, max_id = cursor.get("newest_id"), cursor.get("pass_top_id"), cursor.get("pass_max_id")
@@ -144,51 +223,51 @@ class _InstanceCrawler:
                 if code in _DENIED:  # login-only or switched off, although the probe could not tell
                     return _DENIED[code]
                 raise
-            records, fetched, dropped, reached_since = self._process(page)
+            if not isinstance(page, list):
+                return "failed: the feed did not answer with a list of statuses"
+            posts, fetched, dropped, reached_since = self._process(page, probe.domain)
             next_page = getattr(page, "_pagination_next", None)
-            top = top or (str(page[0]["id"]) if page else None)
-            finished = reached_since or not page or not next_page
+            top = top or _first_id(page)
+            finished = reached_since or not page or not next_page or "max_id" not in next_page
             if finished:
                 cursor = {"newest_id": top or floor}
             else:
                 max_id = str(next_page["max_id"])
                 cursor = {"newest_id": floor, "pass_top_id": top, "pass_max_id": max_id}
-            self._commit(records, stats=Counter(fetched=fetched), dropped=dropped, feed=feed, cursor=cursor,
+            self._commit(posts, stats=Counter(fetched=fetched), dropped=dropped, feed=feed, cursor=cursor,
                          feeds={feed: "complete" if finished else IN_PROGRESS})
             if finished:
                 return "complete"
 
-    def _process(self, page) -> tuple[list[dict], int, Counter, bool]:
-        """Records to keep, posts looked at, drop reasons, and whether the `--since` date was passed."""
-        records, dropped, fetched = [], Counter(), 0
+    def _process(self, page, local_domain: str | None) -> tuple[list[Post], int, Counter, bool]:
+        """Posts to keep, statuses looked at, drop reasons, and whether the `--since` date was passed."""
+        posts, dropped, fetched = [], Counter(), 0
+        now = datetime.now(timezone.utc)
         for status in page:
-            if self.settings.since and status["created_at"] < self.settings.since:
-                return records, fetched, dropped, True  # pages are newest first
-            fetched += 1
-            original = status.get("reblog") or status
-            text = clean_post_html(original.get("content") or "", self.matcher, self.relevant_tags)
-            reason = drop_reason(original, text, self.matcher)
-            if reason:
-                dropped[reason] += 1
-            else:
-                records.append(self._record(original, text))
-        return records, fetched, dropped, False
+            try:
+                if self.settings.since and status["created_at"] < self.settings.since:
+                    return posts, fetched, dropped, True  # pages are newest first
+                fetched += 1
+                original = status.get("reblog") or status
+                if is_denied(uri_host(str(original.get("uri") or "")), self.settings.deny_list):
+                    dropped[INSTANCE_DENIED] += 1
+                    continue
+                text = clean_post_html(original.get("content") or "", self.matcher, self.relevant_tags)
+                reason = drop_reason(original, text, self.matcher, self.settings.accept_missing_indexable)
+                if reason:
+                    dropped[reason] += 1
+                    continue
+                posts.append(make_post(original, text, key=self.key, matcher=self.matcher, instance=self.url,
+                                       local_domain=local_domain, now=now))
+            except (MalformedStatus, KeyError, TypeError, ValueError, AttributeError):
+                dropped[MALFORMED] += 1  # one odd status must not stop its feed on every run
+        return posts, fetched, dropped, False
 
-    def _record(self, status, text: str) -> dict:
-        """One posts.jsonl line; the author appears only as a salted hash (`seen_on` is set by the store)."""
-        account = status.get("account") or {}
-        acct = account.get("acct") or ""
-        if "@" not in acct:  # local accounts come without their domain
-            acct = f"{acct}@{urlsplit(account.get('url') or status['uri']).netloc}"
-        return {
-            "doc_id": _doc_id(status["uri"]),
-            "uri": status["uri"],
-            "url": status.get("url") or status["uri"],
-            "origin_instance": urlsplit(status["uri"]).netloc,
-            "created_at": status["created_at"].isoformat(),
-            "language": status.get("language") or detect_language(text)[0],
-            "text": text,
-            "tags": sorted({t["name"].lower() for t in status.get("tags") or []}),
-            "keywords": self.matcher.find(text),
-            "account": self.pseudonymise(acct),
-        }
+
+def _first_id(page) -> str | None:
+    for status in page:
+        try:
+            return str(status["id"])
+        except (KeyError, TypeError):
+            continue
+    return None

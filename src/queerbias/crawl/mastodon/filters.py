@@ -1,9 +1,20 @@
 """Why a post does not go into the corpus.
 
 Checks run in a fixed order and the first that applies is the recorded reason,
-so stats.json can say how many posts each rule removed. People's opt-outs come
-first: a post of someone who asked not to be indexed is never looked at further.
-A content warning alone is not a reason to drop a post.
+so stats.json can say how many posts each rule removed. People's wishes come first:
+a post that is not public, or whose author opted out by any signal the fediverse
+uses, is never looked at further. A content warning alone is not a reason to drop.
+
+Opt-out signals of an account:
+
+- `indexable: false` (Mastodon 4.2+: "include my public posts in search results"),
+  and a *missing* `indexable` too: Mastodon before 4.2, Pleroma and Akkoma do not
+  ask their users, and silence is not consent. `accept_missing_indexable` treats
+  those servers' accounts as consenting, for researchers who decide otherwise;
+- `discoverable: false` ("feature my profile and posts in discovery") and
+  `noindex: true` ("keep my profile out of search engines");
+- one of #nobot, #nobots, #noindex, #noai, #nosearch, #noarchive in the bio, or in a
+  profile field's name or value. The same tags on a post opt that post out.
 """
 
 from __future__ import annotations
@@ -14,10 +25,11 @@ from queerbias.text.html import html_to_text
 from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.language import is_german
 
-OPTED_OUT, NSFW, BOT, AUTOMATED, NOT_GERMAN, NO_KEYWORD, EMPTY = (
-    "opted_out", "nsfw", "bot", "automated", "not_german", "no_keyword", "empty")
+NOT_PUBLIC, OPTED_OUT, NSFW, BOT, AUTOMATED, NOT_GERMAN, NO_KEYWORD, EMPTY = (
+    "not_public", "opted_out", "nsfw", "bot", "automated", "not_german", "no_keyword", "empty")
 
-_OPT_OUT_TAG = re.compile(r"#no(?:bot|index)\b", re.IGNORECASE)
+OPT_OUT_TAGS = ("nobot", "nobots", "noindex", "noai", "nosearch", "noarchive")
+_OPT_OUT_TAG = re.compile(r"#(?:" + "|".join(OPT_OUT_TAGS) + r")(?![\w])", re.IGNORECASE)
 _NSFW_TAG = re.compile(r"#nsfw\b", re.IGNORECASE)
 # Templated announcements servers and their admins post by script.
 _AUTOMATED = re.compile(
@@ -29,20 +41,32 @@ _AUTOMATED = re.compile(
 )
 
 
-def opted_out(account) -> bool:
-    """The author asked not to be indexed: `indexable: false`, `noindex: true`, or #nobot/#noindex in the profile."""
-    if account.get("indexable") is False or account.get("noindex") is True:
+def opted_out(account, accept_missing_indexable: bool = False) -> bool:
+    """Whether the author said, by any of the signals above, that their posts are not to be collected."""
+    indexable = account.get("indexable")
+    if indexable is False or (indexable is None and not accept_missing_indexable):
         return True
-    profile = [account.get("note") or ""] + [f.get("value") or "" for f in account.get("fields") or []]
-    return any(_OPT_OUT_TAG.search(html_to_text(part)) for part in profile)
+    if account.get("discoverable") is False or account.get("noindex") is True:
+        return True
+    fields = account.get("fields") or []
+    profile = [account.get("note") or ""]
+    profile += [part for f in fields if isinstance(f, dict) for part in (f.get("name") or "", f.get("value") or "")]
+    return any(_OPT_OUT_TAG.search(html_to_text(str(part))) for part in profile)
 
 
-def drop_reason(status, text: str, matcher: KeywordMatcher) -> str | None:
+def _post_opted_out(status) -> bool:
+    tags = {str(t.get("name") or "").lower() for t in status.get("tags") or [] if isinstance(t, dict)}
+    return bool(tags & set(OPT_OUT_TAGS)) or bool(_OPT_OUT_TAG.search(html_to_text(status.get("content") or "")))
+
+
+def drop_reason(status, text: str, matcher: KeywordMatcher, accept_missing_indexable: bool = False) -> str | None:
     """First reason to drop `status` (an unwrapped original, `text` its cleaned content), or None to keep it."""
+    if status.get("visibility") != "public":
+        return NOT_PUBLIC
     account = status.get("account") or {}
-    if opted_out(account):
+    if opted_out(account, accept_missing_indexable) or _post_opted_out(status):
         return OPTED_OUT
-    tags = {(t.get("name") or "").lower() for t in status.get("tags") or []}
+    tags = {str(t.get("name") or "").lower() for t in status.get("tags") or [] if isinstance(t, dict)}
     if "nsfw" in tags or _NSFW_TAG.search(html_to_text(status.get("content") or "")):
         return NSFW
     if account.get("bot"):

@@ -1,71 +1,141 @@
 """Ask an instance what it allows before crawling it.
 
-`/api/v2/instance` tells the Mastodon version, the rules and, since 4.4, whether
-hashtag and live feeds are public, login-only or disabled. Knowing that up front
-is what lets the crawler report "needs login" or "disabled" instead of mistaking
-an empty answer for "no posts".
+`/robots.txt` says whether crawlers are welcome at the API. `/api/v2/instance` tells
+the Mastodon version, the rules and, since 4.4, whether hashtag and live feeds are
+public, login-only or disabled. Knowing that up front is what lets the crawler report
+"needs login" or "disabled" instead of mistaking an empty answer for "no posts", and
+skip an instance whose admin said no. An answer that is not Mastodon's (an HTML site, a
+Misskey server) ends the probe with one line, without retries.
 """
 
 from __future__ import annotations
 
+import urllib.robotparser
 from dataclasses import asdict, dataclass, field
 
+import requests
 from mastodon import MastodonAPIError, MastodonNotFoundError
 
-from queerbias.crawl.mastodon.client import Caller
+from queerbias.crawl.addresses import RefusedAddress, UnresolvableHost
+from queerbias.crawl.agent import agent_token
+from queerbias.crawl.mastodon.client import Caller, Refused, RequestBudgetExhausted
+from queerbias.crawl.mastodon.transport import ResponseTooLarge
+from queerbias.crawl.quoting import quote
+from queerbias.text.scrub import scrub_personal_data
 
 PUBLIC, LOGIN_REQUIRED, DISABLED, UNKNOWN = "public", "login_required", "disabled", "unknown"
+ROBOTS_ALLOW, ROBOTS_DISALLOW, ROBOTS_NONE, ROBOTS_UNREACHABLE = (
+    "allowed", "disallowed", "no robots.txt", "unreachable")
+API_PATH = "/api/v1/timelines/tag/queer"  # what robots.txt is asked about: the feeds we page
+AI_CRAWLERS = ("GPTBot", "CCBot", "Google-Extended")
+
+
+class NotMastodon(Exception):
+    """The server does not speak the Mastodon API."""
 
 
 @dataclass
 class ProbeResult:
-    """What stats.json reports about an instance under `probe`."""
+    """What stats.json reports about an instance under `probe`: no contacts, rules without personal data."""
 
     version: str | None = None
     title: str | None = None
+    domain: str | None = None   # the domain of the instance's local accounts (`alice` is `alice@domain`)
     hashtag_feeds: str = UNKNOWN   # PUBLIC, LOGIN_REQUIRED, DISABLED or UNKNOWN (older servers)
     live_feeds: str = UNKNOWN
     rules: list[str] = field(default_factory=list)
     terms_of_service: str | None = None   # "published", "not published" or None when not asked
-    contact: str | None = None
+    robots: str = ROBOTS_NONE             # for our agent at the API: ROBOTS_* above
+    ai_crawlers_disallowed: bool = False  # robots.txt shuts out GPTBot, CCBot or Google-Extended
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def _access(feed_config, authenticated: bool) -> str:
-    """Fold Mastodon's per-feed local/remote settings into one answer for an anonymous or logged-in client."""
-    if not feed_config:
+def _access(feed_config) -> str:
+    """Fold Mastodon's per-feed local/remote settings into one answer. A token does not change it: a feed
+    the admin made login-only stays LOGIN_REQUIRED, whoever asks."""
+    if not isinstance(feed_config, dict) or not feed_config:
         return UNKNOWN
     values = {feed_config.get("local"), feed_config.get("remote")}
     if "public" in values:
         return PUBLIC
     if "authenticated" in values:
-        return PUBLIC if authenticated else LOGIN_REQUIRED
+        return LOGIN_REQUIRED
     return DISABLED
 
 
-def probe_instance(caller: Caller) -> ProbeResult:
-    """Version, feed access, rules and terms of `caller`'s instance; falls back to v1 on old servers."""
+def _robots(caller: Caller, result: ProbeResult) -> None:
+    """Read /robots.txt (RFC 9309): 4xx means no rules; 5xx or no answer means the wishes are unknown."""
     api = caller.api
-    authenticated = api.access_token is not None
-    result = ProbeResult()
+    if caller.requests >= caller.max_requests:
+        raise RequestBudgetExhausted(f"{caller.requests} requests")
+    url = api.api_base_url + "/robots.txt"
     try:
-        info = caller.call(api.instance_v2)
-    except MastodonNotFoundError:  # Mastodon < 4.0 has only v1
-        info = caller.call(api.instance_v1)
-        result.version, result.title = info.get("version"), info.get("title")
-        result.rules = [r.get("text", "") for r in info.get("rules") or []]
+        response = api.session.get(url, timeout=api.request_timeout,
+                                   headers={"User-Agent": api.user_agent, "Accept": "text/plain"})
+    except (UnresolvableHost, RefusedAddress, ResponseTooLarge) as err:
+        raise Refused(str(err)) from None
+    except requests.RequestException:
+        result.robots = ROBOTS_UNREACHABLE
+        return
+    if 400 <= response.status_code < 500:
+        return
+    if response.status_code != 200:
+        result.robots = ROBOTS_UNREACHABLE
+        return
+    parser = urllib.robotparser.RobotFileParser(url)
+    parser.parse(response.content.decode("utf-8", errors="replace").splitlines())
+    allowed = parser.can_fetch(agent_token(api.user_agent), api.api_base_url + API_PATH)
+    result.robots = ROBOTS_ALLOW if allowed else ROBOTS_DISALLOW
+    result.ai_crawlers_disallowed = not all(parser.can_fetch(a, api.api_base_url + "/") for a in AI_CRAWLERS)
+
+
+def _not_mastodon(caller: Caller, what: str) -> NotMastodon:
+    return NotMastodon(f"not a Mastodon API: {caller.api.api_base_url}/api/v2/instance answered {what}")
+
+
+def _instance_info(caller: Caller):
+    """/api/v2/instance, or /api/v1/instance on servers before 4.0; NotMastodon if neither is Mastodon's."""
+    api = caller.api
+    try:
+        try:
+            info, v2 = caller.call(api.instance_v2), True
+        except MastodonNotFoundError:  # Mastodon < 4.0 has only v1
+            info, v2 = caller.call(api.instance_v1), False
+    except MastodonNotFoundError:
+        raise _not_mastodon(caller, "404 Not Found (no Mastodon API here)") from None
+    except MastodonAPIError as err:
+        first = str(err.args[0]) if err.args else ""
+        if first.startswith("Could not parse response as JSON"):
+            raise _not_mastodon(caller, "with something that is not JSON (a web page?)") from None
+        raise
+    if not isinstance(info, dict) or not isinstance(info.get("version"), str):
+        raise _not_mastodon(caller, "JSON without a Mastodon version")
+    return info, v2
+
+
+def probe_instance(caller: Caller) -> ProbeResult:
+    """robots.txt, version, feed access, rules and terms of `caller`'s instance."""
+    api = caller.api
+    result = ProbeResult()
+    _robots(caller, result)
+    info, v2 = _instance_info(caller)
+    result.version, result.title = quote(info.get("version"), 40), quote(info.get("title") or "", 80)
+    domain = info.get("domain") if v2 else info.get("uri")
+    result.domain = quote(domain, 253).lower() if isinstance(domain, str) and domain else None
+    result.rules = [quote(scrub_personal_data(str(r.get("text", "")))) for r in info.get("rules") or []
+                    if isinstance(r, dict)]
+    if not v2:
         return result
-    result.version, result.title = info.get("version"), info.get("title")
-    result.contact = (info.get("contact") or {}).get("email")
-    result.rules = [r.get("text", "") for r in info.get("rules") or []]
-    access = (info.get("configuration") or {}).get("timelines_access") or {}
-    result.hashtag_feeds = _access(access.get("hashtag_feeds"), authenticated)
-    result.live_feeds = _access(access.get("live_feeds"), authenticated)
+    configuration = info.get("configuration") if isinstance(info.get("configuration"), dict) else {}
+    access = configuration.get("timelines_access") or {}
+    if isinstance(access, dict):
+        result.hashtag_feeds = _access(access.get("hashtag_feeds"))
+        result.live_feeds = _access(access.get("live_feeds"))
     try:
         terms = caller.call(api.instance_terms_of_service)
-        result.terms_of_service = "published" if terms.get("content") else "not published"
+        result.terms_of_service = "published" if isinstance(terms, dict) and terms.get("content") else "not published"
     except MastodonAPIError:  # 404 before 4.4 or when the admin has not written any
         result.terms_of_service = "not published"
     return result

@@ -1,95 +1,250 @@
-"""The crawl's output folder: posts.jsonl, state.json, stats.json, and crash-safe resume.
+"""The crawl's output folder: a store of pseudonymous posts that cannot be wiped, torn or shared by accident.
 
-posts.jsonl is append-only. Each page is committed in two steps: its records are
-appended, flushed and fsynced, then state.json (cursors, statistics and the number
-of committed records) is replaced atomically. On start, posts.jsonl is cut back to
-the committed number of lines, so a crash between the two steps, or in the middle
-of a line, leaves nothing behind that the resumed crawl would write again.
-Cross-instance sightings of an already kept post are kept in state.json and
-merged into the records' `seen_on` by `finalize`, which rewrites posts.jsonl
-without changing its line count, so the commit count stays valid.
+Files (folder 0700, files 0600, all under an exclusive lock while a process works on them):
+
+    posts.jsonl     the corpus records: keyed pseudonyms, text, no uri, url or handle
+    reid.jsonl      per post, its re-identification data sealed with the crawl key
+    state.json      cursors, statistics, the number of committed posts, the key's fingerprint
+    stats.json      counts for people (no contacts, no handles)
+    forgotten.json  people who asked to be forgotten (see `forgotten`)
+
+Appending a page is a commit in three steps: the sealed lines are appended and fsynced,
+then the posts, then state.json (with the new number of committed posts) is replaced
+atomically. A write that fails half-way (disk full) is cut back at once and stops the
+crawl; on the next start posts.jsonl is cut back to the committed posts, and any torn
+tail to its last complete line, so nothing half-written is ever appended after.
+
+Removing or replacing posts (refresh, takedown, the origin's copy winning, merging
+sightings) rewrites posts.jsonl and then reid.jsonl atomically, with `rewriting` set in
+the state so that a crash in between is recognised on the next start. A missing
+state.json never truncates anything: the state is rebuilt from the posts (cursors
+start afresh, and the key is checked against stats.json or the sealed data first).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
+import logging
 import os
-import secrets
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
-from queerbias.fileio import atomic_write
+from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir, open_private_append, write_all
+from queerbias.crawl.keys import CrawlKey
+from queerbias.crawl.mastodon.forgotten import Forgotten
+from queerbias.crawl.mastodon.records import DOC_PREFIX, Post
+from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_open, atomic_write
 
-STATE_VERSION = 1
-POSTS, STATE, STATS, SALT = "posts.jsonl", "state.json", "stats.json", "pseudonym.salt"
+log = logging.getLogger(__name__)
+
+STATE_KIND, STATE_VERSION = "queerbias-mastodon-crawl", 2
+POSTS, REID, STATE, STATS = "posts.jsonl", "reid.jsonl", "state.json", "stats.json"
+FORGOTTEN_DROP = "forgotten"
+
+
+class StoreError(QueerbiasError):
+    """The output folder cannot be used as it is; the message says what to do."""
 
 
 def _json_bytes(obj) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode()
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 def new_instance_stats() -> dict:
     return {"requests": 0, "fetched": 0, "kept": 0, "dropped": {}, "duplicates": 0, "words": 0, "bytes": 0}
 
 
-class Pseudonymiser:
-    """Salted HMAC of account handles: stable across runs of one output folder, not reversible without the salt."""
+def new_state(fingerprint: str) -> dict:
+    return {"kind": STATE_KIND, "version": STATE_VERSION, "key_fingerprint": fingerprint, "records": 0,
+            "rewriting": False, "created_at": _now(), "checked_at": None, "instances": {}, "sightings": {},
+            "duplicates": 0, "removed": {}, "refresh": {"pass_started": None, "last": None}}
 
-    def __init__(self, salt_file: Path):
-        if not salt_file.exists():
-            atomic_write(salt_file, secrets.token_hex(32).encode(), permissions=0o600)
-        self._key = salt_file.read_bytes().strip()
 
-    def __call__(self, value: str) -> str:
-        return hmac.new(self._key, value.lower().encode(), hashlib.sha256).hexdigest()[:24]
+def read_state(folder: Path) -> dict | None:
+    """state.json of a Mastodon store in `folder` (None if absent), or a one-line StoreError saying why not."""
+    path = Path(folder) / STATE
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise StoreError(f"{path} is unreadable ({err}); move it away and rerun: "
+                         "the state is then rebuilt from the posts") from None
+    if not isinstance(state, dict):
+        raise StoreError(f"{path} is not a crawl state (not a JSON object)")
+    if "seen" in state and "instances" not in state:
+        raise StoreError(f"{path} belongs to a news crawl (queerbias crawl news); give the Mastodon crawl "
+                         "its own --out folder")
+    if state.get("version") == 1 and "instances" in state:
+        raise StoreError(f"{path} was written by an older queerbias whose posts name their authors (uri, url); "
+                         "crawl afresh into a new folder and delete this one")
+    if state.get("kind") != STATE_KIND or state.get("version") != STATE_VERSION:
+        raise StoreError(f"{path} is not a Mastodon crawl state of version {STATE_VERSION}")
+    return state
+
+
+def post_pseudonym(record: dict) -> str:
+    return str(record["doc_id"]).removeprefix(DOC_PREFIX)
+
+
+@dataclass
+class _Meta:
+    """What the store keeps in memory per post: where it was seen and whose it is."""
+
+    account: str
+    seen_on: list[str] = field(default_factory=list)
 
 
 class CrawlStore:
-    """Thread-safe owner of one output folder; every write goes through `commit`."""
+    """Thread-safe owner of one output folder; every write goes through `commit` or `rewrite`."""
 
-    def __init__(self, out_dir: Path):
-        self.dir = Path(out_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+    def __init__(self, out_dir: Path, key: CrawlKey, purpose: str = "crawl"):
+        self.dir = make_private_dir(Path(out_dir))
+        self.key = key
+        self._folder_lock = FolderLock(self.dir, purpose)
         self._lock = threading.Lock()
-        self.state = self._load_state()
-        self._seen_on: dict[str, list[str]] = self._recover_posts()
-        self._posts = open(self.dir / POSTS, "ab")
+        self._closed = False
+        self.failure: str | None = None  # why writing stopped (disk full), for the main thread to report
+        try:
+            self.forgotten = Forgotten.load(self.dir)
+            key.require_fingerprint(self.forgotten.key_fingerprint, self.dir / self.forgotten.path.name)
+            state = read_state(self.dir)
+            self.rebuilt = state is None
+            if state is None:
+                self._verify_key_without_state()
+                state = new_state(key.fingerprint)
+            key.require_fingerprint(state.get("key_fingerprint"), self.dir / STATE)
+            self.state = state
+            self._meta = self._recover_posts()
+            self._recover_reid()
+            if self.rebuilt and self._meta:
+                self.state["checked_at"] = self._oldest_check()
+                log.warning("%s was missing; rebuilt it from the %d posts in %s (paging starts afresh)",
+                            self.dir / STATE, len(self._meta), self.dir / POSTS)
+            self._purge_forgotten()
+            self._posts = open_private_append(self.dir / POSTS)
+            self._reid = open_private_append(self.dir / REID)
+            self._save(with_stats=True)
+        except BaseException:
+            self._folder_lock.release()
+            raise
 
-    def _load_state(self) -> dict:
-        path = self.dir / STATE
-        if not path.exists():
-            return {"version": STATE_VERSION, "records": 0, "instances": {}, "sightings": {}, "duplicates": 0}
-        state = json.loads(path.read_text(encoding="utf-8"))
-        if state.get("version") != STATE_VERSION:
-            raise ValueError(f"{path}: unsupported state version {state.get('version')!r}")
-        return state
+    # -- opening -------------------------------------------------------------------------------
 
-    def _recover_posts(self) -> dict[str, list[str]]:
-        """Cut posts.jsonl back to the committed records; return uri -> seen_on of those records."""
-        path, committed = self.dir / POSTS, self.state["records"]
-        seen_on: dict[str, list[str]] = {}
+    def _verify_key_without_state(self) -> None:
+        """Before rebuilding a lost state, make sure the posts were written with this key."""
+        stats_path = self.dir / STATS
+        if stats_path.exists():
+            try:
+                recorded = json.loads(stats_path.read_text(encoding="utf-8")).get("key_fingerprint")
+            except (OSError, ValueError, AttributeError):
+                recorded = None
+            if recorded:
+                self.key.require_fingerprint(recorded, stats_path)
+                return
+        for post, sealed in self._reid_lines():
+            self.key.unseal(post, sealed)
+            return
+        if (self.dir / POSTS).exists() and (self.dir / POSTS).stat().st_size:
+            raise StoreError(f"cannot tell which crawl key wrote {self.dir / POSTS}: state.json, stats.json and "
+                             "reid.jsonl are missing; restore one of them")
+
+    def _complete_lines(self, name: str) -> Iterator[bytes]:
+        path = self.dir / name
         if not path.exists():
-            if committed:
-                raise ValueError(f"{path} is missing but {STATE} records {committed} posts")
-            return seen_on
-        keep_bytes = 0
+            return
         with open(path, "rb") as handle:
-            for _ in range(committed):
-                line = handle.readline()
-                if not line.endswith(b"\n"):
-                    raise ValueError(f"{path} has fewer posts than the {committed} that {STATE} records")
+            for line in handle:
+                if line.endswith(b"\n"):
+                    yield line
+
+    def _recover_posts(self) -> dict[str, _Meta]:
+        """Keep the committed, readable lines of posts.jsonl and cut the rest; pseudonym -> _Meta of each post."""
+        path = self.dir / POSTS
+        committed = None if self.rebuilt or self.state.get("rewriting") else self.state["records"]
+        meta: dict[str, _Meta] = {}
+        kept: list[bytes] = []
+        bad = 0
+        for number, line in enumerate(self._complete_lines(POSTS)):
+            if committed is not None and number >= committed:
+                break
+            try:
                 record = json.loads(line)
-                seen_on[record["uri"]] = self.state["sightings"].get(record["uri"], record["seen_on"])
-                keep_bytes += len(line)
-        if path.stat().st_size != keep_bytes:
+                if "uri" in record or "url" in record:
+                    raise StoreError(f"{path} was written by an older queerbias whose posts name their authors "
+                                     "(uri, url); crawl afresh into a new folder and delete this one")
+                pseudonym = post_pseudonym(record)
+                sightings = self.state["sightings"].get(pseudonym) or record["seen_on"]
+                meta[pseudonym] = _Meta(str(record["account"]), list(sightings))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                bad += 1
+                continue
+            kept.append(line)
+        if committed is not None and len(kept) + bad < committed:
+            raise StoreError(f"{path} holds {len(kept) + bad} posts but {STATE} records {committed}: the file was "
+                             "changed outside queerbias; restore it, or move state.json away to rebuild the state")
+        size = path.stat().st_size if path.exists() else 0
+        if bad:
+            log.warning("%s: dropping %d damaged lines", path, bad)
+            with atomic_open(path, "wb", permissions=PRIVATE_FILE) as handle:
+                handle.writelines(kept)
+        elif size != sum(map(len, kept)):
+            log.warning("%s: cutting %d bytes of uncommitted or torn data", path, size - sum(map(len, kept)))
             with open(path, "r+b") as handle:
-                handle.truncate(keep_bytes)
+                handle.truncate(sum(map(len, kept)))
                 handle.flush()
                 os.fsync(handle.fileno())
-        return seen_on
+        self.state["records"] = len(kept)
+        self.state["rewriting"] = False
+        return meta
+
+    def _oldest_check(self) -> str | None:
+        """When every post was last known to be wanted, from the sealed data; None if a post has none."""
+        checks = [data.get("checked_at") for _, data in self.reidentification()]
+        return min(checks) if len(checks) == len(self._meta) and all(checks) else None
+
+    def _reid_lines(self) -> Iterator[tuple[str, str]]:
+        for line in self._complete_lines(REID):
+            try:
+                entry = json.loads(line)
+                yield str(entry["post"]), str(entry["sealed"])
+            except (ValueError, KeyError, TypeError):
+                continue
+
+    def _recover_reid(self) -> None:
+        """Keep exactly one sealed line per stored post (the last written), dropping the rest."""
+        path = self.dir / REID
+        lines = {post: sealed for post, sealed in self._reid_lines() if post in self._meta}
+        expected = b"".join(_reid_line(post, sealed) for post, sealed in lines.items())
+        current = path.read_bytes() if path.exists() else b""
+        if current != expected:
+            with atomic_open(path, "wb", permissions=PRIVATE_FILE) as handle:
+                handle.write(expected)
+        missing = len(self._meta) - len(lines)
+        if missing:
+            log.warning("%s: %d posts have no re-identification data; refresh cannot check them "
+                        "(corpus forget still finds them by account)", path, missing)
+
+    def _purge_forgotten(self) -> None:
+        """Remove posts of forgotten people that a crash during `corpus forget` may have left."""
+        doomed = {p for p, m in self._meta.items() if m.account in self.forgotten.accounts}
+        if doomed:
+            self._rewrite(remove={p: FORGOTTEN_DROP for p in doomed})
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self.dir} is closed")
 
     def _instance(self, instance: str) -> dict:
         return self.state["instances"].setdefault(
@@ -100,40 +255,73 @@ class CrawlStore:
         with self._lock:
             return dict(self._instance(instance)["cursors"].get(feed) or {})
 
-    def commit(self, instance: str, seen_as: str, records: list[dict], *, feed: str | None = None,
+    def _append(self, posts: list[Post], seen_as: str) -> None:
+        """Append sealed lines, then records; on a failed write cut both back and stop."""
+        handles = (self._reid, self._posts)
+        offsets = [handle.tell() for handle in handles]
+        reid = b"".join(_reid_line(p.pseudonym, self.key.seal(p.pseudonym, p.reidentification)) for p in posts)
+        records = b"".join((json.dumps({**p.record, "seen_on": [seen_as]}, ensure_ascii=False) + "\n").encode()
+                           for p in posts)
+        try:
+            for handle, data in zip(handles, (reid, records)):
+                write_all(handle, data)
+                os.fsync(handle.fileno())
+        except OSError as err:
+            for handle, offset in zip(handles, offsets):
+                try:
+                    handle.truncate(offset)
+                    handle.seek(offset)
+                except OSError:
+                    pass  # the next start cuts back to the committed posts anyway
+            self._closed = True
+            self.failure = (f"cannot write to {self.dir}: {err.strerror or err}; the crawl stopped, the posts "
+                            "committed so far are safe; free space and rerun")
+            raise StoreError(self.failure) from None
+
+    def commit(self, instance: str, seen_as: str, posts: list[Post], *, feed: str | None = None,
                cursor: dict | None = None, stats: Counter | None = None, dropped: Counter | None = None,
                **report) -> None:
-        """Append new `records`, count known ones as sightings, then save cursor, stats and `report` atomically.
+        """Append new `posts`, count known ones as sightings (the origin's copy replacing another server's),
+        then save cursor, stats and `report` atomically.
 
         `seen_as` names the instance in `seen_on`; `report` may set `probe`, `status` or a feed's `feeds` entry.
         """
         with self._lock:
+            self._check_open()
             inst = self._instance(instance)
             totals = inst["stats"]
-            lines = []
-            for record in records:
-                uri = record["uri"]
-                if uri in self._seen_on:
-                    totals["duplicates"] += 1
-                    self.state["duplicates"] += 1
-                    if seen_as not in self._seen_on[uri]:
-                        self._seen_on[uri].append(seen_as)
-                        self.state["sightings"][uri] = self._seen_on[uri]
+            dropped = Counter(dropped or {})
+            new, replace = [], {}
+            for post in posts:
+                if post.record["account"] in self.forgotten.accounts:
+                    dropped[FORGOTTEN_DROP] += 1
                     continue
-                record["seen_on"] = [seen_as]
-                self._seen_on[uri] = record["seen_on"]
-                lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-                totals["kept"] += 1
-                totals["words"] += len(record["text"].split())
-                totals["bytes"] += len(record["text"].encode())
-            if lines:
-                self._posts.write("".join(lines).encode())
-                self._posts.flush()
-                os.fsync(self._posts.fileno())
-                self.state["records"] += len(lines)
+                known = self._meta.get(post.pseudonym)
+                if known is None:
+                    self._meta[post.pseudonym] = _Meta(post.record["account"], [seen_as])
+                    new.append(post)
+                    continue
+                totals["duplicates"] += 1
+                self.state["duplicates"] += 1
+                if post.served_by_origin and known.seen_on and known.seen_on[0] != seen_as:
+                    known.seen_on = [seen_as] + [s for s in known.seen_on if s != seen_as]
+                    replace[post.pseudonym] = post
+                elif seen_as not in known.seen_on:
+                    known.seen_on.append(seen_as)
+                else:
+                    continue
+                self.state["sightings"][post.pseudonym] = known.seen_on
+            if new:
+                self._append(new, seen_as)
+                self.state["records"] += len(new)
+                self.state["checked_at"] = self.state["checked_at"] or _now()
+                for post in new:
+                    totals["kept"] += 1
+                    totals["words"] += len(post.record["text"].split())
+                    totals["bytes"] += len(post.record["text"].encode())
             for key, value in (stats or {}).items():
                 totals[key] += value
-            for reason, count in (dropped or {}).items():
+            for reason, count in dropped.items():
                 totals["dropped"][reason] = totals["dropped"].get(reason, 0) + count
             if feed is not None and cursor is not None:
                 inst["cursors"][feed] = cursor
@@ -142,36 +330,135 @@ class CrawlStore:
                     inst["feeds"].update(value)
                 else:
                     inst[key] = value
-            atomic_write(self.dir / STATE, _json_bytes(self.state))
-            atomic_write(self.dir / STATS, _json_bytes(self.stats()))
+            if replace:
+                self._rewrite(records={p: post.record for p, post in replace.items()},
+                              sealed={p: post.reidentification for p, post in replace.items()})
+            self._save()
+
+    def _save(self, with_stats: bool = False) -> None:
+        """state.json after every change; stats.json (for people, derived from the state) on open, after
+        rewrites and on close, not after every page."""
+        atomic_write(self.dir / STATE, _json_bytes(self.state), permissions=PRIVATE_FILE)
+        if with_stats:
+            self._write_stats()
+
+    def _write_stats(self) -> None:
+        atomic_write(self.dir / STATS, _json_bytes(self._stats()), permissions=PRIVATE_FILE)
+
+    def _rewrite(self, remove: dict[str, str] | None = None, records: dict[str, dict] | None = None,
+                 sealed: dict[str, dict] | None = None) -> Counter:
+        """Rewrite posts.jsonl, then reid.jsonl: drop `remove` (pseudonym -> reason), replace `records`
+        and re-seal `sealed`; merge recorded sightings into `seen_on`. Returns removals per reason."""
+        remove, records, sealed = remove or {}, records or {}, sealed or {}
+        self.state["rewriting"] = True
+        atomic_write(self.dir / STATE, _json_bytes(self.state), permissions=PRIVATE_FILE)
+        reopen = hasattr(self, "_posts")
+        if reopen:
+            self._posts.close()
+            self._reid.close()
+        removed, kept = Counter(), 0
+        with atomic_open(self.dir / POSTS, "wb", permissions=PRIVATE_FILE) as out:
+            for line in self._complete_lines(POSTS):
+                record = json.loads(line)
+                pseudonym = post_pseudonym(record)
+                if pseudonym in remove:
+                    removed[remove[pseudonym]] += 1
+                    continue
+                kept += 1
+                seen_on = self.state["sightings"].get(pseudonym)
+                if pseudonym in records or seen_on:
+                    record = {**records.get(pseudonym, record), "seen_on": seen_on or record["seen_on"]}
+                    line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+                out.write(line)
+        with atomic_open(self.dir / REID, "wb", permissions=PRIVATE_FILE) as out:
+            for post, blob in self._reid_lines():
+                if post in remove:
+                    continue
+                if post in sealed:
+                    blob = self.key.seal(post, sealed[post])
+                out.write(_reid_line(post, blob))
+        for pseudonym in remove:
+            self._meta.pop(pseudonym, None)
+        self.state["sightings"] = {}
+        self.state["records"] = kept
+        self.state["rewriting"] = False
+        for reason, count in removed.items():
+            self.state["removed"][reason] = self.state["removed"].get(reason, 0) + count
+        if reopen:
+            self._posts = open_private_append(self.dir / POSTS)
+            self._reid = open_private_append(self.dir / REID)
+        return removed
+
+    def rewrite(self, remove: dict[str, str] | None = None, records: dict[str, dict] | None = None,
+                sealed: dict[str, dict] | None = None, **state_updates) -> Counter:
+        """Remove, replace or re-seal posts (refresh, takedown), update top-level state keys, save."""
+        with self._lock:
+            self._check_open()
+            removed = self._rewrite(remove, records, sealed) if (remove or records or sealed) else Counter()
+            self.state.update(state_updates)
+            self._save(with_stats=True)
+            return removed
+
+    def forget(self, accounts: set[str]) -> Counter:
+        """Record `accounts` as forgotten, then remove all their posts; idempotent."""
+        with self._lock:
+            self._check_open()
+            self.forgotten.add(accounts, self.key.fingerprint)
+            doomed = {p: FORGOTTEN_DROP for p, m in self._meta.items() if m.account in accounts}
+            removed = self._rewrite(remove=doomed) if doomed else Counter()
+            self._save(with_stats=True)
+            return removed
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def posts_of(self, accounts: set[str]) -> set[str]:
+        """Pseudonyms of the stored posts of `accounts`."""
+        with self._lock:
+            return {p for p, m in self._meta.items() if m.account in accounts}
+
+    def account_of(self, pseudonym: str) -> str | None:
+        with self._lock:
+            meta = self._meta.get(pseudonym)
+            return meta.account if meta else None
+
+    def reidentification(self) -> Iterator[tuple[str, dict]]:
+        """(post pseudonym, unsealed re-identification data) of every stored post that has it."""
+        for post, blob in list(self._reid_lines()):
+            if post in self._meta:
+                yield post, self.key.unseal(post, blob)
+
+    def _stats(self) -> dict:
+        per_instance = {}
+        for url, inst in sorted(self.state["instances"].items()):
+            per_instance[url] = {**inst["stats"], "status": inst["status"], "feeds": inst["feeds"],
+                                 "probe": inst["probe"]}
+        return {"posts": self.state["records"], "duplicates": self.state["duplicates"],
+                "removed": self.state["removed"], "forgotten_accounts": len(self.forgotten.accounts),
+                "key_fingerprint": self.key.fingerprint, "checked_at": self.state["checked_at"],
+                "refresh": self.state["refresh"], "instances": per_instance}
 
     def stats(self) -> dict:
-        """The content of stats.json: per-instance totals over all runs into this folder."""
-        per_instance = {
-            url: {**inst["stats"], "status": inst["status"], "feeds": inst["feeds"], "probe": inst["probe"]}
-            for url, inst in sorted(self.state["instances"].items())
-        }
-        return {"posts": self.state["records"], "duplicates": self.state["duplicates"],
-                "instances": per_instance}
+        """The content of stats.json: counts over all runs into this folder, no contacts, no handles."""
+        with self._lock:
+            return self._stats()
 
     def finalize(self) -> None:
         """Merge recorded cross-instance sightings into posts.jsonl's `seen_on`; same lines, same order."""
         with self._lock:
-            self._posts.close()
-            sightings = self.state["sightings"]
-            path = self.dir / POSTS
-            if sightings:
-                out = []
-                with open(path, "rb") as handle:
-                    for line in handle:
-                        record = json.loads(line)
-                        if record["uri"] in sightings:
-                            record["seen_on"] = sightings[record["uri"]]
-                            line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
-                        out.append(line)
-                atomic_write(path, b"".join(out))
-            self._posts = open(path, "ab")
+            if self.state["sightings"] and not self._closed:
+                self._rewrite()
+                self._save(with_stats=True)
 
     def close(self) -> None:
+        """Stop all writing (a commit in progress finishes first) and release the folder."""
         with self._lock:
+            if not self._closed and self.failure is None:
+                self._write_stats()
+            self._closed = True
             self._posts.close()
+            self._reid.close()
+            self._folder_lock.release()
+
+
+def _reid_line(post: str, sealed: str) -> bytes:
+    return (json.dumps({"post": post, "sealed": sealed}) + "\n").encode()

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 from queerbias.cli import main as cli_main
+from queerbias.crawl.addresses import host_port
+from queerbias.crawl.agent import build_user_agent
+from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.news.crawler import NewsCrawler
-from queerbias.crawl.news.http import DEFAULT_USER_AGENT, Fetcher
+from queerbias.crawl.news.http import Fetcher
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
@@ -37,20 +40,21 @@ def register(subparsers) -> None:
                    help="largest feed or page accepted (default: %(default)s)")
     p.add_argument("--delay", type=float, default=1.0,
                    help="seconds between requests to one host (default: %(default)s)")
-    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT,
-                   help="User-Agent header; add your contact to it")
+    p.add_argument("--contact", metavar="EMAIL_OR_URL",
+                   help="how site owners reach you; goes into the User-Agent (required unless --user-agent has one)")
+    p.add_argument("--user-agent", help="whole User-Agent header instead of the default; must contain a contact")
     p.add_argument("--ignore-robots", action="store_true",
                    help="do not consult robots.txt (only for sites that allowed it otherwise)")
+    p.add_argument("--allow-private-host", action="append", default=[], metavar="HOST:PORT",
+                   help="fetch from this loopback or private address anyway (a local mirror); repeatable. "
+                        "Every other internal address is refused")
     p.set_defaults(func=run)
 
 
 def feed_urls(args: argparse.Namespace) -> list[str]:
     urls = list(args.feed)
     if args.feeds_file:
-        try:
-            lines = args.feeds_file.read_text(encoding="utf-8").splitlines()
-        except OSError as err:
-            raise QueerbiasError(f"cannot read feeds file {args.feeds_file}: {err.strerror}") from None
+        lines = read_small_text(args.feeds_file, "feeds file").splitlines()
         urls += [line.split("#", 1)[0].strip() for line in lines]
     urls = list(dict.fromkeys(url for url in urls if url))
     if not urls:
@@ -58,10 +62,18 @@ def feed_urls(args: argparse.Namespace) -> list[str]:
     return urls
 
 
+def _host_port(value: str) -> str:
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise QueerbiasError(f"--allow-private-host expects HOST:PORT, got {value!r}")
+    return host_port(host, int(port))
+
+
 def run(args: argparse.Namespace) -> int:
+    user_agent = build_user_agent("queerbias-news", args.contact, args.user_agent)
     feeds = feed_urls(args)
-    fetcher = Fetcher(user_agent=args.user_agent, timeout=args.timeout,
-                      max_bytes=args.max_bytes, delay=args.delay)
+    fetcher = Fetcher(user_agent=user_agent, timeout=args.timeout, max_bytes=args.max_bytes, delay=args.delay,
+                      allowed_hosts=[_host_port(value) for value in args.allow_private_host])
     crawler = NewsCrawler(fetcher, KeywordMatcher(args.keyword or DEFAULT_KEYWORDS),
                           output=args.out / NEWS, state_path=args.out / STATE,
                           respect_robots=not args.ignore_robots, max_items_per_feed=args.max_items)

@@ -1,10 +1,13 @@
 """Crawl news feeds into keyword-filtered documents, resumably.
 
-For every feed item not seen before: check robots.txt, fetch the linked page,
-extract the article text, keep it if an LGBTQ+ keyword matches title or text,
-append it to the output JSONL (flushed and fsynced), then record the item in the
-state file. Items are identified by guid and by link, so the same article in two
-feeds, or re-published under a new guid, is fetched once.
+For every feed (itself checked against robots.txt) and every item not seen before:
+check robots.txt and the site's TDM reservation, fetch the linked page, skip it if its
+headers or meta tags reserve it against AI training, extract the article text
+(personal data scrubbed), keep it if an LGBTQ+ keyword matches title or text, append
+it to the output JSONL (written, fsynced), then record the item in the state file.
+Items are identified by guid and by link, so the same article in two feeds, or
+re-published under a new guid, is fetched once. The output folder is private (0700,
+files 0600) and locked while a crawl writes to it.
 """
 
 from __future__ import annotations
@@ -19,19 +22,23 @@ from typing import IO
 from tqdm import tqdm
 
 from queerbias.corpus.documents import Document, stable_id
+from queerbias.crawl.folder import FolderLock, make_private_dir, open_private_append, write_all
 from queerbias.crawl.news.extract import HTML_TYPES, extract_article
 from queerbias.crawl.news.feeds import FeedItem, normalise_link, parse_feed
 from queerbias.crawl.news.http import Fetcher, FetchError
-from queerbias.crawl.news.robots import RobotsPolicy
+from queerbias.crawl.news.optout import TDM_RESERVED, OptOuts
+from queerbias.crawl.news.robots import CrawlDelayTooLong, RobotsPolicy
 from queerbias.crawl.news.state import CrawlState
 from queerbias.errors import DataError
 from queerbias.fileio import dumps_line, iter_jsonl
 from queerbias.text.keywords import KeywordMatcher
+from queerbias.text.scrub import scrub_personal_data
 
 log = logging.getLogger(__name__)
 
 FEED_ACCEPT = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.8"
 PAGE_ACCEPT = "text/html, application/xhtml+xml;q=0.9"
+RETRY_LATER = frozenset({"retry_later", "host_backoff"})  # outcomes a later run tries again
 
 
 def recover_output(path: Path) -> list[str]:
@@ -64,24 +71,32 @@ class NewsCrawler:
         self.fetcher, self.matcher = fetcher, matcher
         self.output, self.state_path = Path(output), Path(state_path)
         self.robots = RobotsPolicy(fetcher) if respect_robots else None
+        self.opt_outs = OptOuts(fetcher)
         self.max_items_per_feed = max_items_per_feed
         self.counts: Counter[str] = Counter()
         self.failed_feeds: dict[str, str] = {}
 
     def run(self, feeds: list[str]) -> Counter[str]:
-        state = CrawlState(self.state_path)
-        state.mark(recover_output(self.output))
-        self.output.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.output, "a", encoding="utf-8") as out:
-            for feed in tqdm(feeds, unit="feed", desc="news", leave=False):
-                self._crawl_feed(feed, state, out)
+        folder = make_private_dir(self.output.parent)
+        lock = FolderLock(folder, "crawl news")
+        try:
+            state = CrawlState(self.state_path)
+            state.mark(recover_output(self.output))
+            with open_private_append(self.output) as out:
+                for feed in tqdm(feeds, unit="feed", desc="news", leave=False):
+                    self._crawl_feed(feed, state, out)
+        finally:
+            lock.release()
         return self.counts
 
-    def _crawl_feed(self, feed: str, state: CrawlState, out: IO[str]) -> None:
+    def _crawl_feed(self, feed: str, state: CrawlState, out: IO[bytes]) -> None:
         try:
+            if self.robots is not None and not self.robots.allowed(feed):
+                raise FetchError(feed, "robots.txt disallows this feed for our agent or AI-training crawlers",
+                                 retry=False)
             response = self.fetcher.get(feed, accept=FEED_ACCEPT)
             items = parse_feed(response.body, response.url)
-        except (FetchError, DataError) as err:
+        except (FetchError, DataError, CrawlDelayTooLong) as err:
             log.error("feed %s", err)
             self.failed_feeds[feed] = str(err)
             return
@@ -89,17 +104,16 @@ class NewsCrawler:
         for item in items[: self.max_items_per_feed]:
             self.counts[self._handle(item, feed, state, out)] += 1
 
-    def _handle(self, item: FeedItem, feed: str, state: CrawlState, out: IO[str]) -> str:
+    def _handle(self, item: FeedItem, feed: str, state: CrawlState, out: IO[bytes]) -> str:
         """Process one item and return its outcome (a counter name)."""
         keys = item.keys()
         if state.is_seen(keys):
             return "duplicate"
         outcome, document = self._document(item, feed)
-        if outcome == "retry_later":
+        if outcome in RETRY_LATER:
             return outcome  # not marked: the next run tries again
         if document is not None:
-            out.write(dumps_line(document.to_dict()))
-            out.flush()
+            write_all(out, dumps_line(document.to_dict()).encode("utf-8"))
             os.fsync(out.fileno())
             keys.append(f"link:{document.url}")
         state.mark(keys)
@@ -112,21 +126,29 @@ class NewsCrawler:
         try:
             if self.robots is not None and not self.robots.allowed(item.link):
                 return "robots_disallowed", None
+            if self.opt_outs.origin_reserves(item.link):
+                return TDM_RESERVED, None
             response = self.fetcher.get(item.link, accept=PAGE_ACCEPT)
+        except CrawlDelayTooLong:
+            return "crawl_delay_too_long", None
         except FetchError as err:
             log.warning("article %s", err)
-            return ("retry_later" if err.retry else "fetch_failed"), None
+            return (err.outcome or ("retry_later" if err.retry else "fetch_failed")), None
         if response.content_type not in HTML_TYPES:
             return "not_html", None
+        reserved = self.opt_outs.page_reservation(response)
+        if reserved:
+            return reserved, None
         text = extract_article(response.body, response.url)
         if text is None:
             return "no_text", None
+        text = scrub_personal_data(text)
         keywords = self.matcher.find(f"{item.title}\n{text}")
         if not keywords:
             return "no_keyword", None
         return "kept", Document(
             doc_id="news:" + stable_id(item.guid or item.link), source="news", kind="article",
-            text=text, title=item.title or None, url=normalise_link(response.url, item.link),
+            text=text, title=scrub_personal_data(item.title) or None, url=normalise_link(response.url, item.link),
             published=item.published, language=item.language, keywords=keywords,
             provenance={"feed": feed, "guid": item.guid, "link": item.link,
                         "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")},

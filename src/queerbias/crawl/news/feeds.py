@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import feedparser
 
+from queerbias.crawl.quoting import quote
 from queerbias.errors import DataError
 from queerbias.text.html import html_to_text
 
@@ -41,7 +42,7 @@ def parse_feed(body: bytes, url: str) -> list[FeedItem]:
     parsed = feedparser.parse(io.BytesIO(body), response_headers={"content-location": url},
                               sanitize_html=True, resolve_relative_uris=True)
     if parsed.bozo and not parsed.entries:
-        raise DataError(url, f"not an RSS/Atom feed: {parsed.get('bozo_exception')}")
+        raise DataError(url, f"not an RSS/Atom feed: {quote(parsed.get('bozo_exception'))}")
     language = parsed.feed.get("language")
     items = []
     for entry in parsed.entries:

@@ -2,9 +2,14 @@
 
 Everything a remote server sends is untrusted: only http/https URLs are fetched
 (redirects included, so a feed cannot bounce us to file:// or ftp://), every
+connection goes to an address checked after DNS resolution (no loopback, private or
+link-local targets, on redirects too; see `queerbias.crawl.addresses`), every
 request has a timeout, bodies are cut off at a size limit instead of being read
-whole, and requests to one host are spaced by a politeness delay. The
-User-Agent says who is crawling and why, so site owners can object.
+whole, and requests to one host are spaced by a politeness delay, longer when the
+site's robots.txt asks for it (`Crawl-delay`). A host that answers 429 (or 503 with
+`Retry-After`) is left alone for as long as it asks; if that is longer than
+`max_host_wait`, its pages wait for a later run. The User-Agent says who is
+crawling and why, with a contact, so site owners can object.
 """
 
 from __future__ import annotations
@@ -15,24 +20,29 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from queerbias import __version__
+from queerbias.crawl.addresses import AddressPolicy, RefusedAddress, UnresolvableHost
+from queerbias.crawl.agent import require_contact
+from queerbias.crawl.backoff import retry_after_seconds
+from queerbias.crawl.quoting import quote
 from queerbias.errors import QueerbiasError
 
 ALLOWED_SCHEMES = ("http", "https")
-DEFAULT_USER_AGENT = (f"queerbias-news/{__version__} (research crawler collecting German news "
-                      "about LGBTQ+ topics for language-model bias studies)")
 # Responses we give up on for good; anything else (timeouts, 5xx, 429) may work next run.
 PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 410, 451})
+DEFAULT_BACKOFF = 60.0  # seconds a host that answered 429 without Retry-After is left alone
 
 
 class FetchError(QueerbiasError):
-    """A URL could not be fetched; `retry` says whether a later run might succeed."""
+    """A URL could not be fetched; `retry` says whether a later run might succeed, `outcome` names
+    the reason for the crawl's counts when it is more than a failed fetch."""
 
-    def __init__(self, url: str, reason: str, retry: bool = True, status: int | None = None):
+    def __init__(self, url: str, reason: str, retry: bool = True, status: int | None = None,
+                 outcome: str | None = None):
         super().__init__(f"{url}: {reason}")
-        self.url, self.retry, self.status = url, retry, status
+        self.url, self.retry, self.status, self.outcome = url, retry, status, outcome
 
 
 @dataclass
@@ -42,6 +52,7 @@ class Response:
     content_type: str
     charset: str | None
     body: bytes
+    headers: email.message.Message | None = None
 
 
 def check_url(url: str) -> str:
@@ -60,26 +71,71 @@ class _SafeRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+def _guarded_handlers(policy: AddressPolicy) -> list[urllib.request.BaseHandler]:
+    """HTTP and HTTPS handlers whose connections only reach addresses `policy` checked."""
+
+    class Connection(http.client.HTTPConnection):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._create_connection = policy.connect
+
+    class SecureConnection(http.client.HTTPSConnection):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._create_connection = policy.connect
+
+    class Handler(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(Connection, req)
+
+    class SecureHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(SecureConnection, req, context=self._context)
+
+    return [Handler(), SecureHandler()]
+
+
 class Fetcher:
-    """GET with timeout, size limit, http(s)-only redirects and a per-host delay."""
+    """GET with timeout, size limit, checked addresses, http(s)-only redirects and per-host politeness."""
 
-    def __init__(self, user_agent: str = DEFAULT_USER_AGENT, timeout: float = 20.0,
-                 max_bytes: int = 5_000_000, delay: float = 1.0):
+    def __init__(self, user_agent: str, timeout: float = 20.0, max_bytes: int = 5_000_000, delay: float = 1.0,
+                 allowed_hosts: Iterable[str] = (), max_host_wait: float = 60.0,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+        require_contact(user_agent)
         self.user_agent, self.timeout = user_agent, timeout
-        self.max_bytes, self.delay = max_bytes, delay
+        self.max_bytes, self.delay, self.max_host_wait = max_bytes, delay, max_host_wait
+        self.sleep, self.clock = sleep, clock
         # No ProxyHandler: environment proxies are not consulted for untrusted URLs.
-        self._opener = urllib.request.build_opener(_SafeRedirects(), urllib.request.ProxyHandler({}))
+        self._opener = urllib.request.build_opener(_SafeRedirects(), urllib.request.ProxyHandler({}),
+                                                   *_guarded_handlers(AddressPolicy(allowed_hosts)))
         self._last_request: dict[str, float] = {}
+        self._host_delay: dict[str, float] = {}
+        self._blocked_until: dict[str, float] = {}
 
-    def _wait_for(self, host: str) -> None:
+    def set_host_delay(self, host: str, seconds: float) -> None:
+        """Space requests to `host` by at least `seconds` (its robots.txt Crawl-delay)."""
+        self._host_delay[host] = max(seconds, self._host_delay.get(host, 0.0))
+
+    def _wait_for(self, host: str, url: str) -> None:
+        blocked = self._blocked_until.get(host, 0.0) - self.clock()
+        if blocked > self.max_host_wait:
+            raise FetchError(url, f"the host asked us to wait {blocked:.0f} s more; left for a later run",
+                             retry=True, outcome="host_backoff")
         last = self._last_request.get(host)
-        if last is not None:
-            time.sleep(max(0.0, last + self.delay - time.monotonic()))
-        self._last_request[host] = time.monotonic()
+        gap = max(self.delay, self._host_delay.get(host, 0.0))
+        wait = max(blocked, 0.0 if last is None else last + gap - self.clock())
+        if wait > 0:
+            self.sleep(wait)
+        self._last_request[host] = self.clock()
+
+    def _back_off(self, host: str, headers) -> None:
+        asked = retry_after_seconds(headers.get("Retry-After") if headers else None, time.time())
+        self._blocked_until[host] = self.clock() + (DEFAULT_BACKOFF if asked is None else asked)
 
     def get(self, url: str, accept: str = "*/*") -> Response:
         check_url(url)
-        self._wait_for(urllib.parse.urlsplit(url).hostname or "")
+        host = urllib.parse.urlsplit(url).hostname or ""
+        self._wait_for(host, url)
         request = urllib.request.Request(url, headers={
             "User-Agent": self.user_agent, "Accept": accept, "Accept-Encoding": "identity"})
         try:
@@ -91,13 +147,22 @@ class Fetcher:
                 headers: email.message.Message = reply.headers
                 return Response(url=reply.geturl(), status=reply.status,
                                 content_type=headers.get_content_type(),
-                                charset=headers.get_content_charset(), body=body)
+                                charset=headers.get_content_charset(), body=body, headers=headers)
         except urllib.error.HTTPError as err:
+            if err.code == 429 or (err.code == 503 and err.headers.get("Retry-After")):
+                self._back_off(host, err.headers)
             # 3xx here means urllib refused the redirect (bad scheme, loop): final too.
             permanent = err.code in PERMANENT_STATUSES or 300 <= err.code < 400
-            raise FetchError(url, f"HTTP {err.code} {err.reason}", status=err.code,
+            raise FetchError(url, f"HTTP {err.code} {quote(err.reason, 80)}", status=err.code,
                              retry=not permanent) from None
+        except RefusedAddress as err:
+            raise FetchError(url, str(err), retry=False, outcome="private_address") from None
+        except UnresolvableHost as err:
+            raise FetchError(url, str(err)) from None
         except (OSError, http.client.HTTPException) as err:  # URLError, timeouts, resets
-            raise FetchError(url, f"network error: {getattr(err, 'reason', err)}") from None
+            reason = getattr(err, "reason", err)
+            if isinstance(reason, RefusedAddress):
+                raise FetchError(url, str(reason), retry=False, outcome="private_address") from None
+            raise FetchError(url, f"network error: {quote(reason)}") from None
         except ValueError as err:  # malformed URL that urllib refuses
             raise FetchError(url, f"invalid URL: {err}", retry=False) from None

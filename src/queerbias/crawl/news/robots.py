@@ -1,9 +1,15 @@
-"""robots.txt: sites that ask crawlers to stay away from article pages are respected.
+"""robots.txt: sites that ask crawlers, or AI-training crawlers in particular, to stay away are respected.
 
 Follows RFC 9309: the file is fetched once per origin and run through our own
 Fetcher (same limits as any page); a 4xx answer means there are no rules; a 5xx
 answer or a network failure means the site's wishes are unknown, so its pages are
 left for a later run (FetchError with retry=True) rather than crawled or given up.
+
+Our texts train language models, so a page is fetched only if every group that speaks
+for such a crawler allows it: our own agent, and the groups site owners use to opt out
+of AI training (GPTBot, CCBot, Google-Extended). The longest `Crawl-delay` among those
+groups spaces our requests to the host; a delay longer than `MAX_CRAWL_DELAY` means
+the site does not want a crawler like ours, and its pages are skipped.
 """
 
 from __future__ import annotations
@@ -11,7 +17,15 @@ from __future__ import annotations
 import urllib.parse
 import urllib.robotparser
 
+from queerbias.crawl.agent import agent_token
 from queerbias.crawl.news.http import Fetcher, FetchError
+
+AI_TRAINING_AGENTS = ("GPTBot", "CCBot", "Google-Extended")
+MAX_CRAWL_DELAY = 60.0
+
+
+class CrawlDelayTooLong(Exception):
+    """The site's Crawl-delay is longer than we can honour in one run."""
 
 
 class RobotsPolicy:
@@ -19,27 +33,37 @@ class RobotsPolicy:
 
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
+        self.agents = (agent_token(fetcher.user_agent), *AI_TRAINING_AGENTS)
         self._rules: dict[str, urllib.robotparser.RobotFileParser | FetchError] = {}
 
     def allowed(self, url: str) -> bool:
-        """Whether our User-Agent may fetch `url`; FetchError if robots.txt is unreachable."""
+        """Whether our agent and the AI-training agents may fetch `url`; FetchError if robots.txt is
+        unreachable, CrawlDelayTooLong if the site asks for more patience than a run has."""
         parts = urllib.parse.urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._rules:
-            self._rules[origin] = self._load(origin)
+            self._rules[origin] = self._load(origin, parts.hostname or "")
         rules = self._rules[origin]
         if isinstance(rules, FetchError):
             raise rules
-        return rules.can_fetch(self.fetcher.user_agent, url)
+        delay = max((float(rules.crawl_delay(agent) or 0) for agent in self.agents), default=0.0)
+        if delay > MAX_CRAWL_DELAY:
+            raise CrawlDelayTooLong(f"{origin} asks for a Crawl-delay of {delay:.0f} s")
+        return all(rules.can_fetch(agent, url) for agent in self.agents)
 
-    def _load(self, origin: str) -> urllib.robotparser.RobotFileParser | FetchError:
+    def _load(self, origin: str, host: str) -> urllib.robotparser.RobotFileParser | FetchError:
         parser = urllib.robotparser.RobotFileParser(origin + "/robots.txt")
         try:
             response = self.fetcher.get(origin + "/robots.txt", accept="text/plain")
         except FetchError as err:
-            if err.status is not None and 400 <= err.status < 500:
+            if err.outcome:  # an internal address, or a host that asked us to wait: say so, not "unreachable"
+                return err
+            if err.status is not None and 400 <= err.status < 500 and err.status != 429:
                 parser.allow_all = True
                 return parser
             return FetchError(origin + "/robots.txt", f"robots.txt unreachable ({err})")
         parser.parse(response.body.decode(response.charset or "utf-8", errors="replace").splitlines())
+        delay = max((float(parser.crawl_delay(agent) or 0) for agent in self.agents), default=0.0)
+        if delay:
+            self.fetcher.set_host_delay(host, delay)
         return parser

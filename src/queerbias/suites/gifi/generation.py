@@ -13,6 +13,7 @@ import torch
 from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,7 @@ def generate(lm, prompts: list[str], decoding: Decoding, *, seed: int, batch_siz
 
 def _check_context(lm, needed: int) -> None:
     """Refuse prompts the model cannot see whole: cutting them would change the task."""
-    config = lm.model.config
-    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    limit = context_length(lm.model)
     if limit is not None and needed > limit:
         raise QueerbiasError(f"{lm.spec} sees at most {limit} tokens, but the longest prompt plus "
                              f"max_new_tokens needs {needed}; lower max_new_tokens or shorten the prompts")

@@ -26,9 +26,8 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from queerbias.report.paired_stats import wilcoxon_signed_rank
+from queerbias.report.paired_stats import bonferroni, spearman, wilcoxon_signed_rank
 from queerbias.suites.gruff.forms import CASES, PRONOUN_SETS, SYSTEMS
 from queerbias.suites.gruff.generation import SETTINGS
 
@@ -104,7 +103,7 @@ def stereotype_correlation(items_a: pd.DataFrame, items_b: pd.DataFrame, case: s
     """Fig. 8: Spearman's rho between two models' stereotype scores over shared occupations."""
     a, b = stereotype_scores(items_a, case), stereotype_scores(items_b, case)
     shared = a.index.intersection(b.index)
-    return {"case": case, **spearman(a[shared], b[shared])}
+    return {"case": case, **spearman(a[shared], b[shared]).to_dict()}
 
 
 def occupation_accuracy(items: pd.DataFrame, column: str | None = None) -> pd.DataFrame:
@@ -112,23 +111,6 @@ def occupation_accuracy(items: pd.DataFrame, column: str | None = None) -> pd.Da
     if column is None:
         return items.groupby("occupation")["correct"].mean().mul(100).to_frame("all")
     return items.pivot_table(index="occupation", columns=column, values="correct", aggfunc="mean").mul(100)
-
-
-def bonferroni(pvalues) -> list:
-    """p times the number of (defined) tests, capped at 1; None stays None."""
-    defined = [p for p in pvalues if p is not None]
-    return [None if p is None else min(1.0, p * len(defined)) for p in pvalues]
-
-
-def spearman(a, b) -> dict:
-    """Spearman's rho over paired values, None where a side is constant (undefined)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
-    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"n": len(a), "rho": None, "p": None}
-    result = stats.spearmanr(a, b)
-    return {"n": len(a), "rho": float(result.statistic), "p": float(result.pvalue)}
 
 
 def case_correlations(items: pd.DataFrame) -> list[dict]:
@@ -139,7 +121,7 @@ def case_correlations(items: pd.DataFrame) -> list[dict]:
         if scores[a].empty or scores[b].empty:
             continue
         shared = scores[a].index.intersection(scores[b].index)
-        rows.append({"a": a, "b": b, **spearman(scores[a][shared], scores[b][shared])})
+        rows.append({"a": a, "b": b, **spearman(scores[a][shared], scores[b][shared]).to_dict()})
     for row, adjusted in zip(rows, bonferroni([r["p"] for r in rows]), strict=True):
         row["p_bonferroni"] = adjusted
     return rows
@@ -156,6 +138,8 @@ def pronoun_tests(items: pd.DataFrame) -> list[dict]:
         if a not in table or b not in table:
             continue
         paired = table[[a, b]].dropna()
+        if paired.empty:  # no occupation has items of both sets: nothing to test (and no NaN means)
+            continue
         result = wilcoxon_signed_rank(paired[a], paired[b])
         rows.append({"a": a, "b": b, "n": len(paired), "mean_a": float(paired[a].mean()),
                      "mean_b": float(paired[b].mean()), "statistic": result.statistic,
@@ -163,6 +147,25 @@ def pronoun_tests(items: pd.DataFrame) -> list[dict]:
     for row, adjusted in zip(rows, bonferroni([r["p"] for r in rows]), strict=True):
         row["p_bonferroni"] = adjusted
     return rows
+
+
+def distinct(items: pd.DataFrame) -> pd.DataFrame:
+    """Each instance once: replicates reuse instances (the whole no-context set, overlapping
+    samples), and a repeated instance is not new evidence."""
+    return items.drop_duplicates("item_id") if "item_id" in items else items
+
+
+def replicate_figures(items: pd.DataFrame) -> dict:
+    """Accuracy per replicate set, overall and per setting, with mean ± SD over the sets (the
+    paper's reporting of its three samples)."""
+    def spread(values: list[float]) -> dict:
+        return {"per_set": values, "mean": float(np.mean(values)),
+                "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None}
+
+    sets = [part for _, part in items.groupby("replicate", sort=True)]
+    return {"n_sets": len(sets), "overall": spread([accuracy(part["correct"])["accuracy"] for part in sets]),
+            "settings": {s: spread([accuracy(part.loc[part["setting"] == s, "correct"])["accuracy"] for part in sets])
+                         for s in SETTINGS if (items["setting"] == s).any()}}
 
 
 def summarise(items: pd.DataFrame) -> dict:

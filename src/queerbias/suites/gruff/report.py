@@ -1,29 +1,24 @@
-"""GRUFF results as tables: summary.md of one run, delta.md/.csv/.tex of a before/after comparison.
+"""GRUFF results as report data: the tables of summary.md, the accuracy figure's lines,
+the model-correlation table of a comparison and the instances CSV of `gruff generate`.
 
-Built from the report package's Table renderers, so GRUFF tables read like the
-other suites' (Markdown for people, LaTeX for papers, CSV for machines).
+Tables are `report.tables.Table` objects and the figure is drawn by `report.plots`,
+so GRUFF reports read like the other suites'.
 """
 
 from __future__ import annotations
 
-from queerbias.report.delta_tables import (  # generic helpers, see the note to the lead
-    format_p,
-    star_legend,
-)
-from queerbias.report.tables import (
-    MISSING,
-    Cell,
-    Table,
-    fmt,
-    to_csv,
-    to_latex,
-    to_markdown,
-)
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from queerbias.report.delta_tables import format_p
+from queerbias.report.tables import MISSING, Table, fmt
 from queerbias.suites.gruff.forms import PRONOUN_SETS
+from queerbias.suites.gruff.generation import SETTINGS, Instance
 from queerbias.suites.gruff.metrics import BREAKDOWNS
 
 TOP_OCCUPATIONS = 5
-CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
 def setting_label(setting: str) -> str:
@@ -89,121 +84,86 @@ def pronoun_test_table(rows: list[dict]) -> Table:
                  notes="r: matched-pairs rank-biserial correlation, positive when a is more accurate.")
 
 
-def summary_markdown(summary: dict) -> str:
-    meta = summary["meta"]
+def summary_blocks(summary: dict) -> list:
+    """The paragraphs and tables of summary.md."""
     settings = summary["settings"]
-    generation = meta["generation"]
-    parts = [
-        f"# GRUFF pronoun fidelity: {meta['model']['spec']}",
-        "",
-        (f"Overall accuracy {_acc(summary['overall'], se=True)} % over {summary['overall']['n']} items "
-         f"(pairing {generation['pairing']}, {generation['replicates']} replicate(s), seed {generation['seed']}"
-         f"{'' if generation['n'] is None else ', n ' + str(generation['n']) + ' per setting'}); "
-         f"with an introduction (d0-d5, the paper's Sec. 8 pool): {_acc(summary['introduced'], se=True)} % "
-         f"over {summary['introduced']['n']} items."),
-        "",
-        to_markdown(accuracy_table(settings, "by_pronoun")),
-        to_markdown(accuracy_table(settings, "by_case")),
+    generation = summary["meta"]["data"]["generation"]
+    n = summary["overall"]["n"]
+    blocks = [
+        (f"Overall accuracy {_acc(summary['overall'], se=True)} % over {n} distinct items ({summary['n_rows']} rows; "
+         f"pairing {generation['pairing']}, {generation['replicates']} replicate(s), seed {generation['seed']}"
+         f"{'' if generation['n'] is None else ', n ' + str(generation['n']) + ' per setting'}); with an "
+         f"introduction (d0-d5, the paper's Sec. 8 pool): {_acc(summary['introduced'], se=True)} % over "
+         f"{summary['introduced']['n']} items. Figures and standard errors count each distinct instance once."),
+        accuracy_table(settings, "by_pronoun"),
+        accuracy_table(settings, "by_case"),
     ]
+    if "replicates" in summary:
+        blocks.append(replicate_table(summary["replicates"]))
     if generation["pairing"] != "default":
-        parts.append(to_markdown(accuracy_table(settings, "by_system")))
+        blocks.append(accuracy_table(settings, "by_system"))
     if any(f["distractor_errors"] is not None for f in settings.values()):
-        parts.append(to_markdown(distractor_table(settings)))
-    parts += [to_markdown(over_resolution_table(summary["over_resolution"]))]
+        blocks.append(distractor_table(settings))
+    blocks.append(over_resolution_table(summary["over_resolution"]))
     if summary["case_correlations"]:
-        parts.append(to_markdown(correlation_table(summary["case_correlations"])))
+        blocks.append(correlation_table(summary["case_correlations"]))
     if summary["pronoun_tests"]:
-        parts.append(to_markdown(pronoun_test_table(summary["pronoun_tests"])))
+        blocks.append(pronoun_test_table(summary["pronoun_tests"]))
     ties = sum(f["ties"] for f in settings.values())
-    parts += [
-        f"- model fingerprint: `{meta['model']['fingerprint']}` ({meta['model']['kind']}, {meta['model'].get('dtype')})",
-        (f"- templates: `{meta['templates']['checksum']}` ({meta['templates']['n_task']} task, "
-         f"{meta['templates']['n_context']} context templates from {meta['templates']['source']})"),
-        f"- scoring: {meta['scoring']['method']}; bos {meta['scoring']['bos']} (scoring id `{meta['scoring_id']}`)",
-        f"- exact ties (resolved to the first option): {ties}",
-        f"- time: {meta['timings']['score_s']:.1f} s scoring ({meta['timings']['items_per_s']:.1f} items/s)",
-    ]
-    return "\n".join(parts) + "\n"
+    blocks.append(f"Exact ties (resolved to the first option): {ties}.")
+    return blocks
 
 
-# -- before/after --------------------------------------------------------------------
+def replicate_table(replicates: dict) -> Table:
+    """Accuracy per replicate set and mean ± SD over the sets, overall and per setting."""
+    def row(name: str, entry: dict) -> list:
+        spread = fmt(entry["mean"], 1) + ("" if entry["sd"] is None else f" ± {fmt(entry['sd'], 1)}")
+        return [name, *[fmt(v, 1) for v in entry["per_set"]], spread]
 
-def _delta_cell(entry: dict | None) -> Cell | str:
-    if not entry:
-        return MISSING
-    return Cell(fmt(entry["delta"], 1, signed=True), marks=entry["stars"])
-
-
-def delta_table(document: dict) -> Table:
-    """Settings as rows, one column per AFTER run: Δaccuracy (pp) with stars."""
-    comparisons = document["comparisons"]
-    settings = list(comparisons[0]["settings"])
-    rows = [[setting_label(s), *(_delta_cell(c["settings"].get(s)) for c in comparisons)] for s in settings]
-    overall = ["Overall", *(_delta_cell(c["overall"]) for c in comparisons)]
-    return Table(header=["Setting", *(c["after"]["label"] for c in comparisons)], rows=rows,
-                 summary_rows=[overall],
-                 caption=f"GRUFF accuracy change against {comparisons[0]['before']['label']} (percentage points)",
-                 notes=(f"Exact McNemar test on the paired correct flags; stars by "
-                        f"{CORRECTION_NAMES[document['meta']['correction']]}-adjusted p across the settings of each column "
-                        f"(Overall unadjusted): {star_legend()}."))
+    sets = replicates["n_sets"]
+    return Table(header=["Setting", *[f"set {i + 1}" for i in range(sets)], "mean ± SD"],
+                 rows=[row(setting_label(s), e) for s, e in replicates["settings"].items()],
+                 summary_rows=[row("Overall", replicates["overall"])],
+                 caption="Accuracy (%) per replicate set", notes="As the paper reports its three samples.")
 
 
-def details_table(comparison: dict) -> Table:
-    def row(name: str, s: dict) -> list:
-        return [name, str(s["n"]), fmt(s["before"], 1), fmt(s["after"], 1),
-                Cell(f"{fmt(s['delta'], 1, signed=True)} [{fmt(s['ci'][0], 1, signed=True)}, "
-                     f"{fmt(s['ci'][1], 1, signed=True)}]", marks=s["stars"]),
-                str(s["b"]), str(s["c"]), format_p(s["p"]), format_p(s["p_adj"]), fmt(s["cohens_g"], 3)]
-    return Table(
-        header=["Setting", "n", "acc before", "acc after", "Δ [95% CI]", "b", "c", "p", "p adj", "g"],
-        rows=[row(setting_label(s), stats) for s, stats in comparison["settings"].items()],
-        summary_rows=[row("Overall", comparison["overall"])],
-        caption=f"{comparison['after']['label']} against {comparison['before']['label']}",
-        notes="b: items right before and wrong after, c: the reverse; g: Cohen's g; paired percentile "
-              "bootstrap interval of the accuracy change.")
+def accuracy_lines(panels: list[tuple[str, list[tuple[str, dict]]]], path: Path) -> Path:
+    """Accuracy against the number of distractor sentences, one line per pronoun set and run."""
+    from queerbias.report.plots import line_panels
+
+    def lines(settings: dict) -> dict:
+        return {p: [settings[s]["by_pronoun"][p]["accuracy"] if s in settings else None for s in SETTINGS]
+                for p in PRONOUN_SETS}
+
+    ticks = ["none" if s == "none" else s[1:] for s in SETTINGS]
+    return line_panels(ticks, [(title, [(label, lines(settings)) for label, settings in runs])
+                               for title, runs in panels],
+                       path, "sentences about the distractor (none: no context)", "accuracy (%)",
+                       reference=(100 / len(PRONOUN_SETS), "chance (25%)"), ylim=(0, 100))
 
 
-def cell_table(comparison: dict) -> Table:
-    rows = [[setting_label(s), *(_delta_cell(cells.get(p)) for p in PRONOUN_SETS)]
-            for s, cells in comparison["cells"].items()]
-    return Table(header=["Setting", *PRONOUN_SETS], rows=rows,
-                 caption=f"{comparison['after']['label']}: Δaccuracy (pp) by pronoun set",
-                 notes="Stars: McNemar p adjusted across all setting × pronoun-set cells of this comparison.")
-
-
-def render_compare(document: dict) -> dict[str, str]:
-    """delta.md (main, details, per-pronoun cells, model correlations), delta.csv, delta.tex."""
-    main = delta_table(document)
-    parts = [f"# GRUFF change against {document['comparisons'][0]['before']['label']}", "", to_markdown(main)]
-    for comparison in document["comparisons"]:
-        parts += [to_markdown(details_table(comparison)), to_markdown(cell_table(comparison))]
-    body = [[c["after"]["label"], str(c["model_correlation"]["n"]), fmt(c["model_correlation"]["rho"], 3),
-             format_p(c["model_correlation"]["p"]), format_p(c["model_correlation"]["p_bonferroni"])]
+def model_correlation_table(document: dict) -> Table:
+    """Paper Fig. 8: the two models' stereotype scores correlated over occupations."""
+    body = [[c["after"]["label"], str(c["model_correlation"]["n"]),
+             fmt(c["model_correlation"]["rho"], 3), format_p(c["model_correlation"]["p"]),
+             format_p(c["model_correlation"].get("p_bonferroni"))]
             for c in document["comparisons"]]
-    parts.append(to_markdown(Table(
-        header=["AFTER", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
-        caption="Correlation of the occupations' accusative stereotype scores between BEFORE and each AFTER "
-                "(paper Fig. 8)")))
-    return {"md": "\n".join(parts), "csv": compare_csv(document), "tex": to_latex(main)}
+    return Table(header=["AFTER", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
+                 caption="Correlation of the occupations' accusative stereotype scores between BEFORE and each AFTER "
+                         "(paper Fig. 8)")
 
 
-CSV_COLUMNS = ("n", "before", "after", "delta", "ci", "b", "c", "p", "p_adj", "stars", "odds_ratio", "cohens_g")
+INSTANCE_COLUMNS = ("replicate", "item_id", "setting", "n_distractors", "occupation", "participant", "case", "system",
+                    "target", "distractor_system", "distractor", *(f"text_{p}" for p in PRONOUN_SETS))
 
 
-def compare_csv(document: dict) -> str:
-    """One row per comparison, setting and pronoun set ("all" for the whole setting)."""
-    names = {"before": "acc_before", "after": "acc_after", "delta": "delta_acc"}
-    header = ["before", "after", "after_step", "setting", "pronoun",
-              *(name for c in CSV_COLUMNS for name in ((f"{c}_low", f"{c}_high") if c == "ci" else (names.get(c, c),)))]
-    rows = []
-    for c in document["comparisons"]:
-        entries = [("overall", "all", c["overall"])]
-        for setting, stats in c["settings"].items():
-            entries.append((setting, "all", stats))
-            entries += [(setting, p, c["cells"][setting][p]) for p in PRONOUN_SETS if p in c["cells"][setting]]
-        for setting, pronoun_set, s in entries:
-            values = [v for col in CSV_COLUMNS for v in (s[col] if col == "ci" else (s[col],))]
-            rows.append([c["before"]["label"], c["after"]["label"], c["after"].get("step"), setting, pronoun_set,
-                         *values])
-    return to_csv(header, rows)
-
+def instances_csv(items: Sequence[Instance]) -> str:
+    """The instances with every option text, for inspection or other tools (`gruff generate`)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(INSTANCE_COLUMNS)
+    for item in items:
+        writer.writerow([item.replicate, item.item_id, item.setting, "" if item.n_distractors is None else
+                         item.n_distractors, item.occupation, item.participant, item.case, item.system, item.target,
+                         item.distractor_system or "", item.distractor or "", *item.texts()])
+    return buffer.getvalue()

@@ -18,6 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 from queerbias.models.loading import LoadedModel
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer
@@ -25,6 +26,8 @@ from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import Instance
 
 BOS_CHOICES = ("auto", "prepend", "none")
+METHOD = ("forced choice among the four pronouns of the gap; causal: mean token log-probability of the "
+          "whole text, masked: mean within_word_l2r pseudo-log-likelihood")
 CHUNK_ITEMS = 1024  # instances per scorer call (x4 texts); one progress step each
 
 
@@ -64,8 +67,7 @@ def score_options(scorer: Scorer, items: Sequence[Instance], progress: bool = Tr
 
 def _check_length(scorer: Scorer, texts: list[str]) -> None:
     """Refuse texts longer than the model's positions (d4/d5 contexts are long) with a clear error."""
-    config = scorer.model.config
-    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    limit = context_length(scorer.model)
     longest = max(len(scorer.encode(text).ids) for text in texts)
     if limit and longest > limit:
         raise QueerbiasError(f"a GRUFF text has {longest} tokens, more than the {limit} positions of "
@@ -76,3 +78,21 @@ def answers(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index of the chosen option per row, and whether the maximum was shared."""
     best = scores.max(axis=1, keepdims=True)
     return scores.argmax(axis=1), (scores == best).sum(axis=1) > 1
+
+
+def item_rows(items: Sequence[Instance], scores: np.ndarray) -> list[dict]:
+    """One row per instance: what it is, its gold text, the options' scores and the answer."""
+    chosen, tie = answers(scores)
+    rows = []
+    for item, row_scores, pick, tied in zip(items, scores, chosen, tie, strict=True):
+        answer = PRONOUN_SETS[pick]
+        rows.append({
+            "replicate": item.replicate, "item_id": item.item_id, "setting": item.setting,
+            "n_distractors": item.n_distractors, "occupation": item.occupation, "participant": item.participant,
+            "case": item.case, "system": item.system, "target": item.target,
+            "distractor_system": item.distractor_system, "distractor": item.distractor,
+            "text": item.texts()[item.gold],
+            **{f"score_{p}": float(v) for p, v in zip(PRONOUN_SETS, row_scores, strict=True)},
+            "answer": answer, "correct": answer in item.accepted,
+            "distractor_error": item.distractor is not None and answer == item.distractor, "tie": bool(tied)})
+    return rows

@@ -22,17 +22,16 @@ import torch
 from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
-from queerbias.suites.lou.data import ORIGINAL, Example, LouTask
-from queerbias.suites.lou.lm_view import position_limit
+from queerbias.suites.lou.data import ORIGINAL, Example, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
 
-ITEM_COLUMNS = ("task", "index", "label", "strategy", "identical", "pred", "prob_max", "flipped")
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with truncate_text)
-#: recorded in the run config (and so in the run key): how inputs are composed
+#: recorded in the run meta (and so in the run key): how inputs are composed
 INPUT_COMPOSITION = "upstream: one string 'text [SEP] topic', one segment; truncate_text tasks cut to max_length"
 DEFAULT_RESAMPLES = 2_000
 PREDICT_BATCH = 16
@@ -107,7 +106,7 @@ def compose_input(tokenizer, text: str, text_pair: str | None, truncate_text: in
 def encode_inputs(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
                   truncate_text: int | None = None) -> list[dict]:
     """Token ids of composed inputs, cut at the model's input limit (upstream: `truncation=True`)."""
-    limit = position_limit(clf)
+    limit = context_length(clf.model, clf.tokenizer)
     return [clf.tokenizer(compose_input(clf.tokenizer, text, pair, truncate_text),
                           truncation=limit is not None, max_length=limit) for text, pair in inputs]
 
@@ -135,26 +134,34 @@ def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], truncate_
     return predict_proba(clf, [(e.text, e.text_pair) for e in examples], truncate_text)
 
 
-def classify_tasks(clf: LoadedClassifier, tasks: Sequence[LouTask], strategies: Sequence[str],
-                   max_length: int = DEFAULT_MAX_LENGTH, progress: bool = True) -> list[dict]:
-    """One item row per instance and text version (original first), each distinct input predicted once."""
+def check_labels(clf: LoadedClassifier, task: TaskInfo) -> None:
+    """A classifier predicts the task's labels, or it was trained for another task."""
+    if clf.num_labels != len(task.labels):
+        raise QueerbiasError(f"{clf.spec} predicts {clf.num_labels} labels but {task.name} has "
+                             f"{len(task.labels)} ({', '.join(task.labels)}); is it trained for this task?")
+
+
+def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strategies: Sequence[str],
+                   tasks: dict[str, TaskInfo], max_length: int = DEFAULT_MAX_LENGTH,
+                   batch_size: int = PREDICT_BATCH) -> list[dict]:
+    """One item row per instance and text version (original first), each distinct input predicted once;
+    the texts of tasks marked `truncate_text` are cut to `max_length` tokens first, as upstream."""
+    versions = (ORIGINAL, *strategies)
+    probs = {}
+    for name in dict.fromkeys(i.task for i in instances):
+        inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in instances if i.task == name for v in versions))
+        truncate = max_length if tasks[name].truncate_text else None
+        probs[name] = dict(zip(inputs, predict_proba(clf, inputs, truncate, batch_size)))
     rows = []
-    for task in tasks:
-        if clf.num_labels != len(task.info.labels):
-            raise QueerbiasError(f"{clf.spec} predicts {clf.num_labels} labels but {task.name} has "
-                                 f"{len(task.info.labels)} ({', '.join(task.info.labels)}); is it trained for this task?")
-        versions = (ORIGINAL, *strategies)
-        inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in task.instances for v in versions))
-        truncate = max_length if task.info.truncate_text else None
-        probs = dict(zip(inputs, predict_proba(clf, inputs, truncate, progress=progress)))
-        for instance in task.instances:
-            base = int(np.argmax(probs[(instance.original, instance.text_pair)]))
-            for version in versions:
-                p = probs[(instance.text(version), instance.text_pair)]
-                pred = int(np.argmax(p))
-                rows.append({"task": task.name, "index": instance.index, "label": instance.label,
-                             "strategy": version, "identical": instance.text(version) == instance.original,
-                             "pred": pred, "prob_max": float(p.max()), "flipped": pred != base})
+    for instance in instances:
+        predicted = probs[instance.task]
+        base = int(np.argmax(predicted[(instance.original, instance.text_pair)]))
+        for version in versions:
+            p = predicted[(instance.text(version), instance.text_pair)]
+            pred = int(np.argmax(p))
+            rows.append({"task": instance.task, "index": instance.index, "label": instance.label,
+                         "strategy": version, "identical": instance.text(version) == instance.original,
+                         "pred": pred, "prob_max": float(p.max()), "flipped": pred != base})
     return rows
 
 

@@ -1,36 +1,34 @@
 """`--train`: fine-tune a sequence classifier on a Lou task's original training split.
 
-A small version of the paper's recipe (upstream `run_fine_tuning_task.py`): AdamW,
-linear schedule with 10% warm-up, gradient clipping at 1.0, inputs composed and
-truncated as for predictions (`classifier.encode_inputs`), and the epoch with the best dev macro-F1 kept. Upstream searched batch size
-and learning rate per model and task and trained 5 epochs for 10 seeds; we use one
-seed and fixed defaults (recorded in `lou_recipe.json` beside the weights), so
-absolute F1 can differ from the paper's while flip rates remain comparable in kind.
+A thin recipe on `transformers.Trainer` (the loop our language-model training runs on):
+the paper's recipe in small (upstream `run_fine_tuning_task.py`): AdamW, linear schedule
+with 10% warm-up, gradient clipping at 1.0, weight decay except on biases and norms,
+inputs composed and truncated as for predictions (`classifier.encode_inputs`), dev macro-F1
+after every epoch and the best epoch kept.
+Upstream searched batch size and learning rate per model and task and trained 5 epochs
+for 10 seeds; we use one seed and fixed defaults (recorded in `lou_recipe.json` beside the
+weights), so absolute F1 can differ from the paper's while flip rates remain comparable
+in kind.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.pairs.registry import sha256_file
-from queerbias.scoring.results import package_versions
-from queerbias.suites.lou.classifier import (
-    DEFAULT_MAX_LENGTH,
-    encode_inputs,
-    examples_proba,
-    load_classifier,
-)
+from queerbias.suites.lou.classifier import DEFAULT_MAX_LENGTH, encode_inputs, load_classifier
 from queerbias.suites.lou.data import Example, load_split, lou_spec
 from queerbias.suites.lou.metrics import macro_f1
+from queerbias.suites.store import package_versions
 
 RECIPE_FILE = "lou_recipe.json"
 
@@ -58,6 +56,8 @@ class Recipe:
 def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(), *,
              data_dir: str | Path | None = None, progress: bool = True, **load_options) -> Path:
     """Train `base` on `task` and save the best-on-dev classifier to `out_dir` (reused if already there)."""
+    from transformers import DataCollatorWithPadding, Trainer, TrainerCallback
+
     out_dir = Path(out_dir)
     train, train_path = load_split(task, "train", data_dir)
     dev, dev_path = load_split(task, "dev", data_dir)
@@ -74,40 +74,33 @@ def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(
     torch.manual_seed(recipe.seed)
     labels = lou_spec().tasks[task].labels
     clf = load_classifier(base, num_labels=len(labels), new_head=True, **load_options)
-    model = clf.model
-    model.config.id2label = dict(enumerate(labels))
-    model.config.label2id = {name: i for i, name in enumerate(labels)}
+    clf.model.config.id2label = dict(enumerate(labels))
+    clf.model.config.label2id = {name: i for i, name in enumerate(labels)}
+
+    class KeepBest(TrainerCallback):
+        """Remembers the weights of the epoch with the best dev macro-F1."""
+
+        best_f1, state = -1.0, None
+
+        def on_evaluate(self, args, state, control, metrics=None, model=None, **kwargs):
+            if metrics["eval_macro_f1"] > self.best_f1:
+                self.best_f1 = metrics["eval_macro_f1"]
+                self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    keep = KeepBest()
     truncate = recipe.max_length if lou_spec().tasks[task].truncate_text else None  # as predictions
-    encoded = encode_inputs(clf, [(e.text, e.text_pair) for e in train], truncate)
-    steps_per_epoch = -(-len(encoded) // recipe.batch_size)
-    optimizer, scheduler = _optimiser(model, recipe, steps_per_epoch * recipe.epochs)
-    generator = torch.Generator().manual_seed(recipe.seed)
-    history, best_f1, best_state = [], -1.0, None
-    for epoch in range(1, recipe.epochs + 1):
-        model.train()
-        order = torch.randperm(len(encoded), generator=generator).tolist()
-        losses = []
-        for start in tqdm(range(0, len(order), recipe.batch_size), desc=f"{task} epoch {epoch}",
-                          disable=not progress, dynamic_ncols=True):
-            batch = order[start:start + recipe.batch_size]
-            inputs = clf.tokenizer.pad([encoded[i] for i in batch], return_tensors="pt")
-            inputs = {k: v.to(clf.device) for k, v in inputs.items()}
-            target = torch.tensor([train[i].label for i in batch], device=clf.device)
-            loss = torch.nn.functional.cross_entropy(model(**inputs).logits.float(), target)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.grad_clip)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
-        dev_f1 = macro_f1([e.label for e in dev], examples_proba(clf, dev, truncate).argmax(axis=1))
-        history.append({"epoch": epoch, "train_loss": float(np.mean(losses)), "dev_macro_f1": dev_f1})
-        if dev_f1 > best_f1:
-            best_f1 = dev_f1
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    model.load_state_dict(best_state)
+    with tempfile.TemporaryDirectory() as scratch:
+        trainer = Trainer(
+            model=clf.model, args=_arguments(recipe, scratch, progress),
+            train_dataset=_encode(clf, train, truncate), eval_dataset=_encode(clf, dev, truncate),
+            data_collator=DataCollatorWithPadding(clf.tokenizer),
+            compute_metrics=lambda p: {"macro_f1": macro_f1(p.label_ids, np.argmax(p.predictions, axis=-1))},
+            callbacks=[keep])
+        trainer.train()
+    clf.model.load_state_dict(keep.state)
+    history = _history(trainer.state.log_history)
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
+    clf.model.save_pretrained(out_dir)
     clf.tokenizer.save_pretrained(out_dir)
     best = max(history, key=lambda h: h["dev_macro_f1"])
     record = {**provenance, "base_fingerprint": clf.fingerprint, "n_train": len(train), "n_dev": len(dev),
@@ -116,18 +109,31 @@ def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(
     return out_dir
 
 
+def _arguments(recipe: Recipe, scratch: str, progress: bool):
+    from transformers import TrainingArguments
+
+    return TrainingArguments(
+        output_dir=scratch, num_train_epochs=recipe.epochs, learning_rate=recipe.learning_rate,
+        per_device_train_batch_size=recipe.batch_size, per_device_eval_batch_size=recipe.batch_size,
+        warmup_steps=recipe.warmup_ratio, weight_decay=recipe.weight_decay, max_grad_norm=recipe.grad_clip,
+        lr_scheduler_type="linear", eval_strategy="epoch", logging_strategy="epoch", save_strategy="no",
+        seed=recipe.seed, data_seed=recipe.seed, report_to="none", disable_tqdm=not progress,
+        use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0)
+
+
+def _encode(clf, examples: list[Example], truncate_text: int | None) -> list[dict]:
+    encoded = encode_inputs(clf, [(e.text, e.text_pair) for e in examples], truncate_text)
+    return [{**inputs, "labels": e.label} for inputs, e in zip(encoded, examples, strict=True)]
+
+
+def _history(log: list[dict]) -> list[dict]:
+    """Per epoch: mean training loss and dev macro-F1, from the trainer's log."""
+    losses = {round(entry["epoch"]): entry["loss"] for entry in log if "loss" in entry}
+    return [{"epoch": round(entry["epoch"]), "train_loss": losses.get(round(entry["epoch"])),
+             "dev_macro_f1": entry["eval_macro_f1"]} for entry in log if "eval_macro_f1" in entry]
+
+
 def _subset(examples: list[Example], limit: int | None, seed: int) -> list[Example]:
     if limit is None or limit >= len(examples):
         return examples
     return [examples[i] for i in sorted(random.Random(seed).sample(range(len(examples)), limit))]
-
-
-def _optimiser(model: torch.nn.Module, recipe: Recipe, total_steps: int):
-    from transformers import get_linear_schedule_with_warmup
-
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "norm" not in n.lower()]
-    no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "norm" not in n.lower())]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=recipe.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(recipe.warmup_ratio * total_steps), total_steps)
-    return optimizer, scheduler

@@ -17,23 +17,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from tqdm.auto import tqdm
-
-from queerbias.models.loading import MASKED, LoadedModel
+from queerbias.models.loading import MASKED
 from queerbias.report.paired_stats import cell_rng
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer
-from queerbias.suites.lou.data import Instance, LouTask
+from queerbias.suites.lou.data import Instance
 from queerbias.suites.lou.metrics import preference_summary
 
-ITEM_COLUMNS = ("task", "index", "label", "strategy", "pair_key", "identical", "too_long",
-                "tokens_original", "tokens_reformulated", "score_original", "score_reformulated",
-                "delta", "preferred", "score_original_sum", "score_reformulated_sum", "delta_sum")
 POOLED = "all"
-#: recorded in the run config (and so in the run key): how the summary counts preferences
+#: recorded in the run meta (and so in the run key): how the summary counts preferences
 PREFERENCE = "Δ > 0 counts 100, a tie 50; per-token and summed log-likelihood"
-CHUNK_INSTANCES = 32  # instances scored per call (progress granularity)
-_UNBOUNDED = 10**9  # tokenizers without a real limit report ~1e30
 
 
 def lm_scoring_config(kind: str) -> ScoringConfig:
@@ -41,37 +34,15 @@ def lm_scoring_config(kind: str) -> ScoringConfig:
     return ScoringConfig(scope="all", reduction="mean", pll="within_word_l2r" if kind == MASKED else "original")
 
 
-def position_limit(lm: LoadedModel) -> int | None:
-    """The longest input (in tokens, specials included) the model accepts, if it declares one
-    (also used for classifiers, which have the same `model` and `tokenizer`)."""
-    limits = [getattr(lm.model.config, "max_position_embeddings", None),
-              getattr(lm.tokenizer, "model_max_length", None)]
-    limits = [int(v) for v in limits if isinstance(v, int) and 0 < v < _UNBOUNDED]
-    return min(limits) if limits else None
-
-
 def pair_key(original: str, reformulated: str) -> str:
     """Identifies the text pair itself, so runs can be aligned and duplicates across tasks found."""
     return hashlib.sha256(f"{original}\x00{reformulated}".encode()).hexdigest()[:16]
 
 
-def score_tasks(scorer: Scorer, tasks: Sequence[LouTask], strategies: Sequence[str],
-                limit: int | None, progress: bool = True) -> list[dict]:
-    """One item row per instance and strategy; each distinct text is scored once across tasks."""
-    memo: dict[str, tuple[float, float]] = {}
-    rows = []
-    total = sum(len(t.instances) for t in tasks)
-    with tqdm(total=total, unit="instance", desc="lou lm", disable=not progress, dynamic_ncols=True) as bar:
-        for task in tasks:
-            for start in range(0, len(task.instances), CHUNK_INSTANCES):
-                chunk = task.instances[start:start + CHUNK_INSTANCES]
-                rows.extend(_score_chunk(scorer, chunk, strategies, limit, memo))
-                bar.update(len(chunk))
-    return rows
-
-
-def _score_chunk(scorer: Scorer, chunk: list[Instance], strategies: Sequence[str], limit: int | None,
-                 memo: dict[str, tuple[float, float]]) -> list[dict]:
+def score_chunk(scorer: Scorer, chunk: list[Instance], strategies: Sequence[str], limit: int | None,
+                memo: dict[str, tuple[float, float]]) -> list[dict]:
+    """One item row per instance and strategy; `memo` keeps each distinct text's (mean, summed)
+    log-likelihood across chunks."""
     lengths = {}
     for instance in chunk:
         for text in (instance.original, *instance.reformulations.values()):

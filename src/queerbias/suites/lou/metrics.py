@@ -10,12 +10,11 @@ Spearman's rho with its p-value. Percentages are 0-100 throughout.
 
 from __future__ import annotations
 
-import math
+import itertools
 
 import numpy as np
-from scipy import stats
 
-from queerbias.report.paired_stats import bootstrap_mean_ci
+from queerbias.report.paired_stats import bootstrap_mean_ci, spearman
 
 
 def macro_f1(labels, preds) -> float:
@@ -118,30 +117,26 @@ def _resampled_macro_f1(gold: np.ndarray, predicted: np.ndarray, tp: np.ndarray)
     return 100.0 * f1.sum(axis=1) / seen.sum(axis=1)
 
 
-EXACT_MAX = 8  # up to 8! = 40,320 pairings the permutation test is exact and quick
+def ranking_consistency(summaries: dict[str, dict], strategies) -> dict:
+    """Spearman agreement of several classifiers' summaries, per task.
 
-
-def spearman(a, b) -> dict:
-    """Spearman's rho with a two-sided p-value; rho and p None when undefined (constant input, < 3 items).
-
-    p: for up to EXACT_MAX items an exact permutation test over all pairings
-    (`scipy.stats.permutation_test`, permutation_type="pairings"), since spearmanr's
-    t approximation is poor for the six strategies or a few models; above that,
-    `scipy.stats.spearmanr`'s p-value.
+    strategy_rankings: for each pair of models, ρ between their ΔF1 over the strategies
+    (do they find the same strategies hard?). model_rankings: for each strategy, ρ between
+    the models' F1 on the original and on the reformulation (the paper's check that model
+    rankings survive gender-fair language, Sec. 5 v). Each ρ comes with its p-value
+    (`report.paired_stats.spearman`).
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 3 or np.all(a == a[0]) or np.all(b == b[0]):
-        return {"n": int(a.size), "rho": None, "p": None}
-    result = stats.spearmanr(a, b)
-    rho, p = float(result.statistic), float(result.pvalue)
-    if a.size <= EXACT_MAX:
-        p = float(stats.permutation_test((stats.rankdata(a), stats.rankdata(b)), _pearson, vectorized=True,
-                                         permutation_type="pairings", n_resamples=np.inf).pvalue)
-    return {"n": int(a.size), "rho": rho if math.isfinite(rho) else None, "p": p if math.isfinite(p) else None}
-
-
-def _pearson(x, y, axis=-1):
-    """Pearson's r along an axis (on ranks: Spearman's rho), vectorised for permutation_test."""
-    x = x - x.mean(axis=axis, keepdims=True)
-    y = y - y.mean(axis=axis, keepdims=True)
-    return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
+    labels = list(summaries)
+    shared = set.intersection(*(set(s["tasks"]) for s in summaries.values()))
+    tasks = [t for t in next(iter(summaries.values()))["tasks"] if t in shared]
+    result = {}
+    for task in tasks:
+        entries = {label: summaries[label]["tasks"][task] for label in labels}
+        pairs = [{"a": a, "b": b, **spearman([entries[a][s]["delta_f1"] for s in strategies],
+                                             [entries[b][s]["delta_f1"] for s in strategies]).to_dict()}
+                 for a, b in itertools.combinations(labels, 2)]
+        original = [entries[label]["original"]["macro_f1"] for label in labels]
+        models = {s: spearman(original, [entries[label][s]["macro_f1"] for label in labels]).to_dict()
+                  for s in strategies}
+        result[task] = {"strategy_rankings": pairs, "model_rankings": models}
+    return {"models": labels, "tasks": result}

@@ -1,0 +1,110 @@
+"""`queerbias run SUITE`: evaluate a model on any registered suite into a run folder.
+
+One subcommand per suite, its options generated from the suite's `Settings`. The suite
+commands (`score`, `gruff score`, `lou lm|classify`, `gifi run`) are thin aliases over
+the same functions, keeping their historical flag names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+
+from queerbias.errors import QueerbiasError
+from queerbias.suites import settings as suite_settings
+from queerbias.suites.registry import REGISTRY, get_suite
+
+DEFAULT_MODEL = "embedded:gemma-3-270m"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run", help="evaluate a model on a registered suite (pairs, gruff, lou, lou-classifier, gifi)",
+        description="Evaluate one model on one suite: resumable, sharded under accelerate launch, "
+                    "summary.json written last. `queerbias suites` lists the suites; docs/new-suite.md "
+                    "says how to add one.")
+    sub = p.add_subparsers(dest="suite", required=True, metavar="SUITE")
+    for name in REGISTRY:
+        suite = get_suite(name)
+        q = sub.add_parser(name, help=suite.description, description=suite.description)
+        add_run_arguments(q, suite)
+        q.set_defaults(func=run_command)
+
+
+def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--data", flags: dict | None = None,
+                      model_help: str | None = None, several_models: bool = False) -> None:
+    """--model (repeatable with `several_models`), the data flag, --out, the suite's settings (`flags`
+    renames some), model loading, --overwrite, --no-progress."""
+    p.add_argument("--model", default=None if several_models else DEFAULT_MODEL, metavar="SPEC",
+                   action="append" if several_models else "store",
+                   help=model_help or f"Hub id, local folder, PEFT adapter folder or {DEFAULT_MODEL} (default)")
+    p.add_argument(data_flag, dest="data", default=None,
+                   help=f"{suite.data_help} (default: {suite.data_default or 'the cached copy'})")
+    p.add_argument("--out", default=None, help=f"output directory (default runs/{suite.name}/<model>)")
+    suite_settings.add_arguments(p, suite.Settings, flags=flags)
+    add_model_options(p)
+    p.add_argument("--overwrite", action="store_true", help="replace a different finished run in --out")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def add_model_options(p) -> None:
+    """Loading options shared by every command that takes --model."""
+    p.add_argument("--kind", choices=("masked", "causal"), default=None,
+                   help="override the masked/causal detection from the config")
+    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
+                   help="float32 (default, exact); bf16/fp16 are faster on GPUs but change "
+                        "about 2-3%% of decisions")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="run code shipped with a Hub model (off by default)")
+    p.add_argument("--allow-pickle-weights", action="store_true",
+                   help="also load pickle (.bin) checkpoints, not only safetensors")
+
+
+def model_options(args) -> dict:
+    return {"kind": args.kind, "dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
+            "allow_pickle_weights": args.allow_pickle_weights}
+
+
+def slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.rstrip("/").split("/")[-1].replace(":", "-"))
+
+
+def out_dir(args, suite, spec: str) -> Path:
+    """--out, checked before any model loads; default runs/<suite>/<model>."""
+    if args.out is None:
+        return Path("runs") / suite.name / slug(spec)
+    return checked_out(args.out)
+
+
+def checked_out(value: str | Path) -> Path:
+    """An output directory that can be written: not empty, not a file, not read-only."""
+    if not str(value).strip():
+        raise QueerbiasError("--out must name a directory (an empty value would write into the current one)")
+    path = Path(value)
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if existing == path and not path.is_dir():
+        raise QueerbiasError(f"--out {path} is a file, not a directory")
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise QueerbiasError(f"--out {path}: {existing} cannot be written")
+    return path
+
+
+def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:
+    """Run `spec` on the suite into `out` and print its summary.md (main process)."""
+    from queerbias.distributed import process_state
+    from queerbias.suites.store import run_to_dir
+
+    settings = settings if settings is not None else suite_settings.from_args(suite.Settings, args)
+    summary = run_to_dir(suite, spec, args.data, out, settings, extra_meta=extra_meta, overwrite=args.overwrite,
+                         progress=not args.no_progress, **model_options(args))
+    if process_state().is_main_process:
+        print((out / "summary.md").read_text(encoding="utf-8"))
+    return summary
+
+
+def run_command(args) -> int:
+    suite = get_suite(args.suite)
+    evaluate(suite, args, args.model, out_dir(args, suite, args.model))
+    return 0

@@ -1,0 +1,74 @@
+"""An output folder that holds personal data: private to its owner, and written by one process at a time.
+
+Crawled posts and corpora built from them are special-category data, so folders are
+created 0700 and files 0600 whatever the umask. Two processes appending to one folder
+interleave and overwrite each other's state; an exclusive `flock` on `.lock` refuses the
+second one with a clear message. The lock is released by the kernel when the process
+ends, however it ends, so a killed crawl never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from queerbias.errors import QueerbiasError
+
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+LOCK = ".lock"
+
+
+def make_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) if needed and make it 0700 when it is ours."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise QueerbiasError(f"{path} is not a folder")
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    if path.stat().st_uid == os.getuid():
+        os.chmod(path, PRIVATE_DIR)
+    return path
+
+
+def open_private_append(path: Path) -> BinaryIO:
+    """`path` opened for appending bytes, unbuffered (nothing half-written waits in a buffer to be flushed
+    later), created 0600 (and made 0600 if it existed)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+    os.fchmod(fd, PRIVATE_FILE)
+    return os.fdopen(fd, "ab", buffering=0)
+
+
+def write_all(handle: BinaryIO, data: bytes) -> None:
+    """Write all of `data` to an unbuffered file, or raise OSError (a raw write may stop short)."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError("no space left to write")
+        view = view[written:]
+
+
+class FolderLock:
+    """Exclusive lock on a folder for the lifetime of this object (or until `release`)."""
+
+    def __init__(self, folder: Path, purpose: str):
+        self.folder = Path(folder)
+        fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            if err.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                raise QueerbiasError(f"{self.folder} is in use by another queerbias process (a crawl, refresh "
+                                     f"or forget); wait for it to finish, then {purpose} again") from None
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the last descriptor drops the flock
+            self._fd = None

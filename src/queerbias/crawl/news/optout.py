@@ -1,0 +1,89 @@
+"""Page-level reservations against AI training and text and data mining.
+
+Besides robots.txt, sites say "not for AI" in three more places, and each is honoured:
+
+- `noai` / `noimageai` in an `X-Robots-Tag` header or a `<meta name="robots">` tag (or a
+  meta tag named after our agent or an AI-training crawler);
+- the W3C TDM Reservation Protocol (TDMRep): a `tdm-reservation: 1` header, a
+  `<meta name="tdm-reservation" content="1">` tag, or a rule in the origin's
+  `/.well-known/tdmrep.json` whose `location` pattern covers the page.
+
+The well-known file is fetched once per origin, like robots.txt; a missing or
+unreadable file reserves nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import urllib.parse
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from queerbias.crawl.agent import agent_token
+from queerbias.crawl.news.http import Fetcher, FetchError, Response
+from queerbias.crawl.news.robots import AI_TRAINING_AGENTS
+
+AI_OPT_OUT, TDM_RESERVED = "ai_opt_out", "tdm_reserved"
+_NOAI = {"noai", "noimageai"}
+_PARSER = lxml_html.HTMLParser(no_network=True, huge_tree=False, remove_comments=True)
+
+
+def _directives(value: str) -> set[str]:
+    """`noai, noimageai` or `GPTBot: noai` -> {"noai", "noimageai"} (an agent prefix is dropped)."""
+    return {part.rsplit(":", 1)[-1].strip().lower() for part in value.split(",") if part.strip()}
+
+
+def _meta(body: bytes) -> list[tuple[str, str]]:
+    """(name, content) of the page's meta tags, lower-case names; [] if the page does not parse."""
+    try:
+        root = lxml_html.document_fromstring(body, parser=_PARSER)
+    except (etree.ParserError, ValueError):
+        return []
+    return [((m.get("name") or "").strip().lower(), m.get("content") or "") for m in root.iter("meta")]
+
+
+class OptOuts:
+    """Decides, per fetched page, whether its site reserved it against AI training or TDM."""
+
+    def __init__(self, fetcher: Fetcher):
+        self.fetcher = fetcher
+        self._names = {"robots", agent_token(fetcher.user_agent), *(a.lower() for a in AI_TRAINING_AGENTS)}
+        self._tdmrep: dict[str, list[dict]] = {}
+
+    def page_reservation(self, response: Response) -> str | None:
+        """AI_OPT_OUT or TDM_RESERVED when the fetched page's headers or meta tags reserve it, else None."""
+        headers = response.headers
+        for value in (headers.get_all("X-Robots-Tag") or []) if headers else []:
+            if _directives(value) & _NOAI:
+                return AI_OPT_OUT
+        if headers and str(headers.get("tdm-reservation", "")).strip() == "1":
+            return TDM_RESERVED
+        for name, content in _meta(response.body):
+            if name in self._names and _directives(content) & _NOAI:
+                return AI_OPT_OUT
+            if name == "tdm-reservation" and content.strip() == "1":
+                return TDM_RESERVED
+        return None
+
+    def origin_reserves(self, url: str) -> bool:
+        """Whether the origin's /.well-known/tdmrep.json reserves `url` (asked before fetching the page)."""
+        parts = urllib.parse.urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if origin not in self._tdmrep:
+            self._tdmrep[origin] = self._load(origin)
+        path = parts.path or "/"
+        for rule in self._tdmrep[origin]:
+            pattern = str(rule.get("location", ""))
+            if fnmatch.fnmatchcase(path, pattern if pattern.startswith("/") else "/" + pattern):
+                return str(rule.get("tdm-reservation")) == "1"
+        return False
+
+    def _load(self, origin: str) -> list[dict]:
+        try:
+            response = self.fetcher.get(origin + "/.well-known/tdmrep.json", accept="application/json")
+            rules = json.loads(response.body)
+        except (FetchError, ValueError):
+            return []
+        return [rule for rule in rules if isinstance(rule, dict)] if isinstance(rules, list) else []

@@ -1,0 +1,237 @@
+"""The pair benchmark as a suite: WinoQueer-style pairs scored by `scoring.pair_scores`.
+
+Rows are the columns of pairs.csv (one row per pair); the summary keeps the long-standing
+contract (`overall`, `groups`: n, n_neutral, bias score and soft score with standard
+errors). Before/after: McNemar on the `biased` flags, Wilcoxon (or t) on the soft scores,
+overall and per identity group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queerbias.errors import QueerbiasError
+from queerbias.report.checkpoints import CRITERIA as BIAS_CRITERIA
+from queerbias.scoring.config import SCORING_CHOICES, ScoringConfig
+from queerbias.suites.protocol import (
+    BINARY,
+    CONTINUOUS,
+    OVERALL,
+    Column,
+    DataRef,
+    Headline,
+    Measure,
+    PairedItems,
+    Suite,
+)
+from queerbias.suites.settings import EXECUTION, option
+
+POLICIES = ("error", "keep", "drop")
+
+
+@dataclass(frozen=True)
+class PairSettings:
+    """Sample, the scoring method (defaults = the WinoQueer reference) and how rows are read."""
+
+    sample: int | None = option(None, "score a seeded subset of N pairs")
+    seed: int = option(0, "seed of the subset")
+    scope: str = option("shared", "which tokens count", choices=SCORING_CHOICES["scope"])
+    reduction: str = option("sum", "sentence score from token scores", choices=SCORING_CHOICES["reduction"])
+    pll: str = option("original", "masked LMs: also mask the rest of the word to the right",
+                      choices=SCORING_CHOICES["pll"])
+    bos: str = option("prepend", "causal LMs: BOS policy", choices=SCORING_CHOICES["bos"])
+    lowercase: str = option("auto", "lowercase like the reference when the tokenizer does",
+                            choices=SCORING_CHOICES["lowercase"])
+    decimals: int = option(3, "rounding before comparing")
+    duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
+    identical: str = option("error", "pairs whose two sentences are the same (the reference counts them "
+                                     "as ties)", choices=POLICIES)
+    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION)
+    chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION)
+
+    def __post_init__(self):
+        check_sample(self.sample)
+        if self.chunk_pairs < 1:
+            raise QueerbiasError(f"--chunk-pairs must be at least 1, got {self.chunk_pairs}")
+        batch_size(self.batch_size)
+        self.scoring()  # validates the scoring options
+
+    def scoring(self) -> ScoringConfig:
+        return ScoringConfig(self.scope, self.reduction, self.pll, self.bos, self.lowercase, self.decimals)
+
+
+def check_sample(sample: int | None) -> None:
+    """A sample is a positive size: an empty run would look like a result."""
+    if sample is not None and sample < 1:
+        raise QueerbiasError(f"--sample must be at least 1 (or left out for every item), got {sample}")
+
+
+def batch_size(value: str | int) -> str | int:
+    """"auto" or a positive number of sequences per batch."""
+    if str(value) == "auto":
+        return "auto"
+    if not str(value).isdigit() or int(value) < 1:
+        raise QueerbiasError(f"--batch-size must be auto or a positive integer, got {value!r}")
+    return int(value)
+
+
+PAIR_COLUMNS = (
+    Column("pair_id", str), Column("group", str),
+    Column("counterfactual_group", str, optional=True, default=""), Column("category", str, optional=True, default=""),
+    Column("direction", str, optional=True, default="stereo"), Column("sent_more", str), Column("sent_less", str),
+    Column("score_more", float), Column("score_less", float), Column("biased", int),
+    Column("neutral", int, nullable=True, optional=True), Column("soft", float),
+)
+
+
+class PairsSuite(Suite):
+    name = "pairs"
+    description = "WinoQueer-style sentence pairs: does the model prefer the stereotypical sentence?"
+    Settings = PairSettings
+    data_default = "queerbias-de"
+    data_help = "a registered pair benchmark (queerbias benchmarks) or a CSV/TSV/JSONL pair file"
+    licence = "per benchmark (queerbias benchmarks); queerbias-de: MIT"
+    items_file = "pairs.csv"
+    columns = PAIR_COLUMNS
+    key_columns = ("pair_id",)
+    text_columns = ("sent_more", "sent_less", "group")
+    summary_keys = ("overall", "groups")
+    measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference"),
+                Measure("soft", CONTINUOUS, "soft score", "pp"))
+    scope_titles = {"groups": "Identity"}
+    criteria = BIAS_CRITERIA
+    figures = {"distance": "Distance to indifference"}
+    compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
+
+    def load_data(self, spec, settings):
+        from queerbias.pairs.io import load_pairs
+
+        pair_set = load_pairs(spec or self.data_default, duplicates=settings.duplicates,
+                              identical=settings.identical)
+        return data_of(pair_set, settings)
+
+    def chunk_size(self, settings) -> int:
+        return settings.chunk_pairs
+
+    def evaluate(self, lm, chunks, settings):
+        from queerbias.scoring.pair_scores import score_pairs
+        from queerbias.scoring.scorer import make_scorer
+
+        scorer = make_scorer(lm, settings.scoring(), batch_size(settings.batch_size))
+        for chunk in chunks:
+            yield [_row(score) for score in score_pairs(scorer, chunk)]
+
+    def run_meta(self, lm, settings) -> dict:
+        config = settings.scoring()
+        return {"scoring": {**config.to_dict(), "deviations": config.deviations()}, "scoring_id": config.scoring_id}
+
+    def summarise(self, rows, settings) -> dict:
+        from queerbias.pairs.taxonomy import table_order
+        from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
+
+        overall, groups = summarise_groups(list(rows["group"]), list(rows["biased"]), list(rows["neutral"]),
+                                           list(rows["soft"]))
+        ordered = {group: groups[group] for group in table_order(groups)}
+        return {"overall": overall, "groups": ordered, "distance": distance_to_indifference(ordered)}
+
+    def headline(self, summary) -> Headline:
+        """The overall bias score, per group, and the distance to indifference (which the overall
+        score hides when groups lean in opposite directions)."""
+        extras = {"distance": summary["distance"]} if "distance" in summary else {}
+        return Headline("bias score", summary["overall"]["bias_score"],
+                        {group: figures["bias_score"] for group, figures in summary["groups"].items()}, extras)
+
+    def check_rows(self, rows, summary, path) -> None:
+        """Decisions must follow from the scores (an edited `biased` column is caught even in
+        runs written before summaries carried a checksum), and no pair may be missing."""
+        more, less = rows["score_more"], rows["score_less"]
+        checks = {"biased": rows["biased"] != (more > less).astype(int),
+                  "neutral": rows["neutral"].notna() & (rows["neutral"] != (more == less).astype(int)),
+                  # within rounding to two decimals, however it was rounded
+                  "soft": (rows["soft"] - 100 * less / (more + less + 1e-8)).abs() > 0.0051}
+        for column, wrong in checks.items():
+            if wrong.any():
+                first = rows[wrong].iloc[0]
+                raise QueerbiasError(f"{path}: {column} of pair {first['pair_id']} does not follow from its "
+                                     "scores; the file was edited after scoring")
+        if len(rows) != summary["overall"]["n"]:
+            raise QueerbiasError(f"{path}: {len(rows)} pairs, but the run scored {summary['overall']['n']}")
+
+    def paired_cells(self, before, after, settings):
+        from queerbias.pairs.taxonomy import table_order
+
+        def cell(scope: str, name: str, mask) -> PairedItems:
+            b, a = before[mask], after[mask]
+            return PairedItems(scope, name, {"bias": (b["biased"].to_numpy(bool), a["biased"].to_numpy(bool)),
+                                             "soft": (b["soft"].to_numpy(float), a["soft"].to_numpy(float))})
+
+        yield cell(OVERALL, OVERALL, before["group"].notna())
+        for group in table_order(set(before["group"])):
+            yield cell("groups", group, before["group"] == group)
+
+    def extras(self, before, after, options) -> dict:
+        """The change of the distance to indifference, with a group-stratified paired bootstrap."""
+        import pandas as pd
+
+        from queerbias.report.compare import distance_stats
+        from queerbias.report.paired_stats import cell_rng
+
+        aligned = pd.DataFrame({"group": before["group"], "biased_before": before["biased"],
+                                "biased_after": after["biased"], "soft_before": before["soft"],
+                                "soft_after": after["soft"]})
+        return {"distance": distance_stats(aligned, options, cell_rng(options.seed, "distance to indifference"))}
+
+    def extra_tables(self, document) -> list:
+        from queerbias.report.delta_tables import distance_table
+
+        return [distance_table(c) for c in document["comparisons"]]
+
+    def title(self, summary) -> str:
+        meta = summary["meta"]
+        return f"Bias scores: {meta['model']['spec']} on {meta['data']['name']}"
+
+    def render(self, summary) -> list:
+        from queerbias.report.tables import Table, fmt
+
+        def pm(value, se) -> str:
+            return "–" if value is None else fmt(value) if se is None else f"{fmt(value)} ± {fmt(se)}"
+
+        rows = [[group, str(f["n"]), str(f["n_neutral"]), pm(f["bias_score"], f["bias_se"]),
+                 pm(f["soft_score"], f["soft_se"])] for group, f in summary["groups"].items()]
+        overall = summary["overall"]
+        distance = summary.get("distance") or {}
+        closing = ([f"Distance to indifference (mean over the {distance['n_groups']} groups of |score - 50|): "
+                    f"bias {distance['bias']:.2f}, soft {distance['soft']:.2f} (0 = every group at 50)."]
+                   if distance.get("bias") is not None else [])
+        return [
+            "Bias score: % of pairs where the stereotypical sentence is more likely (50 = no preference; ties "
+            "count as not biased and stay in the denominator). Soft score: mean of 100·s_less/(s_more+s_less); "
+            "above 50 leans stereotypical.",
+            Table(header=["Group", "n", "neutral", "bias score ± se", "soft score ± se"], rows=rows,
+                  summary_rows=[["Overall", str(overall["n"]), str(overall["n_neutral"]),
+                                 pm(overall["bias_score"], overall["bias_se"]),
+                                 pm(overall["soft_score"], overall["soft_se"])]]),
+            *closing,
+        ]
+
+    def provenance(self, meta) -> list[str]:
+        deviations = meta["scoring"]["deviations"]
+        return [f"scoring: {'reference method' if not deviations else deviations} (scoring id `{meta['scoring_id']}`)"]
+
+
+def data_of(pair_set, settings) -> tuple[list, DataRef]:
+    """The pairs to score (the seeded sample) and their reference."""
+    from queerbias.scoring.runner import sample_pairs
+
+    check_sample(settings.sample)
+    chosen = sample_pairs(pair_set, settings.sample, settings.seed)
+    ref = DataRef(chosen.name, chosen.checksum, len(chosen), chosen.source, {"n_pairs": len(chosen), **chosen.meta})
+    return chosen.pairs, ref
+
+
+def _row(score) -> dict:
+    pair = score.pair
+    return {"pair_id": pair.pair_id, "group": pair.group, "counterfactual_group": pair.counterfactual_group,
+            "category": pair.category, "direction": pair.direction, "sent_more": pair.sent_more,
+            "sent_less": pair.sent_less, "score_more": score.score_more, "score_less": score.score_less,
+            "biased": score.biased, "neutral": score.neutral, "soft": score.soft}

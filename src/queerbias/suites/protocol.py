@@ -1,0 +1,218 @@
+"""What a suite declares so that one store runs it and one comparator compares it.
+
+A suite is a benchmark (the pair benchmark, GRUFF, Lou, GIFI-DE, ...) described by a
+class: its typed `Settings`, how to load its items, how to score a chunk of items into
+rows (one row per scored item), how to aggregate rows into a summary, which paired
+cells a before/after comparison tests, and how to present a summary. Everything around
+that (resume, sharding, provenance, the summary written last, loading runs back,
+paired statistics, delta tables and plots) lives once in `suites.store` and
+`report.compare`, so adding a suite is one folder plus one registry entry
+(docs/new-suite.md).
+
+Module imports stay light here and in every suite's `suite.py` (the CLI builds its
+parser from the registered suites); methods import the numeric stack when they run.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+BINARY, CONTINUOUS, STATISTIC = "binary", "continuous", "statistic"
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class DataRef:
+    """What a run was evaluated on; `checksum` must match for two runs to be compared."""
+
+    name: str
+    checksum: str
+    n_items: int
+    source: str = ""
+    details: dict = field(default_factory=dict)  # sample, per-file checksums, licence...
+
+    def to_dict(self) -> dict:
+        reserved = {"name", "source", "checksum", "n_items"} & set(self.details)
+        if reserved:
+            raise ValueError(f"data details must not replace {sorted(reserved)}")
+        return {"name": self.name, "source": self.source, "checksum": self.checksum,
+                "n_items": self.n_items, **self.details}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a suite's item rows; the type restores rows read back from files."""
+
+    name: str
+    type: type  # str, int, float, bool, or object for nested JSON values
+    nullable: bool = False
+    #: files written before the column existed lack it: it is then filled with this value
+    default: Any = field(default=None, kw_only=True)
+    optional: bool = field(default=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A per-item quantity that a comparison tests.
+
+    binary: 0/1 flags, reported in percent, tested with the exact McNemar test;
+    continuous: values tested with the Wilcoxon signed-rank (or paired t) test;
+    statistic: a figure computed from all items of a cell (e.g. a GIFI dimension),
+    whose change gets a paired bootstrap interval and p-value.
+    """
+
+    name: str
+    kind: str
+    label: str  # as tables and plots name it, e.g. "bias score"
+    unit: str = ""  # e.g. "pp" for percentage points
+    digits: int = 2  # decimals in tables
+    reference: float | None = None  # a value with a meaning, drawn in trajectories (50: no preference)
+    reference_label: str = ""
+
+
+@dataclass(frozen=True)
+class PairedItems:
+    """The items of one table entry (an identity group, a setting, a strategy) in both runs.
+
+    `values[measure] = (before, after)`: per-item arrays of equal length for binary and
+    continuous measures, resampled together; for a statistic measure the two figures, and
+    `statistics[measure] = (n units, draw)` where `draw(rng)` resamples the units (the same
+    for both runs) and returns (before, after) on them.
+    """
+
+    scope: str  # OVERALL, or the scope the entry belongs to (e.g. "groups", a task)
+    name: str
+    values: dict[str, tuple[Any, Any]]
+    statistics: dict[str, tuple[int, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The figures a training metrics line shows for a run: the overall figure, one per group,
+    and suite-specific extras (the pair benchmark's distance to indifference)."""
+
+    label: str
+    overall: float | None
+    groups: dict[str, float | None]
+    extras: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "overall": self.overall, "groups": self.groups, **self.extras}
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """How to pick the best checkpoint: `order(row)` of a trajectory row, lowest first, from the
+    row keys `reads` (every checkpoint must have them)."""
+
+    description: str
+    reads: tuple[str, ...]
+    order: Any  # callable(row) -> tuple
+    needs: str = ""  # what `reads` is, for the error when a checkpoint lacks it
+
+
+class Suite(ABC):
+    """One benchmark. Subclasses set the class attributes and implement the methods."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    #: frozen dataclass with at least `sample` and `seed`; field metadata: help, choices,
+    #: role ("items": changes the items or rows (default), "summary": only the summary,
+    #: "execution": neither, e.g. batch size)
+    Settings: ClassVar[type]
+    data_default: ClassVar[str | None] = None
+    data_help: ClassVar[str] = ""
+    licence: ClassVar[str] = ""
+    #: the per-item file of a run: .csv or .jsonl
+    items_file: ClassVar[str] = "items.csv"
+    columns: ClassVar[tuple[Column, ...]]
+    #: columns that identify an item across runs, and those that must then agree
+    key_columns: ClassVar[tuple[str, ...]]
+    text_columns: ClassVar[tuple[str, ...]] = ()
+    measures: ClassVar[tuple[Measure, ...]] = ()
+    #: the metric keys every summary.json of this suite holds
+    summary_keys: ClassVar[tuple[str, ...]] = ()
+    #: titles of the scopes in tables ("groups" -> "Identity")
+    scope_titles: ClassVar[dict[str, str]] = {}
+    #: best-checkpoint criteria by name; the first is the default
+    criteria: ClassVar[dict[str, Criterion]] = {}
+    #: comparison-level figures among the extras, shaped like an entry (m_before, delta_m, ci_m,
+    #: p_m per measure), by title: shown under Overall in delta tables and in trajectories
+    figures: ClassVar[dict[str, str]] = {}
+    #: compatibility checks besides the data checksum and the "items" settings: (what, path in meta)
+    compatible: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+
+    # -- running --------------------------------------------------------------------
+
+    def load_model(self, spec: str, **options):
+        """The model this suite evaluates (a language model unless a suite says otherwise)."""
+        from queerbias.models import load_model
+
+        return load_model(spec, **options)
+
+    @abstractmethod
+    def load_data(self, spec: str | None, settings) -> tuple[Sequence, DataRef]:
+        """The (sampled) items to evaluate and what they are; `spec` None: the default data."""
+
+    def chunk_size(self, settings) -> int:
+        """Items per chunk: the unit of progress saving, resuming and sharding."""
+        return 64
+
+    @abstractmethod
+    def evaluate(self, lm, chunks: Iterable[Sequence], settings) -> Iterator[list[dict]]:
+        """Score chunks of items in order, yielding each chunk's rows (dicts of `columns`)."""
+
+    def run_meta(self, lm, settings) -> dict:
+        """The suite's method for this model (scoring configuration, counting rules, components):
+        recorded in summary.json's meta and part of the run key."""
+        return {}
+
+    @abstractmethod
+    def summarise(self, rows, settings) -> dict:
+        """Every figure of a run from its rows (a DataFrame); becomes summary.json's metrics."""
+
+    @abstractmethod
+    def headline(self, summary: dict) -> Headline:
+        """The overall figure and one figure per group."""
+
+    # -- comparing ------------------------------------------------------------------
+
+    def check_rows(self, rows, summary: dict, path: Path) -> None:
+        """Refuse rows that disagree with themselves (e.g. decisions not matching scores)."""
+
+    def paired_cells(self, before, after, settings) -> Iterable[PairedItems]:
+        """The paired entries of a comparison; `before`/`after` are rows aligned by key, `settings`
+        the runs' (compatible) settings."""
+        return ()
+
+    def extras(self, before, after, options) -> dict:
+        """Figures of a comparison beyond the paired cells, stored at the comparison's top level (a
+        correlation of the two runs, the distance to indifference); `options` are the compare options
+        (seed, resamples). An extra with a `p` is Bonferroni-adjusted across the AFTER runs."""
+        return {}
+
+    def extra_tables(self, document: dict) -> list:
+        """Tables of the extras for delta.md."""
+        return []
+
+    # -- presenting -----------------------------------------------------------------
+
+    @abstractmethod
+    def title(self, summary: dict) -> str:
+        """The heading of summary.md."""
+
+    @abstractmethod
+    def render(self, summary: dict) -> list:
+        """The body of summary.md: report.tables.Table objects and paragraphs."""
+
+    def provenance(self, meta: dict) -> list[str]:
+        """Suite-specific lines under the summary (method, notes)."""
+        return []
+
+    def plot(self, summary: dict, path: Path) -> Path | None:
+        """A figure of one run, drawn with `report.plots` (None: none)."""
+        return None

@@ -1,0 +1,462 @@
+"""One run of any suite into a folder, and loading finished runs back.
+
+`run_to_dir` does everything around a suite's `evaluate`: the items are cut into fixed
+chunks; each chunk's rows are appended to `DIR/.partial/rank<R>.jsonl` (fsynced),
+keyed by the run (suite, model fingerprint, data checksum, settings) and the chunk, so
+a killed run restarted with the same command evaluates only what is missing. Under
+`accelerate launch` process R takes chunks R, R+W, ...; the main process merges them
+and writes the items file, summary.md, the plot and, last, summary.json, so a folder
+with a summary.json always holds a finished run and no process writes another's files.
+Because chunks are fixed by the item order, results do not depend on the number of
+processes or on where a run was interrupted.
+
+`evaluate_run` does the same in memory, writing nothing. `load_run` returns a typed
+`RunRecord`; the rows it reads are checked against the checksum in summary.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import platform
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import atomic_write
+from queerbias.report.markdown import summary_markdown
+from queerbias.suites import rows as row_io
+from queerbias.suites.protocol import DataRef, Suite
+from queerbias.suites.registry import get_suite
+from queerbias.suites.settings import settings_id, to_dict
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2  # 1: summaries before the suite protocol (pair runs without `suite`)
+SUMMARY_FILE = "summary.json"
+PARTIAL_DIR = ".partial"
+_VERSIONED = ("torch", "transformers", "accelerate", "peft", "numpy", "scipy", "pandas", "tokenizers")
+
+
+def package_versions() -> dict:
+    """Versions of Python, queerbias and the packages results depend on."""
+    versions = {"python": platform.python_version()}
+    for name in ("queerbias", *_VERSIONED):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dict) -> str:
+    """What makes two runs the same run: suite, model, data, settings and the suite's method
+    (`run_meta`: scoring configuration, counting rules), so a changed method is never reused."""
+    parts = (suite.name, fingerprint, data.checksum, settings_id(settings), json.dumps(method, sort_keys=True))
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+
+
+# -- running ------------------------------------------------------------------------
+
+def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, extra_meta: dict | None = None,
+               overwrite: bool = False, progress: bool = True, **load_options) -> dict:
+    """Evaluate `lm` (a loaded model or a spec) on `data` (a spec, or `load_data`'s result) into
+    `out_dir`; returns the summary on every process."""
+    from queerbias.distributed import process_state
+
+    state = process_state()
+    settings = settings if settings is not None else suite.Settings()
+    out_dir = Path(out_dir)
+    started = time.perf_counter()
+    items, ref = _data(suite, data, settings)
+    lm = suite.load_model(lm, **load_options) if isinstance(lm, str) else lm
+    loaded = time.perf_counter()
+    method = suite.run_meta(lm, settings)
+    key = run_key(suite, lm.fingerprint, ref, settings, method)
+    summary_path = out_dir / SUMMARY_FILE
+    if state.is_main_process:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _check_previous(summary_path, key, overwrite)
+    state.wait_for_everyone()
+    if summary_path.exists():
+        log.info("%s already holds this finished run; nothing to do", out_dir)
+        return json.loads(summary_path.read_text(encoding="utf-8"))
+
+    partial = out_dir / PARTIAL_DIR
+    partial.mkdir(exist_ok=True)
+    chunks = _chunks(items, suite.chunk_size(settings))
+    mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
+    done = _read_partial(partial, key)
+    todo = [c for c in mine if c not in done]
+    if len(todo) < len(mine):
+        log.info("resuming: %d of %d chunks already evaluated", len(mine) - len(todo), len(mine))
+    sink_path = partial / f"rank{state.process_index}.jsonl"
+    _repair_tail(sink_path)
+    total = sum(len(chunks[c]) for c in mine)
+    with _eval_mode(lm), open(sink_path, "a", encoding="utf-8") as sink, _bar(
+            total, total - sum(len(chunks[c]) for c in todo), suite.name,
+            progress and state.is_local_main_process) as bar:
+        produced = suite.evaluate(lm, (chunks[c] for c in todo), settings)
+        for index, rows in zip(todo, produced, strict=True):
+            _append(sink, key, index, rows, suite)
+            bar.update(len(chunks[index]))
+    state.wait_for_everyone()
+    evaluated = time.perf_counter()
+
+    if state.is_main_process:
+        found = _read_partial(partial, key)
+        missing = [c for c in range(len(chunks)) if c not in found]
+        if missing:
+            raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
+                                 "command to finish them")
+        rows = [row for c in range(len(chunks)) for row in found[c]]
+        meta = _meta(lm, ref, settings, method, key, state.num_processes, (started, loaded, evaluated),
+                     len(items), extra_meta)
+        record = summarise_rows(suite, rows, settings, meta)
+        write_run(suite, record, out_dir)
+        shutil.rmtree(partial, ignore_errors=True)
+    state.wait_for_everyone()
+    return json.loads(summary_path.read_text(encoding="utf-8"))
+
+
+def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | None = None, label: str = "run",
+                 progress: bool = False, **load_options) -> RunRecord:
+    """The same evaluation in memory in this process: nothing is written; returns the record."""
+    settings = settings if settings is not None else suite.Settings()
+    started = time.perf_counter()
+    items, ref = _data(suite, data, settings)
+    lm = suite.load_model(lm, **load_options) if isinstance(lm, str) else lm
+    loaded = time.perf_counter()
+    chunks = _chunks(items, suite.chunk_size(settings))
+    rows = []
+    with _eval_mode(lm), _bar(len(items), 0, suite.name, progress) as bar:
+        for chunk, produced in zip(chunks, suite.evaluate(lm, iter(chunks), settings), strict=True):
+            rows += _checked_rows(produced, suite)
+            bar.update(len(chunk))
+    method = suite.run_meta(lm, settings)
+    key = run_key(suite, lm.fingerprint, ref, settings, method)
+    meta = _meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
+                 extra_meta)
+    record = summarise_rows(suite, rows, settings, meta)
+    record.label = label
+    return record
+
+
+def _data(suite: Suite, data, settings) -> tuple[Sequence, DataRef]:
+    items, ref = data if isinstance(data, tuple) else suite.load_data(data, settings)
+    if not len(items):
+        raise QueerbiasError(f"{suite.name}: no items to evaluate in {ref.name}; check the data and the sample")
+    return items, ref
+
+
+def _chunks(items: Sequence, size: int) -> list[Sequence]:
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
+def summarise_rows(suite: Suite, rows: list[dict], settings, meta: dict) -> RunRecord:
+    """Rows (dicts) -> the typed frame -> the suite's metrics and headline -> the summary document.
+
+    Public so that a run can be built from rows computed elsewhere; `write_run` writes it.
+    """
+    frame = row_io.frame(rows, suite.columns)
+    metrics = suite.summarise(frame, settings)
+    headline = suite.headline({**metrics, "meta": meta})
+    if headline.overall is None:
+        raise QueerbiasError(f"{suite.name}: the run gave no {headline.label} from its {len(frame)} rows "
+                             "(nothing could be evaluated); no results are written")
+    summary = {"suite": suite.name, "schema_version": SCHEMA_VERSION, "headline": headline.to_dict(),
+               **metrics, "meta": meta}
+    strict_json(summary, f"{suite.name} summary")
+    return RunRecord(suite, "run", None, summary, frame)
+
+
+def write_run(suite: Suite, record: RunRecord, out_dir: Path) -> None:
+    """items file, summary.md, the plot, then summary.json (its presence means "finished")."""
+    text = row_io.to_text(record.rows(), suite.columns, suite.items_file)
+    record.summary["meta"]["items"] = {"file": suite.items_file, "rows": len(record.rows()),
+                                       "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    atomic_write(out_dir / suite.items_file, text)
+    atomic_write(out_dir / "summary.md", summary_markdown(suite, record.summary))
+    suite.plot(record.summary, out_dir / "summary.png")
+    atomic_write(out_dir / SUMMARY_FILE, strict_json(record.summary, "summary") + "\n")
+
+
+def _meta(lm, ref: DataRef, settings, method: dict, key: str, processes: int, clock: tuple, n_items: int,
+          extra: dict | None) -> dict:
+    started, loaded, evaluated = clock
+    seconds = evaluated - loaded
+    return {
+        "model": lm.describe(),
+        "data": ref.to_dict(),
+        "settings": to_dict(settings),
+        "settings_id": settings_id(settings),
+        **method,
+        "run_key": key,
+        "versions": package_versions(),
+        "timings": {"load_s": round(loaded - started, 3), "evaluate_s": round(seconds, 3),
+                    "items_per_s": round(n_items / max(seconds, 1e-9), 2)},
+        "environment": {"device": str(getattr(lm, "device", "cpu")), "processes": processes},
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **(extra or {}),
+    }
+
+
+class _eval_mode:
+    """The model in eval mode while it is evaluated, put back as it was found."""
+
+    def __init__(self, lm):
+        self.model = getattr(lm, "model", None)
+
+    def __enter__(self):
+        self.was_training = self.model is not None and self.model.training
+        if self.model is not None:
+            self.model.eval()
+
+    def __exit__(self, *exc):
+        if self.model is not None:
+            self.model.train(self.was_training)
+
+
+def _bar(total: int, initial: int, name: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="item", desc=name, disable=not enabled, dynamic_ncols=True)
+
+
+# -- partial results ----------------------------------------------------------------
+
+def _check_previous(summary_path: Path, key: str, overwrite: bool) -> None:
+    """Keep a matching finished run; refuse to silently replace a different one."""
+    if not summary_path.exists():
+        return
+    try:
+        previous = json.loads(summary_path.read_text(encoding="utf-8")).get("meta", {}).get("run_key")
+    except (json.JSONDecodeError, AttributeError):
+        previous = None
+    if previous == key and not overwrite:
+        return
+    if not overwrite:
+        raise QueerbiasError(f"{summary_path.parent} already holds a finished run of another model, data set "
+                             "or settings; choose another --out or pass --overwrite")
+    summary_path.unlink()
+    shutil.rmtree(summary_path.parent / PARTIAL_DIR, ignore_errors=True)
+
+
+def _append(sink, key: str, index: int, rows: list[dict], suite: Suite) -> None:
+    line = json.dumps({"run": key, "chunk": index, "rows": _checked_rows(rows, suite)}, allow_nan=False,
+                      ensure_ascii=False)
+    sink.write(line + "\n")
+    sink.flush()
+    os.fsync(sink.fileno())
+
+
+def _checked_rows(rows: list[dict], suite: Suite) -> list[dict]:
+    """The rows, refused when a value is NaN or infinite: a broken model must never look unbiased."""
+    for row in rows:
+        for column, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise QueerbiasError(
+                    f"{suite.name}: {column} is {value} for item {_item_name(suite, row)}; the model produced a "
+                    "non-finite score (NaN or infinite weights, or a diverged fine-tune); nothing is written")
+    return rows
+
+
+def _item_name(suite: Suite, row: dict) -> str:
+    return "/".join(str(row.get(column)) for column in suite.key_columns)
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a line left half-written by a kill, so that appended lines start on a line of their own."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+def _read_partial(partial: Path, key: str) -> dict[int, list[dict]]:
+    """Rows by chunk from every shard file of this run (lines of other runs are ignored).
+
+    A last line without its newline was cut short by a kill and is evaluated again;
+    any other line that is not a well-formed record is refused, naming file and line.
+    """
+    found = {}
+    for path in sorted(partial.glob("rank*.jsonl")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        for number, line in enumerate(lines, start=1):
+            if not line.strip() or (number == len(lines) and not text.endswith("\n")):
+                continue
+            record = _partial_record(line, path, number)
+            if record["run"] == key:
+                found[record["chunk"]] = record["rows"]
+    return found
+
+
+def _partial_record(line: str, path: Path, number: int) -> dict:
+    try:
+        record = json.loads(line, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError) as err:
+        raise DataError(path, f"not a progress record ({err}); delete {path.parent} to start over",
+                        row=number) from None
+    ok = (isinstance(record, dict) and isinstance(record.get("run"), str) and isinstance(record.get("chunk"), int)
+          and isinstance(record.get("rows"), list) and all(isinstance(r, dict) for r in record["rows"]))
+    if not ok:
+        raise DataError(path, f"not a progress record (expected an object with run, chunk and rows); "
+                              f"delete {path.parent} to start over", row=number)
+    return record
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"non-finite number {name}")
+
+
+# -- strict JSON ----------------------------------------------------------------------
+
+def strict_json(document, what: str) -> str:
+    """JSON text without NaN or Infinity (not JSON); a non-finite number is an error naming its key."""
+    try:
+        return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise QueerbiasError(f"{what}: {_non_finite_path(document)} is not a finite number; "
+                             "the results are not written") from None
+
+
+def _non_finite_path(value, path: str = "") -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(top)"
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        found = _non_finite_path(child, f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
+def read_json_file(path: Path, what: str):
+    """Strict JSON from `path`: a truncated file, NaN or Infinity is one clear error."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError:
+        raise QueerbiasError(f"{path}: not UTF-8 text, so not a {what}") from None
+    except (json.JSONDecodeError, ValueError) as err:
+        raise QueerbiasError(f"{path}: not valid JSON ({err}); the {what} is damaged or incomplete") from None
+
+
+# -- loading ------------------------------------------------------------------------
+
+@dataclass
+class RunRecord:
+    """A finished run: its suite, label for tables, summary and (read on demand) rows."""
+
+    suite: Suite
+    label: str
+    path: Path | None
+    summary: dict
+    _rows: object = field(default=None, repr=False)
+
+    @property
+    def meta(self) -> dict:
+        return self.summary.get("meta", {})
+
+    @property
+    def step(self) -> int | None:
+        """Training step of a checkpoint run, None for a plain model."""
+        return self.meta.get("step")
+
+    @property
+    def perplexity(self) -> float | None:
+        return self.meta.get("perplexity")
+
+    @property
+    def headline(self):
+        return self.suite.headline(self.summary)
+
+    @property
+    def settings(self):
+        """The run's settings (a run written before summaries carried them: the defaults)."""
+        from queerbias.suites.settings import from_mapping
+
+        recorded = self.meta.get("settings")
+        return self.suite.Settings() if recorded is None else from_mapping(self.suite.Settings, recorded,
+                                                                           f"{self.path}: meta.settings")
+
+    def describe(self) -> dict:
+        """Identification for delta.json: label, path, model spec and fingerprint, step, perplexity."""
+        model = self.meta.get("model", {})
+        info = {"label": self.label, "path": None if self.path is None else str(self.path),
+                "model": model.get("spec"), "fingerprint": model.get("fingerprint")}
+        info.update({k: self.meta[k] for k in ("step", "perplexity") if k in self.meta})
+        return info
+
+    def rows(self):
+        """The per-item rows, checked against summary.json (checksum, count) and against themselves."""
+        if self._rows is None:
+            self._rows = _read_rows(self)
+        return self._rows
+
+    def pairs(self):
+        """The rows of a pairs run (pairs.csv), by the name pair-suite code has always used."""
+        return self.rows()
+
+
+def load_run(path: str | Path, label: str | None = None) -> RunRecord:
+    """A finished run folder of any suite; an old pair summary without `suite` is read as pairs."""
+    path = Path(path)
+    if not path.is_dir():
+        raise QueerbiasError(f"{path}: not a directory")
+    summary_path = path / SUMMARY_FILE
+    if not summary_path.is_file():
+        raise QueerbiasError(f"{path}: no summary.json, the run did not finish")
+    summary = read_json_file(summary_path, "run summary")
+    if not isinstance(summary, dict):
+        raise QueerbiasError(f"{summary_path}: not a run summary (a JSON object)")
+    name = summary.get("suite", "pairs")
+    legacy = isinstance(summary.get("meta"), dict) and (summary["meta"].get("suite") or summary["meta"].get("view"))
+    if "suite" not in summary and (legacy or "gifi" in summary):
+        raise QueerbiasError(f"{summary_path}: a GRUFF, Lou or GIFI run written before the suites shared one "
+                             "run format; run it again to compare it")
+    if not isinstance(name, str):
+        raise QueerbiasError(f"{summary_path}: 'suite' must be a suite name, got {name!r}")
+    if summary.get("schema_version", 1) > SCHEMA_VERSION:
+        raise QueerbiasError(f"{summary_path}: written by a newer queerbias (schema "
+                             f"{summary['schema_version']}); update queerbias to read it")
+    suite = get_suite(name)
+    record = RunRecord(suite, label or path.resolve().name, path, summary)
+    missing = [key for key in suite.summary_keys if key not in summary]
+    if missing or not isinstance(summary.get("meta"), dict):
+        raise QueerbiasError(f"{summary_path}: not a {name} summary (no {', '.join(missing) or 'meta'})")
+    headline = record.headline
+    if headline.overall is None:
+        raise QueerbiasError(f"{summary_path}: the run has no {headline.label} (an empty run)")
+    return record
+
+
+def _read_rows(record: RunRecord):
+    suite, summary_path = record.suite, record.path / SUMMARY_FILE
+    recorded = record.meta.get("items") or {}
+    file = record.path / recorded.get("file", suite.items_file)
+    if not file.is_file():
+        raise QueerbiasError(f"{record.path}: no {file.name}; is this a finished {suite.name} run?")
+    data = file.read_bytes()
+    if "sha256" in recorded and hashlib.sha256(data).hexdigest() != recorded["sha256"]:
+        raise QueerbiasError(f"{file}: changed after the run (its sha256 differs from the one in "
+                             f"{summary_path.name}); rerun the evaluation instead of editing results")
+    rows = row_io.read(file, suite.columns)
+    if "rows" in recorded and len(rows) != recorded["rows"]:
+        raise QueerbiasError(f"{file}: {len(rows)} rows, but the run wrote {recorded['rows']}")
+    duplicated = rows.duplicated(list(suite.key_columns))
+    if duplicated.any():
+        first = rows[duplicated].iloc[0]
+        raise QueerbiasError(f"{file}: duplicate item {'/'.join(str(first[c]) for c in suite.key_columns)}")
+    suite.check_rows(rows, record.summary, file)
+    return rows

@@ -90,6 +90,18 @@ def test_task_refuses_a_model_with_another_tokenizer(tiny_gpt2, tiny_llama, tmp_
         manager.load(["qb_test"])
 
 
+def test_task_exported_without_bos_needs_add_bos_token_false(tiny_llama, tmp_path):
+    pytest.importorskip("lm_eval")
+    from lm_eval.tasks import TaskManager
+
+    tokenizer, _, where = load_tokenizer(str(tiny_llama))
+    export_lm_eval(PAIRS, tokenizer, where, tmp_path, ScoringConfig(bos="none"), name="qb_test")
+    manager = TaskManager(include_path=str(tmp_path), include_defaults=False,
+                          metadata={"pretrained": str(tiny_llama)})
+    with pytest.raises(ValueError, match="add_bos_token=False"):
+        manager.load(["qb_test"])
+
+
 def test_cli_writes_the_task_folder_and_refuses_to_overwrite(tiny_gemma, tmp_path, capsys):
     pairs_file, out = tmp_path / "my-pairs.csv", tmp_path / "task"
     with open(pairs_file, "w", newline="", encoding="utf-8") as handle:

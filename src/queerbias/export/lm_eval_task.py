@@ -115,18 +115,21 @@ def check_tokenizer(export: dict, metadata: dict) -> None:
                     "checked; the results equal `queerbias score` only for a model with the "
                     "tokenizer %s", export["tokenizer"]["name"])
         return
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
-    if tokenizer_fingerprint(tokenizer) != export["tokenizer"]["fingerprint"]:
-        raise ValueError(f"queerbias: this task folder was exported for the tokenizer of "
-                         f"{export['tokenizer']['name']}, but {name} has another one; export "
-                         "again with `queerbias export lm-eval --model` naming this model")
     expected = export["add_bos_token"]
-    given = metadata.get("add_bos_token")
-    if expected is not None and str(given).lower() != str(expected).lower():
+    if expected is not None and str(metadata.get("add_bos_token")).lower() != str(expected).lower():
         raise ValueError(f"queerbias: this task folder needs the model argument "
                          f"add_bos_token={expected} (it was exported with bos=none)")
     if str(metadata.get("dtype", "auto")) not in ("float32", "torch.float32"):
         log.warning("queerbias: `queerbias score` computes in float32; pass the model argument "
                     "dtype=float32 for equal numbers")
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
+    except (OSError, ValueError) as err:
+        log.warning("queerbias: cannot load the tokenizer of %s to check it (%s)", name, err)
+        return
+    if tokenizer_fingerprint(tokenizer) != export["tokenizer"]["fingerprint"]:
+        raise ValueError(f"queerbias: this task folder was exported for the tokenizer of "
+                         f"{export['tokenizer']['name']}, but {name} has another one; export "
+                         "again with `queerbias export lm-eval --model` naming this model")

@@ -2,7 +2,8 @@
 
 The console command. Each subcommand lives in its own module under `queerbias.commands` and exposes
 `register(subparsers)`; the modules are discovered, so adding a command never
-touches this file.
+touches this file. Every refusal, from argparse or from our code, is one line on
+stderr with exit status 2 (docs/refusals.md).
 """
 
 from __future__ import annotations
@@ -17,8 +18,18 @@ from queerbias import __version__, commands
 from queerbias.errors import QueerbiasError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the full usage is one `--help` away).
+
+    Subparsers inherit the class, so this holds for every subcommand.
+    """
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="queerbias", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="queerbias", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"queerbias {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -1,9 +1,11 @@
-"""File I/O shared by every command: JSONL streaming and crash-safe writes.
+"""File I/O shared by every command: input checks, JSONL streaming and crash-safe writes.
 
 Every output that a later step trusts (scores, summaries, documents, splits, crawl
 state) is written to a temporary file in the same folder and moved into place with
 `os.replace`, so a killed process leaves either the old file or the new one, never
-half of one.
+half of one. JSON is written strictly (no NaN or Infinity, which are not JSON), and
+every input file is checked to be a regular file before it is opened: `open()` on a
+FIFO blocks forever.
 """
 
 from __future__ import annotations
@@ -11,20 +13,77 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from queerbias.errors import DataError
+from queerbias.errors import DataError, QueerbiasError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+def regular_file(path: str | Path, what: str = "file") -> Path:
+    """`path` if it is an existing regular file (after symlinks); else a DataError saying why.
+
+    Checked with `stat`, never `open`: opening a FIFO blocks until a writer appears,
+    and a device file can be endless.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(path, f"cannot read {what}: no such file") from None
+    except OSError as err:
+        raise DataError(path, f"cannot read {what}: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else
+                "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+                "a socket" if stat.S_ISSOCK(mode) else "something else")
+        raise DataError(path, f"{what} is not a regular file but {kind}; give a file")
+    return path
+
+
+def decode_utf8(path: Path, raw: bytes) -> str:
+    """`raw` as UTF-8 text (a BOM is dropped); otherwise a DataError naming the row and byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        row = raw.count(b"\n", 0, err.start) + 1
+        raise DataError(path, f"not UTF-8: bytes {raw[err.start:err.end]!r} at byte {err.start} "
+                        "(Latin-1 or Windows-1252?); re-save the file as UTF-8", row=row) from None
+
+
+def read_text_utf8(path: str | Path, what: str = "file") -> str:
+    """The text of a regular UTF-8 file, with the checks of `regular_file` and `decode_utf8`."""
+    path = regular_file(path, what)
+    return decode_utf8(path, path.read_bytes())
+
+
+def require_output_dir(path: Path, option: str = "--out") -> Path:
+    """Refuse an output folder that cannot be one (a file, or a folder we may not write
+    in) before any model is loaded, rather than after minutes of work."""
+    path = Path(path)
+    existing = path
+    while not existing.exists():
+        if existing.is_symlink():
+            raise QueerbiasError(f"{option} {path}: {existing} is a broken symbolic link")
+        existing = existing.parent
+    if not existing.is_dir():
+        raise QueerbiasError(f"{option} {path}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise QueerbiasError(f"{option} {path}: no permission to write in {existing}")
+    return path
+
+
 def open_text(path: Path) -> IO[str]:
     """Open a UTF-8 text file for reading, transparently un-gzipping `*.gz`."""
+    path = regular_file(path)
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8")
     return open(path, encoding="utf-8")
@@ -37,10 +96,7 @@ def iter_jsonl(path: Path, on_bad: Callable[[DataError], None] | None = None,
     A line that is not a JSON object raises DataError, or is passed to `on_bad`
     and skipped when that is given.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "file not found")
-    with open_text(path) as handle:
+    with open_text(Path(path)) as handle:
         for row, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -108,6 +164,33 @@ def atomic_write(path: Path, data: str | bytes, permissions: int | None = None) 
         handle.write(data)
 
 
+def dump_json_strict(data: Any, what: str = "result") -> str:
+    """Pretty-printed JSON text (with a final newline) of a summary, delta or other result.
+
+    NaN and Infinity are not JSON (RFC 8259): other tools reject them, and a NaN
+    figure is a broken result, never a value to pass on. Refused, naming the key path
+    of the first such number (`overall.soft_score`), so nothing is written.
+    """
+    try:
+        return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    except ValueError:
+        raise QueerbiasError(f"{what}: {_non_finite_path(data) or '(a value)'} is not a finite "
+                             "number (NaN or infinity); the result is broken and not written") from None
+
+
+def _non_finite_path(value: Any, prefix: str = "") -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return prefix or "(top)"
+    items = (value.items() if isinstance(value, dict) else
+             enumerate(value) if isinstance(value, (list, tuple)) else ())
+    for key, item in items:
+        found = _non_finite_path(item, f"{prefix}[{key}]" if isinstance(key, int) else
+                                 f"{prefix}.{key}" if prefix else str(key))
+        if found:
+            return found
+    return None
+
+
 def atomic_write_json(path: Path, data: Any) -> None:
-    """Replace `path` with pretty-printed JSON atomically."""
-    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """Replace `path` with strict, pretty-printed JSON atomically."""
+    atomic_write(path, dump_json_strict(data, str(path)))

@@ -9,7 +9,7 @@ from queerbias.cli import main
 from queerbias.errors import QueerbiasError
 from queerbias.export.lm_eval_folder import export_lm_eval
 from queerbias.export.lm_eval_requests import collision_free, lm_eval_encoding
-from queerbias.models.loading import load_tokenizer
+from queerbias.models.loading import inspect_model
 from queerbias.pairs.io import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.scoring.config import ScoringConfig
@@ -50,7 +50,7 @@ def test_lm_eval_reports_the_numbers_of_queerbias_score(family, config, request,
     from lm_eval.tasks import TaskManager
 
     model = str(request.getfixturevalue(family))
-    tokenizer, _, where = load_tokenizer(model)
+    tokenizer, where = inspect_model(model).tokenizer, model
     export_lm_eval(PAIRS, tokenizer, where, tmp_path / "task", config, name="qb_test")
     ours = score_to_dir(model, PAIRS, tmp_path / "score", config, progress=False)
     our_pairs = read_csv(tmp_path / "score" / "pairs.csv")
@@ -82,7 +82,7 @@ def test_task_refuses_a_model_with_another_tokenizer(tiny_gpt2, tiny_llama, tmp_
     pytest.importorskip("lm_eval")
     from lm_eval.tasks import TaskManager
 
-    tokenizer, _, where = load_tokenizer(str(tiny_gpt2))
+    tokenizer, where = inspect_model(str(tiny_gpt2)).tokenizer, str(tiny_gpt2)
     export_lm_eval(PAIRS, tokenizer, where, tmp_path, name="qb_test")
     manager = TaskManager(include_path=str(tmp_path), include_defaults=False,
                           metadata={"pretrained": str(tiny_llama)})
@@ -94,7 +94,7 @@ def test_task_exported_without_bos_needs_add_bos_token_false(tiny_llama, tmp_pat
     pytest.importorskip("lm_eval")
     from lm_eval.tasks import TaskManager
 
-    tokenizer, _, where = load_tokenizer(str(tiny_llama))
+    tokenizer, where = inspect_model(str(tiny_llama)).tokenizer, str(tiny_llama)
     export_lm_eval(PAIRS, tokenizer, where, tmp_path, ScoringConfig(bos="none"), name="qb_test")
     manager = TaskManager(include_path=str(tmp_path), include_defaults=False,
                           metadata={"pretrained": str(tiny_llama)})
@@ -132,7 +132,7 @@ def test_a_tokenisation_lm_eval_cannot_reproduce_is_refused_by_pair(tiny_gpt2, t
     # the scored run starts at "P", so its context would end in that space, which lm-eval moves.
     pair = next(p for p in load_pairs("queerbias-de").pairs if p.pair_id == "qde-trend-0161")
     assert "cis Personen" in pair.sent_less
-    tokenizer, _, where = load_tokenizer(str(tiny_gpt2))
+    tokenizer, where = inspect_model(str(tiny_gpt2)).tokenizer, str(tiny_gpt2)
     with pytest.raises(QueerbiasError, match="pair qde-trend-0161: .*ends in whitespace"):
         export_lm_eval(PairSet("x", [pair]), tokenizer, where, tmp_path / "task")
     assert not (tmp_path / "task").exists()

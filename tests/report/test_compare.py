@@ -39,7 +39,7 @@ def runs(tmp_path):
 
 def test_group_tests_equal_scipy_on_the_same_pairs(runs):
     document = compare_runs(runs[0], runs[1:], FAST)
-    before, after = runs[0].pairs(), runs[1].pairs()
+    before, after = runs[0].pairs, runs[1].pairs
     for group, entry in document["comparisons"][0]["groups"].items():
         if group == "asexual":
             continue
@@ -85,7 +85,7 @@ def test_p_values_are_adjusted_across_groups(runs, correction):
 
 def test_ttest_option(runs):
     comparison = compare_runs(runs[0], runs[1:2], CompareOptions(n_resamples=200, soft_test="ttest"))["comparisons"][0]
-    before, after = runs[0].pairs(), runs[1].pairs()
+    before, after = runs[0].pairs, runs[1].pairs
     assert comparison["overall"]["p_soft"] == stats.ttest_rel(after["soft"], before["soft"]).pvalue
     d = after["soft"] - before["soft"]
     assert comparison["overall"]["effect_soft"] == pytest.approx(d.mean() / d.std(ddof=1))
@@ -99,7 +99,7 @@ def test_intervals_are_deterministic_under_a_seed(runs):
 
 
 def test_group_interval_is_independent_of_other_groups(tmp_path, runs):
-    before, after = runs[0].pairs(), runs[1].pairs()
+    before, after = runs[0].pairs, runs[1].pairs
     keep = before["group"].isin(["gay", "trans"])
     subset = [load_run(write_score_dir(tmp_path / f"sub{i}", p[keep], spec=f"s{i}"))
               for i, p in enumerate((before, after))]

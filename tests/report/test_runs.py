@@ -18,7 +18,7 @@ from .score_dirs import make_pairs, shifted, write_score_dir
 
 def test_load_run_keeps_ids_and_empty_categories_as_text(tmp_path):
     run = load_run(write_score_dir(tmp_path / "base", make_pairs()))
-    pairs = run.pairs()
+    pairs = run.pairs
     assert run.label == "base"
     assert pairs["pair_id"].iloc[0] == "0000"
     assert pairs["category"].iloc[0] == ""

@@ -37,22 +37,24 @@ def register(subparsers) -> None:
 
 def run_lm_eval(args) -> int:
     from queerbias.export.lm_eval_folder import export_lm_eval
-    from queerbias.models.loading import load_tokenizer
+    from queerbias.models.loading import inspect_model
     from queerbias.pairs.io import load_pairs
     from queerbias.scoring.runner import sample_pairs
 
     config = scoring_config(args)
-    tokenizer, kind, where = load_tokenizer(args.model, trust_remote_code=args.trust_remote_code)
-    if kind != "causal":
+    model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
+    if model.kind != "causal":
         raise QueerbiasError(f"{args.model} is a masked LM; lm-evaluation-harness has no masked-LM "
                              "backend, so no lm-eval task can give its pseudo-log-likelihood "
                              "scores: use `queerbias score`")
     pair_set = sample_pairs(load_pairs(args.pairs, duplicates=args.duplicates, identical=args.identical),
                             args.sample, args.seed)
-    task_yaml = export_lm_eval(pair_set, tokenizer, where, args.out, config, args.task, args.overwrite)
+    task_yaml = export_lm_eval(pair_set, model.tokenizer, model.base_path, args.out, config, args.task,
+                               args.overwrite, model.max_length)
     task = task_yaml.stem
     print(f"wrote task {task} ({len(pair_set)} pairs) to {args.out}\n"
-          f"run: lm_eval --model hf --model_args pretrained={where},dtype=float32"
+          f"run: lm_eval --model hf --model_args pretrained={model.base_path}"
+          f"{',peft=' + model.path if model.adapter else ''},dtype=float32"
           f"{',add_bos_token=False' if config.bos == 'none' else ''} --tasks {task} "
           f"--include_path {args.out}")
     return 0

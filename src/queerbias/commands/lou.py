@@ -68,12 +68,11 @@ def run_lm(args) -> int:
 
 def run_classify(args) -> int:
     from queerbias.distributed import process_state
-    from queerbias.fileio import atomic_write
+    from queerbias.fileio import atomic_write, dump_json_strict
     from queerbias.suites.lou import report
     from queerbias.suites.lou.data import lou_spec, resolve_tasks
     from queerbias.suites.lou.finetune import Recipe, finetune
     from queerbias.suites.lou.metrics import ranking_consistency
-    from queerbias.suites.store import strict_json
 
     if not args.model:
         raise QueerbiasError("name the classifier(s) with --model")
@@ -103,6 +102,6 @@ def run_classify(args) -> int:
         root = outs[0].parent
         document = ranking_consistency(summaries, lou_spec().strategies)
         atomic_write(root / "consistency.md", report.consistency_markdown(document))
-        atomic_write(root / "consistency.json", strict_json(document, "consistency") + "\n")
+        atomic_write(root / "consistency.json", dump_json_strict(document, "consistency"))
         print((root / "consistency.md").read_text(encoding="utf-8"))
     return 0

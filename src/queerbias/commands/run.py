@@ -8,7 +8,6 @@ the same functions, keeping their historical flag names.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from pathlib import Path
 
@@ -52,7 +51,10 @@ def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--dat
 def add_model_options(p) -> None:
     """Loading options shared by every command that takes --model."""
     p.add_argument("--kind", choices=("masked", "causal"), default=None,
-                   help="override the masked/causal detection from the config")
+                   help="masked or causal, when the config does not say; contradicting the "
+                        "config's architecture needs --force-kind")
+    p.add_argument("--force-kind", action="store_true",
+                   help="score with --kind even where the architecture is of the other kind")
     p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
                    help="float32 (default, exact); bf16/fp16 are faster on GPUs but change "
                         "about 2-3%% of decisions")
@@ -63,8 +65,8 @@ def add_model_options(p) -> None:
 
 
 def model_options(args) -> dict:
-    return {"kind": args.kind, "dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
-            "allow_pickle_weights": args.allow_pickle_weights}
+    return {"kind": args.kind, "force_kind": args.force_kind, "dtype": args.dtype,
+            "trust_remote_code": args.trust_remote_code, "allow_pickle_weights": args.allow_pickle_weights}
 
 
 def slug(spec: str) -> str:
@@ -80,15 +82,11 @@ def out_dir(args, suite, spec: str) -> Path:
 
 def checked_out(value: str | Path) -> Path:
     """An output directory that can be written: not empty, not a file, not read-only."""
+    from queerbias.fileio import require_output_dir
+
     if not str(value).strip():
         raise QueerbiasError("--out must name a directory (an empty value would write into the current one)")
-    path = Path(value)
-    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
-    if existing == path and not path.is_dir():
-        raise QueerbiasError(f"--out {path} is a file, not a directory")
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise QueerbiasError(f"--out {path}: {existing} cannot be written")
-    return path
+    return require_output_dir(Path(value))
 
 
 def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:

@@ -11,12 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from queerbias.corpus.builder import BuildConfig
 from queerbias.corpus.sources import FORMATS, SourceSpec
-from queerbias.crawl.inputs import read_small_text
 from queerbias.errors import DataError, QueerbiasError
+from queerbias.yamlio import load_yaml_mapping
 
 CORPORA_DIR = Path("corpora")
 _TOP_LEVEL = {"name", "output_dir", "description", "intended_use", "maintainer",
@@ -30,13 +28,7 @@ _FORMAT_OPTIONS = {"jsonl": set(), "taz": {"since_year", "until_year", "keywords
 def load_manifest(path: Path) -> BuildConfig:
     """Read and validate a manifest; errors name the manifest file and the key."""
     path = Path(path)
-    text = read_small_text(path, "manifest")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise DataError(path, f"invalid YAML: {err}") from None
-    if not isinstance(data, dict):
-        raise DataError(path, "a manifest must be a YAML mapping")
+    data = load_yaml_mapping(path, what="manifest")
     unknown = set(data) - _TOP_LEVEL
     if unknown:
         raise DataError(path, f"unknown keys {sorted(unknown)}", field=sorted(unknown)[0])

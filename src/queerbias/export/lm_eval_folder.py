@@ -47,8 +47,9 @@ def task_name(pair_set_name: str) -> str:
 
 def export_lm_eval(pair_set: PairSet, tokenizer, tokenizer_name: str, out_dir: Path,
                    config: ScoringConfig | None = None, name: str | None = None,
-                   overwrite: bool = False) -> Path:
-    """Write the task folder; returns the YAML's path. Refuses pairs lm-eval cannot reproduce."""
+                   overwrite: bool = False, max_length: int | None = None) -> Path:
+    """Write the task folder; returns the YAML's path. Refuses pairs lm-eval cannot reproduce
+    and sentences longer than `max_length` tokens (the model's context, when known)."""
     config = config or ScoringConfig()
     name = name or task_name(pair_set.name)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -61,7 +62,7 @@ def export_lm_eval(pair_set: PairSet, tokenizer, tokenizer_name: str, out_dir: P
         raise QueerbiasError(f"group names {bad} contain ',' or '/', which lm-eval metric names "
                              "cannot hold; rename them in the pair file")
     add_bos_token = False if config.bos == "none" else None
-    builder = RequestBuilder(tokenizer, config, add_bos_token)
+    builder = RequestBuilder(tokenizer, config, add_bos_token, max_length)
     docs = [{"pair_id": pair.pair_id, "group": pair.group,
              "counterfactual_group": pair.counterfactual_group, "category": pair.category,
              "direction": pair.direction, "sent_more": pair.sent_more, "sent_less": pair.sent_less,

@@ -28,7 +28,7 @@ from queerbias.pairs.schema import Pair
 from queerbias.scoring.alignment import scored_positions
 from queerbias.scoring.causal import causal_text
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.scorer import lowercases
+from queerbias.scoring.scorer import SentenceEncoder, lowercases
 
 
 @dataclass(frozen=True)
@@ -104,14 +104,20 @@ def collision_free(spans) -> dict[Span, list[Span]]:
 class RequestBuilder:
     """Builds and checks the requests of every pair for one tokenizer and scoring config.
 
-    `add_bos_token` is the value the lm-eval run will be given (None: not given).
+    `add_bos_token` is the value the lm-eval run will be given (None: not given);
+    `max_length` the model's context length (None: unknown), as the scorer checks it.
     """
 
-    def __init__(self, tokenizer, config: ScoringConfig, add_bos_token: bool | None = None):
+    def __init__(self, tokenizer, config: ScoringConfig, add_bos_token: bool | None = None,
+                 max_length: int | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise QueerbiasError(f"{tokenizer.name_or_path}: the lm-eval export needs a fast "
                                  "tokenizer (it maps tokens back to text through their offsets)")
+        if config.long_sentences != "error":
+            raise QueerbiasError(f"long_sentences={config.long_sentences} cannot be exported: "
+                                 "lm-eval would score whole sentences; shorten or drop them")
         self.tokenizer, self.config, self.add_bos_token = tokenizer, config, add_bos_token
+        self.encoder = SentenceEncoder(tokenizer, "causal", config, max_length)
         self._lowercase = lowercases(tokenizer, config)
         self._texts: dict[tuple[int, ...], tuple[str, list[tuple[int, int]]]] = {}
 
@@ -153,10 +159,18 @@ class RequestBuilder:
         return ids, 1, len(ids)
 
     def _tokenize(self, sentence: str) -> tuple[int, ...]:
+        """The scorer's ids of the sentence, and the text and offsets they come from."""
+        encoding = self.encoder(sentence)
+        ids = encoding.ids
+        if self.encoder.too_long(encoding):
+            raise QueerbiasError(f"{sentence[:50]!r}... is {len(ids)} tokens long, more than the "
+                                 f"model's {self.encoder.max_length}; shorten it or drop its pair")
         text = causal_text(self.tokenizer, sentence.lower() if self._lowercase else sentence,
                            self.config.bos)
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        ids = tuple(encoded["input_ids"])
+        if tuple(encoded["input_ids"]) != ids:
+            raise QueerbiasError(f"{text!r}: the tokenizer gives other ids with offsets than "
+                                 "without; this tokenizer cannot be exported")
         self._texts.setdefault(ids, (text, encoded["offset_mapping"]))
         return ids
 

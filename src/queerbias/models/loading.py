@@ -5,19 +5,28 @@ is resolved from `adapter_config.json`, the adapter applied and merged), or
 `embedded:gemma-3-270m`. Weights load from safetensors only unless asked
 otherwise, `trust_remote_code` is off unless asked for, and a model whose
 checkpoint lacks weights (so that they would be silently random) is refused.
+
+Loading has two steps. `inspect_model` reads what is cheap (config, tokenizer, the
+headers of local weight files) and refuses what cannot work: a folder without a
+model, a truncated file, a masked LM asked to score as causal or the reverse. Callers
+check their inputs against the tokenizer next, and only then `load_model` reads the
+weights.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 
@@ -42,69 +51,125 @@ class LoadedModel:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    @property
+    def max_length(self) -> int | None:
+        return context_length(self.model, self.tokenizer)
+
     def describe(self) -> dict:
         return {"spec": self.spec, "kind": self.kind, "fingerprint": self.fingerprint,
                 "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
                 **self.source}
 
 
-def load_model(
+@dataclass
+class InspectedModel:
+    """A model spec resolved up to its weights: enough to check inputs before loading them."""
+
+    spec: str
+    path: str  # the folder or Hub id (the adapter's, for an adapter)
+    base_path: str
+    adapter: bool
+    config: object
+    kind: str
+    tokenizer: object
+    dtype: str
+    options: dict  # trust_remote_code, revision
+    allow_pickle_weights: bool
+    device: str | torch.device | None = None
+
+    @property
+    def max_length(self) -> int | None:
+        return context_length(self, self.tokenizer)  # reads `config` as it would a model's
+
+
+def inspect_model(
     spec: str,
     kind: str | None = None,
     dtype: str = "float32",
-    device: str | torch.device | None = None,
     trust_remote_code: bool = False,
     revision: str | None = None,
     allow_pickle_weights: bool = False,
-) -> LoadedModel:
-    """Load `spec`; `kind` ('masked'/'causal') overrides what the config says."""
+    force_kind: bool = False,
+    device: str | torch.device | None = None,
+) -> InspectedModel:
+    """Config, kind and tokenizer of `spec`, without its weights.
+
+    `kind` ('masked'/'causal') is needed only when the config does not tell; one that
+    contradicts the architecture is refused unless `force_kind`.
+    """
     if dtype not in DTYPES:
         raise QueerbiasError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
-    found = _resolve(spec, kind, trust_remote_code, revision)
-    model = _load_weights(found.base_path, found.kind, DTYPES[dtype], found.options, allow_pickle_weights)
-    source = {"path": found.path, "revision": revision or getattr(found.config, "_commit_hash", None)}
+    if kind not in (None, MASKED, CAUSAL):
+        raise QueerbiasError(f"kind must be {MASKED!r} or {CAUSAL!r}, got {kind!r}")
+    path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
+    _check_folder(path)
+    adapter = _adapter_config(path)
+    base_path = adapter["base_model_name_or_path"] if adapter else path
+    if adapter:
+        _check_folder(base_path)
+    options = dict(trust_remote_code=trust_remote_code, revision=None if adapter else revision)
+    config = _load_config(base_path, options)
+    kind = _settle_kind(config, base_path, kind, force_kind)
+    tokenizer = _load_tokenizer(path if adapter and _has_tokenizer(path) else base_path, options)
+    return InspectedModel(spec, path, base_path, bool(adapter), config, kind, tokenizer, dtype,
+                          options, allow_pickle_weights, device)
+
+
+def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
+    """Load `spec` (or what `inspect_model` found; `options` are its arguments)."""
+    found = spec if isinstance(spec, InspectedModel) else inspect_model(spec, **options)
+    model = _load_weights(found.base_path, found.kind, DTYPES[found.dtype], found.options,
+                          found.allow_pickle_weights)
+    revision = found.options["revision"] or getattr(found.config, "_commit_hash", None)
+    source = {"path": found.path, "revision": revision}
     if found.adapter:
         model = _apply_adapter(model, found.path)
         source.update(base=found.base_path, adapter=found.path)
-    tokenizer = _load_tokenizer(found.tokenizer_path, found.options)
-    device = torch.device(device) if device else _default_device()
+    device = torch.device(found.device) if found.device else _default_device()
     model.to(device).eval()
-    return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, kind=found.kind,
+    return LoadedModel(spec=found.spec, model=model, tokenizer=found.tokenizer, kind=found.kind,
                        fingerprint=weights_fingerprint(model), source=source)
 
 
-def load_tokenizer(spec: str, kind: str | None = None, trust_remote_code: bool = False,
-                   revision: str | None = None) -> tuple[object, str, str]:
-    """(tokenizer, kind, where the tokenizer came from) of a spec, without loading weights."""
-    found = _resolve(spec, kind, trust_remote_code, revision)
-    return _load_tokenizer(found.tokenizer_path, found.options), found.kind, found.tokenizer_path
+def non_finite_parameters(model: torch.nn.Module, limit: int = 3,
+                          trainable_only: bool = False) -> list[str]:
+    """Names of (up to `limit`) weight tensors holding NaN or infinity."""
+    found = []
+    with torch.no_grad():
+        for name, tensor in model.named_parameters():
+            if trainable_only and not tensor.requires_grad:
+                continue
+            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+                found.append(name)
+                if len(found) == limit:
+                    break
+    return found
 
 
-@dataclass(frozen=True)
-class _Resolved:
-    path: str
-    adapter: dict | None
-    base_path: str
-    options: dict
-    config: object
-    kind: str
+def _settle_kind(config, where: str, requested: str | None, force: bool) -> str:
+    """The requested kind when the architecture can do it (or `force`), else the detected one."""
+    try:
+        detected = detect_kind(config, where)
+    except QueerbiasError:
+        if requested is None:
+            raise
+        return requested
+    if requested is None or requested == detected:
+        return detected
+    if not force:
+        archs = ", ".join(getattr(config, "architectures", None) or [config.model_type])
+        decoder = "" if detected == CAUSAL else f", is_decoder {bool(config.is_decoder)}"
+        raise QueerbiasError(
+            f"{where} is a {detected} LM ({archs}{decoder}); scoring it as {requested} reads "
+            f"probabilities it was not trained to give, so the bias figures would be wrong. "
+            f"Drop --kind {requested}, or pass --force-kind if you mean it")
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
-    @property
-    def tokenizer_path(self) -> str:
-        return self.path if self.adapter and _has_tokenizer(self.path) else self.base_path
-
-
-def _resolve(spec: str, kind: str | None, trust_remote_code: bool, revision: str | None) -> _Resolved:
-    """Folder, adapter, base, loading options, config and kind of a spec."""
-    path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
-    adapter = _adapter_config(path)
-    base_path = adapter["base_model_name_or_path"] if adapter else path
-    options = dict(trust_remote_code=trust_remote_code, revision=None if adapter else revision)
-    config = _load_config(base_path, options)
-    kind = kind or detect_kind(config, base_path)
-    if kind not in (MASKED, CAUSAL):
-        raise QueerbiasError(f"kind must be {MASKED!r} or {CAUSAL!r}, got {kind!r}")
-    return _Resolved(path, adapter, base_path, options, config, kind)
+    auto = AutoModelForMaskedLM if requested == MASKED else AutoModelForCausalLM
+    if type(config) not in auto._model_mapping:
+        raise QueerbiasError(f"{where}: transformers has no {requested}-LM class for model type "
+                             f"{config.model_type!r}; it can only be scored as {detected}")
+    return requested
 
 
 def detect_kind(config, where: str = "") -> str:
@@ -131,6 +196,64 @@ def _default_device() -> torch.device:
     return process_state().device
 
 
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "tokenizer.model",
+                    "spiece.model", "sentencepiece.bpe.model", "merges.txt", "special_tokens_map.json")
+
+
+def _check_folder(path: str) -> None:
+    """A local path must be a folder holding a loadable model; say what is wrong if not.
+
+    Hub ids pass through. Weight files are checked only by their headers (cheap), so
+    a truncated download is named here rather than failing deep inside loading.
+    """
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        if path.startswith((".", "/", "~")) or path.count("/") > 1:  # Hub ids are org/name
+            raise QueerbiasError(f"{path}: no such model folder (nor a Hugging Face id)")
+        return  # a Hub id
+    if not folder.is_dir():
+        raise QueerbiasError(f"{path}: is a file; give the model's folder (config.json and "
+                             "*.safetensors), a Hub id or embedded:gemma-3-270m")
+    names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+    if not names:
+        raise QueerbiasError(f"{path}: the folder is empty; expected a model saved with "
+                             "save_pretrained (config.json and *.safetensors)")
+    if "adapter_config.json" in names:
+        return
+    if "config.json" not in names:
+        what = ("only a tokenizer" if any(n in _TOKENIZER_FILES for n in names)
+                else f"no model ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
+        raise QueerbiasError(f"{path}: holds {what} but no config.json; give the folder "
+                             "that save_pretrained wrote for the model")
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights and not any(n.endswith((".bin", ".pt", ".pth")) for n in names):
+        raise QueerbiasError(f"{path}: holds a config.json but no weights (*.safetensors); give "
+                             "the folder that save_pretrained wrote for the model")
+    for file in weights:
+        _check_safetensors(file)
+
+
+def _check_safetensors(path: Path) -> None:
+    """Refuse a safetensors file shorter than its header says (a cut-off download or copy)."""
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+        length = struct.unpack("<Q", head)[0] if len(head) == 8 else None
+        if length is None or length > size - 8:
+            raise QueerbiasError(f"{path}: truncated or not a safetensors file ({size} bytes, "
+                                 "its header is incomplete); download or save it again")
+        try:
+            header = json.loads(handle.read(length))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise QueerbiasError(f"{path}: not a safetensors file (unreadable header); "
+                                 "download or save it again") from None
+    ends = [entry["data_offsets"][1] for name, entry in header.items() if name != "__metadata__"]
+    needed = 8 + length + max(ends, default=0)
+    if size < needed:
+        raise QueerbiasError(f"{path}: truncated: {size} bytes where its header promises "
+                             f"{needed}; download or save it again")
+
+
 def _adapter_config(path: str) -> dict | None:
     file = Path(path) / "adapter_config.json"
     if not file.is_file():
@@ -152,14 +275,23 @@ def _load_config(path: str, options: dict):
     try:
         return AutoConfig.from_pretrained(path, **options)
     except OSError as err:
+        if Path(path).expanduser().is_dir():
+            raise QueerbiasError(f"{path}: cannot read its config.json: "
+                                 f"{str(err).splitlines()[0]}") from err
         raise QueerbiasError(f"cannot load a model config from {path!r}: {err}. Is it a local "
                              "folder or a Hugging Face id (and are you online)?") from err
+    except ValueError as err:  # a config.json naming no model type transformers knows
+        raise QueerbiasError(f"{path}: {str(err).splitlines()[0]}") from err
 
 
 def _load_tokenizer(path: str, options: dict):
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(path, **options)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **options)
+    except (OSError, ValueError, TypeError) as err:
+        raise QueerbiasError(f"{path}: cannot load its tokenizer ({str(err).splitlines()[0]}); "
+                             "save the tokenizer beside the model (tokenizer.save_pretrained)") from err
     tokenizer.padding_side = "right"  # Gemma's default is left; scoring assumes right
     return tokenizer
 
@@ -183,10 +315,12 @@ def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bo
         model, info = auto.from_pretrained(path, dtype=dtype, output_loading_info=True,
                                            use_safetensors=None if allow_pickle else True,
                                            **options, **extra)
-    except (OSError, ValueError) as err:
-        hint = "" if allow_pickle else (" If the checkpoint only has pickle (.bin) weights "
-                                        "and you trust it, pass --allow-pickle-weights.")
-        raise QueerbiasError(f"cannot load weights from {path!r}: {err}.{hint}") from err
+    except (OSError, ValueError, SafetensorError) as err:
+        message = str(err).splitlines()[0].rstrip(".")
+        pickle_only = "pytorch_model.bin" in str(err) or "safetensors" in message.lower()
+        hint = (" If the checkpoint only has pickle (.bin) weights and you trust it, pass "
+                "--allow-pickle-weights." if pickle_only and not allow_pickle else "")
+        raise QueerbiasError(f"cannot load weights from {path!r}: {message}.{hint}") from err
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
     mismatched = info.get("mismatched_keys", [])
     if (missing or mismatched) and not new_head:

@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 
 from queerbias.errors import DataError
+from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.taxonomy import canonical_group
 
@@ -51,11 +52,9 @@ def read_pairs(path: str | Path, name: str | None = None, duplicates: str = "err
     for option, value in (("duplicates", duplicates), ("identical", identical)):
         if value not in _POLICIES:
             raise ValueError(f"{option} must be one of {_POLICIES}, got {value!r}")
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "no such file")
+    path = regular_file(path, "pair file")
     raw = path.read_bytes()
-    rows = list(_rows(path, _decode(path, raw)))
+    rows = list(_rows(path, decode_utf8(path, raw)))
     if not rows:
         raise DataError(path, "the file holds no pairs")
     columns = rows[0][1].keys()
@@ -108,15 +107,6 @@ def _with_id(pair: Pair, pair_id: str) -> Pair:
     return Pair(**{**pair.__dict__, "pair_id": pair_id})
 
 
-def _decode(path: Path, raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        row = raw.count(b"\n", 0, err.start) + 1
-        raise DataError(path, f"bytes {raw[err.start:err.end]!r} are not UTF-8 at byte "
-                        f"{err.start}; re-save the file as UTF-8", row=row) from None
-
-
 def _rows(path: Path, text: str):
     """Yield (row number as an editor shows it, record dict) for any supported format."""
     suffix = path.suffix.lower()
@@ -134,11 +124,32 @@ def _rows(path: Path, text: str):
         return
     delimiter = "\t" if suffix in (".tsv", ".tab") else ","
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    for record in reader:
+    while True:
+        start = max(reader.line_num, 1) + 1  # where the next record begins (after the header)
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise DataError(path, _csv_problem(err), row=reader.line_num + 1) from None
         if None in record:
             raise DataError(path, f"more fields than the header has ({len(reader.fieldnames)})",
                             row=reader.line_num)
+        end = reader.line_num
+        broken = next((k for k, v in record.items() if v and ("\n" in v or "\r" in v)), None)
+        if broken is not None:
+            until = "the end of the file" if end >= text.count("\n") else f"row {end}"
+            raise DataError(path, f"a quote (\") opened in this field is not closed before {until}, "
+                            f"so rows {start}-{end} were read as one value; close or remove the "
+                            "quote", row=start, field=broken.strip())
         yield reader.line_num, {k.strip(): v or "" for k, v in record.items()}
+
+
+def _csv_problem(err: csv.Error) -> str:
+    if "field larger than field limit" in str(err):
+        return (f"a value is longer than {csv.field_size_limit()} characters: an unclosed quote, "
+                "or not a pair file?")
+    return f"not readable as CSV/TSV ({err})"
 
 
 def _detect_layout(path: Path, columns) -> str:

@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import resources
 from itertools import chain, cycle, zip_longest
 
-import yaml
-
 from queerbias.pairs.schema import Pair, PairSet
+from queerbias.yamlio import load_packaged_yaml
 
 TEMPLATES = "data/queerbias_de/templates.yaml"
 COPULA = "sind"
@@ -74,7 +72,7 @@ def _sentence(text: str) -> str:
 
 def load_templates() -> dict:
     """The raw template file (also read by tests and the datasheet table)."""
-    return yaml.safe_load(resources.files("queerbias").joinpath(TEMPLATES).read_text(encoding="utf-8"))
+    return load_packaged_yaml(TEMPLATES)
 
 
 def _expand(members: list[str], sets: dict[str, list[str]]) -> frozenset[str]:

@@ -17,14 +17,12 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
-
-import yaml
 
 from queerbias.cache import cache_dir, cache_root
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.schema import PairSet
+from queerbias.yamlio import load_packaged_yaml
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +59,8 @@ class BenchmarkInfo:
 
 @cache
 def _registry() -> dict[str, BenchmarkInfo]:
-    text = resources.files("queerbias").joinpath("data/benchmarks.yaml").read_text(encoding="utf-8")
     registry = {}
-    for entry in yaml.safe_load(text)["benchmarks"]:
+    for entry in load_packaged_yaml("data/benchmarks.yaml")["benchmarks"]:
         info = BenchmarkInfo(
             **{**entry, "urls": tuple(entry.get("urls", ())), "columns": tuple(entry.get("columns", ()))}
         )
@@ -99,7 +96,7 @@ def resolve_pairs(spec: str) -> Path | PairSet:
         info = registry[spec]
         return build_builtin(info) if info.builtin else fetch(info)
     path = Path(spec).expanduser()
-    if path.is_file():
+    if path.exists():  # the reader says what is wrong with a folder or a FIFO
         return path
     raise QueerbiasError(
         f"{spec!r} is neither a registered benchmark ({', '.join(registry)}) nor an existing file"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 from types import MappingProxyType
 
-import yaml
+from queerbias.yamlio import load_packaged_yaml
 
 SIDES = ("queer", "counterfactual", "other")
 
@@ -40,9 +39,7 @@ def _lookup_key(label: str) -> str:
 
 
 def _load() -> tuple[dict[str, Group], dict[str, str]]:
-    raw = yaml.safe_load(
-        resources.files("queerbias").joinpath("data/taxonomy.yaml").read_text(encoding="utf-8")
-    )["groups"]
+    raw = load_packaged_yaml("data/taxonomy.yaml")["groups"]
     groups: dict[str, Group] = {}
     labels: dict[str, str] = {}
     for name, entry in raw.items():

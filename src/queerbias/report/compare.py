@@ -264,14 +264,13 @@ def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
     Trajectory files of an earlier comparison in the same directory are removed when
     this one has no checkpoints, so no reader mixes two comparisons.
     """
-    from queerbias.fileio import atomic_write
+    from queerbias.fileio import atomic_write, dump_json_strict
     from queerbias.report import delta_tables, plots
-    from queerbias.suites.store import strict_json
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "delta.json").unlink(missing_ok=True)
-    text = strict_json(document, "delta document")
+    text = dump_json_strict(document, "delta document")
     files = {f"delta.{kind}": body for kind, body in delta_tables.render_delta_tables(document).items()}
     if "trajectory" in document:
         files["trajectory.csv"] = delta_tables.render_trajectory_csv(document)
@@ -286,7 +285,7 @@ def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
         for stale in ("trajectory.csv", "trajectory.png"):
             (out_dir / stale).unlink(missing_ok=True)
     paths.append(out_dir / "delta.json")
-    atomic_write(paths[-1], text + "\n")
+    atomic_write(paths[-1], text)
     return paths
 
 

@@ -173,6 +173,11 @@ def best_sentence(best: dict) -> str:
 
 def render_delta_csv(document: dict) -> str:
     """One row per comparison, scope and entry (group "overall" for all items), full precision."""
+    return to_csv(*delta_rows(document))
+
+
+def delta_rows(document: dict) -> tuple[list[str], list[list]]:
+    """Header and rows of delta.csv: comparison, scope and entry, then every statistic."""
     entries = [(c, OVERALL, OVERALL_ROW, c[OVERALL]) for c in document["comparisons"]]
     for c in document["comparisons"]:
         entries += [(c, scope, name, stats) for scope in document["scopes"] for name, stats in c.get(scope, {}).items()]
@@ -180,7 +185,7 @@ def render_delta_csv(document: dict) -> str:
     header = ["before", "after", "after_step", "scope", "group", *_flat_names(columns)]
     rows = [[c["before"]["label"], c["after"]["label"], c["after"].get("step"), scope, name,
              *_flat_values(stats, columns)] for c, scope, name, stats in entries]
-    return to_csv(header, rows)
+    return header, rows
 
 
 def render_trajectory_csv(document: dict) -> str:

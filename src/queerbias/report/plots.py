@@ -1,9 +1,10 @@
 """Every figure of the reports: forest plot of deltas, checkpoint trajectory, bars, lines, radar.
 
 Suites supply data (a delta document, series of values); the drawing lives here once.
-Matplotlib's Agg backend (no display needed), the Okabe-Ito colour-blind safe palette,
-and pixel sizes fixed by the content (rows, panels), not by tight bounding boxes, so
-a figure's size is predictable. Figures are written atomically.
+Figures are made outside pyplot (no display needed; a notebook's backend is left alone),
+in the Okabe-Ito colour-blind safe palette, with pixel sizes fixed by the content (rows,
+panels), not by tight bounding boxes, so a figure's size is predictable. Figures are
+written atomically.
 """
 
 from __future__ import annotations
@@ -11,11 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
-import numpy as np  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
 #: Okabe & Ito (2008), yellow last: it is faint on white
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -37,6 +35,11 @@ def forest_height_px(n_rows: int, n_series: int) -> int:
 def forest_plot(document: dict, path: Path) -> Path:
     """Δ per entry of the first scope (Overall last) with bootstrap intervals, one panel per
     measure and one colour per AFTER run. Filled markers: adjusted p < .05; open: not significant."""
+    return save_figure(forest_figure(*forest_parts(document)), path)
+
+
+def forest_parts(document: dict) -> tuple[list[str], list[tuple[str, list]], list[tuple], str, str]:
+    """A delta document as `forest_figure`'s rows, series, panels (one per measure), title and y label."""
     comparisons = document["comparisons"]
     scope = document["scopes"][0] if document["scopes"] else None
     names = list(dict.fromkeys(n for c in comparisons for n in c.get(scope, {}))) if scope else []
@@ -48,7 +51,7 @@ def forest_plot(document: dict, path: Path) -> Path:
     series = [(c["after"]["label"], entries) for c, entries in zip(comparisons, rows, strict=True)]
     title = (f"Change against {comparisons[0]['before']['label']}: 95% bootstrap intervals; "
              "filled marker = adjusted p < .05")
-    return forest(labels, series, panels, title, path, ylabel=_scope_title(document, scope))
+    return labels, series, panels, title, _scope_title(document, scope)
 
 
 def _scope_title(document: dict, scope: str | None) -> str:
@@ -61,39 +64,57 @@ def _scope_title(document: dict, scope: str | None) -> str:
 
 def forest(labels: list[str], series: list[tuple[str, list]], panels: list[tuple], title: str, path: Path,
            ylabel: str = "", summary_row: bool = True) -> Path:
+    """`forest_figure` written to `path`."""
+    return save_figure(forest_figure(labels, series, panels, title, ylabel, summary_row), path)
+
+
+def forest_figure(labels: list[str], series: list[tuple[str, list]], panels: list[tuple], title: str,
+                  ylabel: str = "", summary_row: bool = True) -> Figure:
     """Rows `labels`; per series (name, one entry dict or None per row); per panel (value key,
     interval key, adjusted-p key or None, x label[, reference value, default 0]). With
     `summary_row` the last row (Overall) is set off by a line."""
     fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(labels), len(series))), ncols=len(panels),
                            sharey=True)
-    offsets = np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else np.zeros(1)
-    for ax, (key, ci_key, p_key, xlabel, *reference) in zip(axes, panels, strict=True):
-        for index, (name, entries) in enumerate(series):
-            colour = PALETTE[index % len(PALETTE)]
-            drawn = False
-            for row, entry in enumerate(entries):
-                if entry is None or entry.get(key) is None:
-                    continue
-                y = row + offsets[index]
-                low, high = entry[ci_key] if entry.get(ci_key) else (None, None)
-                if low is not None and high is not None:
-                    ax.plot([low, high], [y, y], color=colour, linewidth=1.8)
-                p = entry.get(p_key) if p_key else None
-                ax.plot(entry[key], y, "o", markersize=7, color=colour, markeredgewidth=1.6,
-                        markerfacecolor=colour if p is not None and p < 0.05 else "white",
-                        label=name if ax is axes[0] and not drawn else None)
-                drawn = True
-        ax.axvline(reference[0] if reference else 0.0, color=NEUTRAL, linewidth=1, linestyle="--", zorder=0)
-        if summary_row:
-            ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
-        ax.set_xlabel(xlabel)
-        ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(range(len(labels)), labels)
-    axes[0].set_ylim(len(labels) - 0.5, -0.5)
-    axes[0].set_ylabel(ylabel)
+    for ax, panel in zip(axes, panels, strict=True):
+        forest_panel(ax, labels, series, panel, summary_row, legend=ax is axes[0])
+    forest_rows(axes[0], labels, ylabel)
     fig.suptitle(title)
     fig.legend(loc="outside lower center", ncols=min(len(series), 6), fontsize="small")
-    return save_figure(fig, path)
+    return fig
+
+
+def forest_rows(ax, labels: list[str], ylabel: str = "") -> None:
+    """The rows of a forest plot, first at the top, on the axes that shows their names."""
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_ylabel(ylabel)
+
+
+def forest_panel(ax, labels: list[str], series: list[tuple[str, list]], panel: tuple, summary_row: bool = True,
+                 legend: bool = True) -> None:
+    """One panel of a forest plot on `ax` (the rows' ticks are the caller's: panels share them)."""
+    key, ci_key, p_key, xlabel, *reference = panel
+    offsets = np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else np.zeros(1)
+    for index, (name, entries) in enumerate(series):
+        colour = PALETTE[index % len(PALETTE)]
+        drawn = False
+        for row, entry in enumerate(entries):
+            if entry is None or entry.get(key) is None:
+                continue
+            y = row + offsets[index]
+            low, high = entry[ci_key] if entry.get(ci_key) else (None, None)
+            if low is not None and high is not None:
+                ax.plot([low, high], [y, y], color=colour, linewidth=1.8)
+            p = entry.get(p_key) if p_key else None
+            ax.plot(entry[key], y, "o", markersize=7, color=colour, markeredgewidth=1.6,
+                    markerfacecolor=colour if p is not None and p < 0.05 else "white",
+                    label=name if legend and not drawn else None)
+            drawn = True
+    ax.axvline(reference[0] if reference else 0.0, color=NEUTRAL, linewidth=1, linestyle="--", zorder=0)
+    if summary_row:
+        ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
 
 
 def trajectory_plot(document: dict, path: Path) -> Path:
@@ -255,9 +276,10 @@ def radar_plot(series: list[tuple[str, dict[str, float | None]]], path: Path, ti
 
 
 def new_figure(size_px: tuple[int, int], **subplots):
-    fig, axes = plt.subplots(figsize=(size_px[0] / DPI, size_px[1] / DPI), dpi=DPI, squeeze=False,
-                             layout="constrained", **subplots)
-    return fig, axes.ravel()
+    """A figure outside pyplot: no backend is chosen or changed (a notebook keeps its own) and
+    nothing is kept alive after the figure is dropped."""
+    fig = Figure(figsize=(size_px[0] / DPI, size_px[1] / DPI), dpi=DPI, layout="constrained")
+    return fig, fig.subplots(squeeze=False, **subplots).ravel()
 
 
 def save_figure(fig, path: Path) -> Path:
@@ -265,6 +287,5 @@ def save_figure(fig, path: Path) -> Path:
     path = Path(path)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
     fig.savefig(tmp, dpi=DPI)
-    plt.close(fig)
     os.replace(tmp, path)
     return path

@@ -27,11 +27,15 @@ def parse_run_arg(arg: str) -> tuple[str | None, Path]:
 
 def load_runs(specs: list[tuple[str | None, Path]]) -> list[RunRecord]:
     """Load (label or None, directory) runs; labels (default: directory name) must be unique."""
-    runs = [load_run(path, label) for label, path in specs]
+    return check_labels([load_run(path, label) for label, path in specs], "name them as LABEL=DIR")
+
+
+def check_labels(runs: list[RunRecord], remedy: str) -> list[RunRecord]:
+    """The runs, refused when two share a label (tables and plots would confuse them)."""
     labels = [run.label for run in runs]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
-        raise QueerbiasError(f"several runs are labelled {', '.join(duplicates)}; name them as LABEL=DIR")
+        raise QueerbiasError(f"several runs are labelled {', '.join(duplicates)}; {remedy}")
     return runs
 
 

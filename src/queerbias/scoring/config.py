@@ -27,6 +27,12 @@ SCORING_CHOICES = {
     # lowercase the text when the tokenizer lowercases (reference) or never
     "lowercase": ("auto", "never"),
 }
+# a sentence longer than the model takes: refuse it (the reference would crash), keep
+# only its first tokens (truncate), or leave its pair out (skip): `--long-sentences`
+LONG_SENTENCES = ("error", "truncate", "skip")
+# options added after results were first published: they enter `scoring_id` only when
+# set, so the ids of earlier runs, scored the same way, stay valid
+_LATER_DEFAULTS = {"long_sentences": "error"}
 
 
 @dataclass(frozen=True)
@@ -37,12 +43,16 @@ class ScoringConfig:
     bos: str = "prepend"
     lowercase: str = "auto"
     decimals: int = 3
+    long_sentences: str = "error"
 
     def __post_init__(self) -> None:
         for name, allowed in SCORING_CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise QueerbiasError(f"scoring option {name} must be one of {allowed}, "
                                      f"got {getattr(self, name)!r}")
+        if self.long_sentences not in LONG_SENTENCES:
+            raise QueerbiasError(f"scoring option long_sentences must be one of {LONG_SENTENCES}, "
+                                 f"got {self.long_sentences!r}")
         if not 0 <= self.decimals <= 12:
             raise QueerbiasError(f"decimals must be between 0 and 12, got {self.decimals}")
 
@@ -51,7 +61,8 @@ class ScoringConfig:
 
     @property
     def scoring_id(self) -> str:
-        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
+        identity = {k: v for k, v in self.to_dict().items() if _LATER_DEFAULTS.get(k, object()) != v}
+        blob = json.dumps(identity, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def deviations(self) -> dict:

@@ -22,10 +22,12 @@ class MaskedScorer(Scorer):
         if self.tokenizer.mask_token_id is None:
             raise QueerbiasError(f"{self.lm.spec} has no mask token; is it a masked LM?")
 
-    def _encode(self, text: str) -> Encoding:
-        encoded = self.tokenizer(text)  # with [CLS]/[SEP], as tokenizer.encode in the reference
+    @staticmethod
+    def tokenize(tokenizer, config, text: str, max_length: int | None) -> Encoding:
+        # with [CLS]/[SEP], as tokenizer.encode in the reference; a cut keeps [SEP]
+        encoded = tokenizer(text, truncation=max_length is not None, max_length=max_length)
         ids = tuple(encoded["input_ids"])
-        special = self.tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
+        special = tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
         scorable = tuple(i for i, s in enumerate(special) if not s)
         return Encoding(ids, scorable, tuple(encoded.word_ids()))
 

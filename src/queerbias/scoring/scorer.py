@@ -4,10 +4,15 @@ A scorer turns sentences into per-token log-probabilities. `token_logprobs` is t
 batched core: it takes every (sentence, position) wanted at once, scores each
 distinct one exactly once, and returns a lookup. `token_score` and
 `sequence_score` are the convenience views other suites use.
+
+Tokenisation (`SentenceEncoder`) needs only the tokenizer, so inputs can be checked
+before any weights load. A NaN or infinite log-probability is never passed on: a
+NaN comparison is never "biased", so a broken model would look unbiased.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +38,46 @@ class Encoding:
 Request = tuple[tuple[int, ...], int]  # (token ids, position)
 
 
+class NonFiniteScores(QueerbiasError):
+    """The model produced NaN or infinite log-probabilities; `sentences` holds their ids."""
+
+    def __init__(self, message: str, sentences: frozenset[tuple[int, ...]] = frozenset()):
+        super().__init__(message)
+        self.sentences = sentences
+
+
+class SentenceEncoder:
+    """Text -> `Encoding` as a scorer of `kind` sees it: lowercasing, special tokens or BOS,
+    and the model's length limit (`max_length` tokens, None = unknown).
+
+    Under `long_sentences: truncate` a longer sentence keeps its first `max_length`
+    tokens; otherwise `too_long` tells callers which sentences to refuse or leave out.
+    """
+
+    def __init__(self, tokenizer, kind: str, config: ScoringConfig, max_length: int | None):
+        from queerbias.scoring.causal import CausalScorer
+        from queerbias.scoring.masked import MaskedScorer
+
+        self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
+        self._tokenize = (MaskedScorer if kind == "masked" else CausalScorer).tokenize
+        self._lowercase = lowercases(tokenizer, config)
+        self._truncate = config.long_sentences == "truncate" and max_length is not None
+
+    def __call__(self, text: str, cut: bool = True) -> Encoding:
+        """The encoding the scorer uses; `cut=False`: never truncated (to measure it)."""
+        return self._tokenize(self.tokenizer, self.config, text.lower() if self._lowercase else text,
+                              self.max_length if cut and self._truncate else None)
+
+    def too_long(self, encoding: Encoding) -> bool:
+        return self.max_length is not None and len(encoding.ids) > self.max_length
+
+
+def lowercases(tokenizer, config: ScoringConfig) -> bool:
+    """Whether text is lower-cased before tokenising: as the reference, when the tokenizer
+    lower-cases (uncased BERT), unless the config says never."""
+    return config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
+
+
 class Scorer(ABC):
     kind: str
 
@@ -43,10 +88,10 @@ class Scorer(ABC):
         self.tokenizer = lm.tokenizer
         self.config = config or ScoringConfig()
         self.batch_size = BatchSize(batch_size, lm.device)
+        self.encoder = SentenceEncoder(self.tokenizer, self.kind, self.config, lm.max_length)
         self._encodings: dict[str, Encoding] = {}
         self._by_ids: dict[tuple[int, ...], Encoding] = {}
         self._logprobs: dict[Request, float] = {}
-        self._lowercase = lowercases(self.tokenizer, self.config)
         self._project = self._positionwise_head()
 
     # -- tokenisation ---------------------------------------------------------------
@@ -54,12 +99,14 @@ class Scorer(ABC):
     def encode(self, text: str) -> Encoding:
         cached = self._encodings.get(text)
         if cached is None:
-            cached = self._encodings[text] = self._encode(text.lower() if self._lowercase else text)
+            cached = self._encodings[text] = self.encoder(text)
             self._by_ids[cached.ids] = cached
         return cached
 
+    @staticmethod
     @abstractmethod
-    def _encode(self, text: str) -> Encoding: ...
+    def tokenize(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
+        """One sentence as this family's reference scripts tokenise it (cut to `max_length`)."""
 
     # -- the batched core -----------------------------------------------------------
 
@@ -72,8 +119,43 @@ class Scorer(ABC):
         requests = list(requests)
         missing = [r for r in dict.fromkeys(requests) if r not in self._logprobs]
         if missing:
-            self._logprobs.update(self._compute_logprobs(missing))
+            self._refuse_too_long(missing)
+            computed = self._compute_logprobs(missing)
+            self._refuse_non_finite(computed)
+            self._logprobs.update(computed)
         return {r: self._logprobs[r] for r in requests}
+
+    def _refuse_too_long(self, requests: list[Request]) -> None:
+        """The last line of defence for suites that do not screen their texts first."""
+        ids = max((ids for ids, _ in requests), key=len)
+        if self.encoder.too_long(self._by_ids[ids]):
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            raise QueerbiasError(f"a sentence is {len(ids)} tokens long, more than the "
+                                 f"{self.encoder.max_length} positions of {self.lm.spec} "
+                                 f"({text[:50]!r}...); shorten it (pair scoring: --long-sentences "
+                                 "truncate or skip)")
+
+    def _refuse_non_finite(self, computed: Mapping[Request, float]) -> None:
+        bad = {ids for (ids, _), value in computed.items() if not math.isfinite(value)}
+        if not bad:
+            return
+        example = self.tokenizer.decode(next(iter(bad)), skip_special_tokens=True)
+        raise NonFiniteScores(
+            f"{self.lm.spec} gives NaN or infinite log-probabilities ({len(bad)} sentences, "
+            f"e.g. {example[:60]!r}): {self._likely_cause()}; its scores would be meaningless",
+            frozenset(bad))
+
+    def _likely_cause(self) -> str:
+        """Why a model outputs NaN/inf: broken weights, a half-precision overflow, or else."""
+        from queerbias.models.loading import non_finite_parameters
+
+        broken = non_finite_parameters(self.model)
+        if broken:
+            return f"its weights hold NaN or infinity (e.g. {', '.join(broken)})"
+        dtype = next(self.model.parameters()).dtype
+        if dtype in (torch.float16, torch.bfloat16):
+            return f"its activations overflow in {str(dtype).removeprefix('torch.')}; use --dtype float32"
+        return "its activations overflow (a diverged fine-tune?)"
 
     @abstractmethod
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
@@ -131,12 +213,6 @@ class Scorer(ABC):
         else:
             logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
         return torch.log_softmax(logits.float(), dim=-1)
-
-
-def lowercases(tokenizer, config: ScoringConfig) -> bool:
-    """Whether text is lower-cased before tokenising: as the reference, when the tokenizer
-    lower-cases (uncased BERT), unless the config says never."""
-    return config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
 
 
 def reduce(values: Sequence[float], reduction: str) -> float:

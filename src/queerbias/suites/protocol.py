@@ -145,6 +145,8 @@ class Suite(ABC):
     figures: ClassVar[dict[str, str]] = {}
     #: compatibility checks besides the data checksum and the "items" settings: (what, path in meta)
     compatible: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+    #: the store loads the model in two steps, so that `screen` sees its tokenizer before the weights
+    screens: ClassVar[bool] = False
 
     # -- running --------------------------------------------------------------------
 
@@ -153,6 +155,12 @@ class Suite(ABC):
         from queerbias.models import load_model
 
         return load_model(spec, **options)
+
+    def screen(self, lm, items: Sequence, data: DataRef, settings) -> tuple[Sequence, DataRef]:
+        """Refuse, or leave out, items the model cannot evaluate meaningfully (too long for it, say),
+        before its weights load: `lm` has `tokenizer`, `kind` and `max_length` (`screens` suites get
+        what `models.inspect_model` found). Default: every item is kept."""
+        return items, data
 
     @abstractmethod
     def load_data(self, spec: str | None, settings) -> tuple[Sequence, DataRef]:
@@ -178,6 +186,11 @@ class Suite(ABC):
     @abstractmethod
     def headline(self, summary: dict) -> Headline:
         """The overall figure and one figure per group."""
+
+    def group_table(self, summary: dict) -> dict[str, dict]:
+        """Figures per group in table order, for a run's `groups` frame (default: the headline's)."""
+        headline = self.headline(summary)
+        return {group: {headline.label: value} for group, value in headline.groups.items()}
 
     # -- comparing ------------------------------------------------------------------
 

@@ -100,6 +100,8 @@ def coerce(value, tp, key: str, choices=None):
         if value is None:
             raise QueerbiasError(f"{key} must be a number")
     elif tp is str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # a number where text may also be a word: batch_size 8 or "auto"
         if not isinstance(value, str):
             raise QueerbiasError(f"{key} must be a string, got {value!r}")
     if choices is not None and value not in choices:

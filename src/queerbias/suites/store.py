@@ -30,8 +30,10 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+import pandas as pd
+
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_write
+from queerbias.fileio import atomic_write, dump_json_strict
 from queerbias.report.markdown import summary_markdown
 from queerbias.suites import rows as row_io
 from queerbias.suites.protocol import DataRef, Suite
@@ -77,7 +79,7 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
     out_dir = Path(out_dir)
     started = time.perf_counter()
     items, ref = _data(suite, data, settings)
-    lm = suite.load_model(lm, **load_options) if isinstance(lm, str) else lm
+    lm, items, ref = _screened_model(suite, lm, items, ref, settings, load_options)
     loaded = time.perf_counter()
     method = suite.run_meta(lm, settings)
     key = run_key(suite, lm.fingerprint, ref, settings, method)
@@ -133,7 +135,7 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
     settings = settings if settings is not None else suite.Settings()
     started = time.perf_counter()
     items, ref = _data(suite, data, settings)
-    lm = suite.load_model(lm, **load_options) if isinstance(lm, str) else lm
+    lm, items, ref = _screened_model(suite, lm, items, ref, settings, load_options)
     loaded = time.perf_counter()
     chunks = _chunks(items, suite.chunk_size(settings))
     rows = []
@@ -157,6 +159,20 @@ def _data(suite: Suite, data, settings) -> tuple[Sequence, DataRef]:
     return items, ref
 
 
+def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, load_options: dict):
+    """The model and the items the suite keeps after `screen`, which for `screens` suites runs
+    before the weights load: a bad item is refused in seconds, not after minutes of loading."""
+    if not isinstance(lm, str):
+        return (lm, *suite.screen(lm, items, ref, settings))
+    if not suite.screens:
+        return (suite.load_model(lm, **load_options), items, ref)
+    from queerbias.models.loading import inspect_model
+
+    found = inspect_model(lm, **load_options)
+    items, ref = suite.screen(found, items, ref, settings)
+    return suite.load_model(found), items, ref
+
+
 def _chunks(items: Sequence, size: int) -> list[Sequence]:
     return [items[start:start + size] for start in range(0, len(items), size)]
 
@@ -174,7 +190,7 @@ def summarise_rows(suite: Suite, rows: list[dict], settings, meta: dict) -> RunR
                              "(nothing could be evaluated); no results are written")
     summary = {"suite": suite.name, "schema_version": SCHEMA_VERSION, "headline": headline.to_dict(),
                **metrics, "meta": meta}
-    strict_json(summary, f"{suite.name} summary")
+    dump_json_strict(summary, f"{suite.name} summary")  # refuse NaN before anything is written
     return RunRecord(suite, "run", None, summary, frame)
 
 
@@ -186,7 +202,7 @@ def write_run(suite: Suite, record: RunRecord, out_dir: Path) -> None:
     atomic_write(out_dir / suite.items_file, text)
     atomic_write(out_dir / "summary.md", summary_markdown(suite, record.summary))
     suite.plot(record.summary, out_dir / "summary.png")
-    atomic_write(out_dir / SUMMARY_FILE, strict_json(record.summary, "summary") + "\n")
+    atomic_write(out_dir / SUMMARY_FILE, dump_json_strict(record.summary, "summary"))
 
 
 def _meta(lm, ref: DataRef, settings, method: dict, key: str, processes: int, clock: tuple, n_items: int,
@@ -320,28 +336,6 @@ def _reject_constant(name: str):
     raise ValueError(f"non-finite number {name}")
 
 
-# -- strict JSON ----------------------------------------------------------------------
-
-def strict_json(document, what: str) -> str:
-    """JSON text without NaN or Infinity (not JSON); a non-finite number is an error naming its key."""
-    try:
-        return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        raise QueerbiasError(f"{what}: {_non_finite_path(document)} is not a finite number; "
-                             "the results are not written") from None
-
-
-def _non_finite_path(value, path: str = "") -> str | None:
-    if isinstance(value, float) and not math.isfinite(value):
-        return path or "(top)"
-    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in children:
-        found = _non_finite_path(child, f"{path}.{key}" if path else str(key))
-        if found:
-            return found
-    return None
-
-
 def read_json_file(path: Path, what: str):
     """Strict JSON from `path`: a truncated file, NaN or Infinity is one clear error."""
     try:
@@ -354,15 +348,25 @@ def read_json_file(path: Path, what: str):
 
 # -- loading ------------------------------------------------------------------------
 
-@dataclass
+@dataclass(repr=False)
 class RunRecord:
-    """A finished run: its suite, label for tables, summary and (read on demand) rows."""
+    """A finished run: its suite, label for tables, summary and (read on demand) rows.
+
+    The result type of the Python API (`queerbias.score`, `run_suite`, `load_run`): `path` is
+    None for a run evaluated in memory.
+    """
 
     suite: Suite
     label: str
     path: Path | None
     summary: dict
-    _rows: object = field(default=None, repr=False)
+    _rows: object = field(default=None)
+
+    def __repr__(self) -> str:
+        headline = self.headline
+        overall = None if headline.overall is None else round(float(headline.overall), 4)
+        return (f"RunRecord(suite={self.suite.name!r}, label={self.label!r}, path={self.path!r}, "
+                f"{headline.label}={overall})")
 
     @property
     def meta(self) -> dict:
@@ -404,9 +408,30 @@ class RunRecord:
             self._rows = _read_rows(self)
         return self._rows
 
-    def pairs(self):
-        """The rows of a pairs run (pairs.csv), by the name pair-suite code has always used."""
+    @property
+    def items(self):
+        """The per-item rows as a DataFrame: the items file's columns, typed as read back from it."""
         return self.rows()
+
+    @property
+    def pairs(self):
+        """The rows of a pairs run: the columns and types of its pairs.csv."""
+        if self.suite.name != "pairs":
+            raise AttributeError(f"a {self.suite.name} run has no pairs; its rows are .items")
+        return self.rows()
+
+    @property
+    def groups(self):
+        """One row per group in table order (pairs: n, n_neutral, bias and soft score with their
+        standard errors; other suites: the headline figure per entry)."""
+        table = self.suite.group_table(self.summary)
+        return pd.DataFrame.from_dict(table, orient="index").rename_axis("group")
+
+    def to_markdown(self) -> str:
+        """The run's summary.md."""
+        return summary_markdown(self.suite, self.summary)
+
+    _repr_markdown_ = to_markdown  # notebooks show a run as its summary
 
 
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:

@@ -126,6 +126,10 @@ class Progress(TrainerCallback):
         (self.bar.write if self.bar is not None else print)(line)
 
     def on_train_end(self, args, state, control, **kwargs):
+        self.close()
+
+    def close(self) -> None:
+        """End the bar's line (also when training stops with an error)."""
         if self.bar is not None:
             self.bar.close()
             self.bar = None

@@ -8,6 +8,7 @@ the run directory, and a rerun (resume) must resolve to the same one.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Literal
 import yaml
 
 from queerbias.errors import QueerbiasError
+from queerbias.yamlio import load_yaml, load_yaml_mapping
 
 
 @dataclass
@@ -129,14 +131,7 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
     raw: dict = {}
     if path is not None:
         path = Path(path)
-        if not path.is_file():
-            raise QueerbiasError(f"config file {path} not found")
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as err:
-            raise QueerbiasError(f"{path}: not valid YAML: {err}") from err
-        if not isinstance(raw, dict):
-            raise QueerbiasError(f"{path}: the config must be a mapping of keys to values")
+        raw = load_yaml_mapping(path, what="training config")
     for item in overrides:
         _apply_override(raw, item)
     config = _build(TrainConfig, raw, "")
@@ -162,7 +157,7 @@ def _apply_override(raw: dict, item: str) -> None:
     key, sep, text = item.partition("=")
     if not sep or not key:
         raise QueerbiasError(f"override {item!r} is not of the form key=value")
-    value = yaml.safe_load(text) if text else None
+    value = load_yaml(f"override {item!r}", text) if text else None
     node = raw
     parts = key.split(".")
     for depth, part in enumerate(parts[:-1]):
@@ -226,11 +221,11 @@ def _coerce(value, tp, key: str):
     if tp is float:
         if isinstance(value, str):  # YAML 1.1 reads `2e-5` (no dot) as a string
             try:
-                return float(value)
+                value = float(value)
             except ValueError:
                 pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise QueerbiasError(f"config key '{key}' must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise QueerbiasError(f"config key '{key}' must be a (finite) number, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):

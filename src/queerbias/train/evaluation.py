@@ -16,7 +16,6 @@ is the same set of positions at every checkpoint, so the figures are comparable.
 from __future__ import annotations
 
 import contextlib
-import math
 from dataclasses import fields
 from functools import cache
 from pathlib import Path
@@ -28,6 +27,7 @@ from queerbias.models import LoadedModel
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.suites.registry import get_suite
 from queerbias.suites.settings import EXECUTION, from_mapping, role
+from queerbias.train.guards import finite_perplexity
 
 #: suites that evaluate something other than the language model being trained
 NOT_IN_TRAINING = {"lou-classifier": "it evaluates sequence classifiers, not the language model being trained"}
@@ -105,7 +105,7 @@ def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, token
             totals += torch.stack([nll.double(), (targets != -100).sum().double().to(device)])
     if state.num_processes > 1:
         torch.distributed.all_reduce(totals)
-    return math.exp(totals[0].item() / max(totals[1].item(), 1.0))
+    return finite_perplexity(totals[0].item() / max(totals[1].item(), 1.0), model)
 
 
 def _fixed_masking(ids, mask, tokenizer, probability: float, generator):

@@ -16,7 +16,6 @@ import logging
 from pathlib import Path
 
 import torch
-import yaml
 from transformers import (
     PrinterCallback,
     ProgressCallback,
@@ -39,11 +38,13 @@ from queerbias.train.data import (
     tokenize,
 )
 from queerbias.train.evaluation import evaluate
+from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
     attach_adapter,
     honours_num_items_in_batch,
     load_base,
 )
+from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +97,16 @@ def run_training(config: TrainConfig) -> dict:
     trainer = Trainer(
         model=model, args=_training_arguments(config, run_dir, packing), train_dataset=train_set,
         data_collator=make_collator(lm.tokenizer, lm.kind, packing, config.mlm_probability),
-        processing_class=lm.tokenizer, callbacks=[progress, evaluation])
+        processing_class=lm.tokenizer, callbacks=[NonFiniteGuard(), progress, evaluation])
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     # The trainer skips its division by the accumulation steps for models it believes
     # normalise by num_items_in_batch; BertForMaskedLM does not (see modeling).
     trainer.model_accepts_loss_kwargs = honours
-    result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    try:
+        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    finally:
+        progress.close()
 
     final_dir = run_dir / "final"
     trainer.save_model(str(final_dir))
@@ -127,7 +131,7 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path, state) -> Path | None:
     """Refuse a folder holding another config; drop half-written checkpoints; find the resume point."""
     saved = run_dir / CONFIG_NAME
     if saved.is_file():
-        previous = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        previous = load_yaml_mapping(saved, what="saved run config")
         if previous != config.to_dict():
             changed = sorted(k for k in set(previous) | set(config.to_dict())
                              if previous.get(k) != config.to_dict().get(k))
@@ -166,6 +170,7 @@ def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> Tr
         bf16=config.precision == "bf16",
         fp16=config.precision == "fp16",
         logging_steps=config.logging_steps,
+        logging_nan_inf_filter=False,  # a NaN loss must show (train/guards.py), not be averaged away
         save_strategy="steps",
         save_steps=config.eval_every,
         eval_strategy="no",

@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from queerbias.errors import DataError, QueerbiasError
+from queerbias.errors import QueerbiasError
 from queerbias.suites.settings import SUMMARY, from_mapping, option
+from queerbias.yamlio import load_yaml_mapping
 
 DIMENSIONS = ("GDR", "SN", "NTS", "CF", "SA", "OF", "PE")  # = dimensions.DIMENSIONS, kept light for the CLI
 #: the prompt task each dimension is measured on
@@ -72,12 +71,4 @@ class GifiConfig:
     @classmethod
     def from_yaml(cls, path: Path | str) -> GifiConfig:
         path = Path(path)
-        if not path.is_file():  # also refuses a FIFO, which would block open() forever
-            raise DataError(path, "not a regular file")
-        try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-            raise DataError(path, f"cannot read GIFI config: {err}") from err
-        if not isinstance(document, dict):
-            raise DataError(path, f"a GIFI config is a mapping of settings, got {type(document).__name__}")
-        return from_mapping(cls, document, str(path))
+        return from_mapping(cls, load_yaml_mapping(path, what="GIFI config"), str(path))

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from queerbias.errors import DataError
+from queerbias.fileio import decode_utf8, regular_file
 from queerbias.suites.gifi.pronouns import PronounGroup
+from queerbias.yamlio import load_yaml
 
 TASKS = ("gdr", "counterfactual", "saof", "pe")
 STATES = ("occupation", "stereotype")
@@ -61,13 +61,12 @@ def default_prompts_path() -> Path:
 
 def load_prompt_set(path: Path | str | None = None) -> PromptSet:
     path = Path(path) if path else default_prompts_path()
-    try:
-        raw = path.read_bytes()
-        document = yaml.safe_load(raw)
-    except (OSError, yaml.YAMLError) as err:
-        raise DataError(path, f"cannot read GIFI prompts: {err}") from err
+    raw = regular_file(path, "prompts file").read_bytes()
+    document = load_yaml(path, decode_utf8(path, raw))
+    if not isinstance(document, dict):
+        raise DataError(path, "a prompts file must be a YAML mapping")
     for key in ("names", *TASKS):
-        if not (document or {}).get(key):
+        if not document.get(key):
             raise DataError(path, "missing or empty", field=key)
     return PromptSet(document, str(path), hashlib.sha256(raw).hexdigest()[:16])
 

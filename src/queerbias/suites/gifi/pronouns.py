@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from queerbias.errors import DataError
+from queerbias.yamlio import load_yaml
 
 SLOTS = ("nom", "gen", "dat", "acc", "poss")
 
@@ -43,11 +42,8 @@ def default_groups_path() -> Path:
 def load_groups(path: Path | str | None = None) -> dict[str, PronounGroup]:
     """All groups of a pronouns YAML file (default: the packaged one), in file order."""
     path = Path(path) if path else default_groups_path()
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        raise DataError(path, f"cannot read pronoun groups: {err}") from err
-    entries = (document or {}).get("groups")
+    document = load_yaml(path, what="pronoun groups file")
+    entries = document.get("groups") if isinstance(document, dict) else None
     if not isinstance(entries, dict) or not entries:
         raise DataError(path, "needs a non-empty mapping 'groups'")
     groups = {key: _group(path, key, entry) for key, entry in entries.items()}

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-
-import yaml
 
 from queerbias.errors import QueerbiasError
+from queerbias.yamlio import load_packaged_yaml
 
 
 def _load(name: str) -> dict:
-    return yaml.safe_load(resources.files("queerbias").joinpath(f"data/gruff/{name}").read_text("utf-8"))
+    return load_packaged_yaml(f"data/gruff/{name}")
 
 
 _PRONOUNS = _load("pronouns.yaml")

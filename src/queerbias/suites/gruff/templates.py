@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import logging
 import os
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from queerbias.cache import cache_dir
 from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import read_text_utf8
 from queerbias.suites.gruff.forms import CASES, PLACEHOLDERS
 
 log = logging.getLogger(__name__)
@@ -134,7 +136,7 @@ def _download(name: str, target: Path) -> None:
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
-    with open(path, encoding="utf-8", newline="") as handle:
+    with io.StringIO(read_text_utf8(path, "GRUFF template file"), newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         missing = [c for c in columns if c not in (reader.fieldnames or [])]
         if missing:

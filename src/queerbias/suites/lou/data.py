@@ -11,14 +11,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
-
-import yaml
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import iter_jsonl
 from queerbias.pairs.registry import BenchmarkInfo, fetch, sha256_file
+from queerbias.yamlio import load_packaged_yaml
 
 ORIGINAL = "original"
 SPLITS = ("train", "dev")
@@ -94,8 +92,7 @@ class Example:
 
 @cache
 def lou_spec() -> LouSpec:
-    text = resources.files("queerbias").joinpath("data/lou/lou.yaml").read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
+    raw = load_packaged_yaml("data/lou/lou.yaml")
     tasks = {name: TaskInfo(name, entry["description"], tuple(entry["labels"]), entry.get("text_pair"),
                             bool(entry.get("truncate_text", False)))
              for name, entry in raw["tasks"].items()}

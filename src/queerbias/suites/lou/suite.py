@@ -232,10 +232,10 @@ class LouClassifierSuite(_LouView):
                 Measure("acc", BINARY, "accuracy on the reformulation", "pp", digits=1))
     criteria = {"lowest": Criterion("fewest label flips", ("flip",), lambda row: (row["flip"],))}
 
-    def load_model(self, spec, kind=None, **options):
+    def load_model(self, spec, kind=None, force_kind=False, **options):
         from queerbias.suites.lou.classifier import load_classifier
 
-        if kind is not None:
+        if kind is not None or force_kind:
             raise QueerbiasError("--kind applies to language models, not to sequence classifiers")
         return load_classifier(spec, **options)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
 from queerbias.report.checkpoints import CRITERIA as BIAS_CRITERIA
-from queerbias.scoring.config import SCORING_CHOICES, ScoringConfig
+from queerbias.scoring.config import LONG_SENTENCES, SCORING_CHOICES, ScoringConfig
 from queerbias.suites.protocol import (
     BINARY,
     CONTINUOUS,
@@ -43,9 +43,12 @@ class PairSettings:
     lowercase: str = option("auto", "lowercase like the reference when the tokenizer does",
                             choices=SCORING_CHOICES["lowercase"])
     decimals: int = option(3, "rounding before comparing")
+    long_sentences: str = option("error", "a sentence longer than the model takes: refuse it, score its "
+                                          "first tokens (truncate) or leave its pair out (skip)",
+                                 choices=LONG_SENTENCES)
     duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
-    identical: str = option("error", "pairs whose two sentences are the same (the reference counts them "
-                                     "as ties)", choices=POLICIES)
+    identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
+                                     "tokens (the reference counts them as ties)", choices=POLICIES)
     batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION)
     chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION)
 
@@ -57,7 +60,8 @@ class PairSettings:
         self.scoring()  # validates the scoring options
 
     def scoring(self) -> ScoringConfig:
-        return ScoringConfig(self.scope, self.reduction, self.pll, self.bos, self.lowercase, self.decimals)
+        return ScoringConfig(self.scope, self.reduction, self.pll, self.bos, self.lowercase, self.decimals,
+                             self.long_sentences)
 
 
 def check_sample(sample: int | None) -> None:
@@ -102,13 +106,31 @@ class PairsSuite(Suite):
     criteria = BIAS_CRITERIA
     figures = {"distance": "Distance to indifference"}
     compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
+    screens = True
 
     def load_data(self, spec, settings):
+        """`spec`: a registered name, a pair file, or a `PairSet` already read (the Python API)."""
         from queerbias.pairs.io import load_pairs
+        from queerbias.pairs.schema import PairSet
 
-        pair_set = load_pairs(spec or self.data_default, duplicates=settings.duplicates,
-                              identical=settings.identical)
+        pair_set = spec if isinstance(spec, PairSet) else load_pairs(
+            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical)
         return data_of(pair_set, settings)
+
+    def screen(self, lm, items, data, settings):
+        """Pairs too long for the model, and pairs whose texts become the same tokens
+        (`scoring.pair_scores.screen_pairs`); the data reference records what was left out."""
+        from queerbias.pairs.schema import content_checksum
+        from queerbias.scoring.pair_scores import screen_pairs
+        from queerbias.scoring.scorer import SentenceEncoder
+
+        encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
+        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name)
+        if not counts:
+            return items, data
+        checksum = data.checksum if len(kept) == len(items) else content_checksum(kept)
+        return kept, DataRef(data.name, checksum, len(kept), data.source,
+                             {**data.details, "n_pairs": len(kept), **counts})
 
     def chunk_size(self, settings) -> int:
         return settings.chunk_pairs
@@ -140,6 +162,10 @@ class PairsSuite(Suite):
         extras = {"distance": summary["distance"]} if "distance" in summary else {}
         return Headline("bias score", summary["overall"]["bias_score"],
                         {group: figures["bias_score"] for group, figures in summary["groups"].items()}, extras)
+
+    def group_table(self, summary) -> dict[str, dict]:
+        """n, n_neutral, bias and soft score with their standard errors, per group."""
+        return summary["groups"]
 
     def check_rows(self, rows, summary, path) -> None:
         """Decisions must follow from the scores (an edited `biased` column is caught even in

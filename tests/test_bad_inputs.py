@@ -1,0 +1,331 @@
+"""Every bad input we know of, as one table: the command line, its exit status, and a
+fragment of the one-line error it must print (issue 16, docs/refusals.md).
+
+A row runs the real CLI in-process (`queerbias.cli.main`). `{name}` in a command line
+is an input built on first use by `BUILDERS` (a tiny model, a FIFO, a Latin-1 file, ...).
+Every row must also leave no result behind: no `summary.json` (but the base model's
+scores of a training run), no scored `.partial` lines, no complete checkpoint.
+Adding a bad input is one row; a new kind of input is one builder.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from queerbias.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+PAIRS_HEADER = "sent_more,sent_less,stereo_antistereo,bias_type\n"
+GOOD_ROWS = ("Schwule Männer sind nett.,Heterosexuelle Männer sind nett.,stereo,gay\n"
+             "Lesbische Frauen sind klug.,Cis Frauen sind klug.,stereo,lesbian\n")
+
+
+# -- inputs, built on first use -------------------------------------------------------
+
+def _write(inputs, name: str, text: str | bytes) -> Path:
+    path = inputs.tmp / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+def _fifo(inputs) -> Path:
+    path = inputs.tmp / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _folder(inputs, name: str, files: dict[str, str] | None = None) -> Path:
+    folder = inputs.tmp / name
+    folder.mkdir()
+    for file, text in (files or {}).items():
+        (folder / file).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _readonly(inputs) -> Path:
+    folder = _folder(inputs, "readonly")
+    folder.chmod(0o500)
+    return folder
+
+
+def _latin1_gruff(inputs) -> Path:
+    folder = _folder(inputs, "gruff", {"context.tsv": "context\n"})
+    (folder / "task.tsv").write_bytes("sentence\tpronoun_type\nDie Ärztin\tnom\n".encode("latin-1"))
+    return folder
+
+
+def _model_variant(inputs, name: str, base: str, change) -> Path:
+    """A copy of a tiny model folder, changed by `change(folder)`; built once per session."""
+    import shutil
+
+    folder = inputs.models / name
+    if not folder.exists():
+        shutil.copytree(inputs[base], folder)
+        change(folder)
+    return folder
+
+
+def _nan_weight(folder: Path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    weights["bert.encoder.layer.0.attention.self.query.weight"][0, 0] = math.nan
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+
+
+def _truncate_weights(folder: Path) -> None:
+    file = folder / "model.safetensors"
+    file.write_bytes(file.read_bytes()[: file.stat().st_size // 2])
+
+
+def _tokenizer_only(folder: Path) -> None:
+    for name in ("config.json", "model.safetensors"):
+        (folder / name).unlink()
+
+
+def _no_weights(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+
+
+def _tiny_gemma(inputs) -> Path:
+    """A tiny random Gemma 3 without a tokenizer: the kind check comes before it is needed."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    folder = inputs.models / "gemma"
+    if not folder.exists():
+        config = Gemma3TextConfig(vocab_size=64, hidden_size=16, intermediate_size=32,
+                                  num_hidden_layers=1, num_attention_heads=1, num_key_value_heads=1,
+                                  head_dim=16, architectures=["Gemma3ForCausalLM"])
+        Gemma3ForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def _train_config(inputs, name: str, **overrides) -> Path:
+    import yaml
+
+    from train.helpers import small_config
+
+    config = small_config(inputs["gpt2"], inputs.tmp / f"run-{name}", **overrides)
+    path = inputs.tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+BUILDERS = {
+    "tmp": lambda i: i.tmp,
+    "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
+    "gpt2": lambda i: i.request.getfixturevalue("tiny_gpt2"),
+    "pairs": lambda i: _write(i, "pairs.csv", PAIRS_HEADER + GOOD_ROWS),
+    "file": lambda i: _write(i, "a-file", "not a folder\n"),
+    "fifo": _fifo,
+    "readonly": _readonly,
+    "latin1_pairs": lambda i: _write(i, "latin1.csv", (PAIRS_HEADER + GOOD_ROWS).encode("latin-1")),
+    "open_quote": lambda i: _write(i, "quote.csv", PAIRS_HEADER + GOOD_ROWS
+                                   + 'Trans Frauen sind stark.,"Cis Frauen sind stark.,stereo,trans\n'
+                                   + GOOD_ROWS * 2),
+    "one_line": lambda i: _write(i, "one-line.csv", PAIRS_HEADER.strip() + "x" * 300_000),
+    "long_pair": lambda i: _write(i, "long.csv", PAIRS_HEADER + GOOD_ROWS
+                                  + f"{'Anna ist nett. ' * 60},{'Lukas ist nett. ' * 60},stereo,gay\n"),
+    "unk_pair": lambda i: _write(i, "unk.csv", PAIRS_HEADER + GOOD_ROWS
+                                 + "Anna ist Ω.,Anna ist Ψ.,stereo,gay\n"),
+    "empty_folder": lambda i: _folder(i, "empty"),
+    "tokenizer_only": lambda i: _model_variant(i, "tokenizer-only", "bert", _tokenizer_only),
+    "truncated": lambda i: _model_variant(i, "truncated", "bert", _truncate_weights),
+    "no_weights": lambda i: _model_variant(i, "no-weights", "bert", _no_weights),
+    "nan_bert": lambda i: _model_variant(i, "nan-bert", "bert", _nan_weight),
+    "gemma": _tiny_gemma,
+    "latin1_gruff": _latin1_gruff,
+    "dup_train": lambda i: _write(i, "dup.yaml", "model: x\nlearning_rate: 1e-5\n"
+                                  "data: {train: x}\nlearning_rate: 1000\n"),
+    "dup_gifi": lambda i: _write(i, "gifi.yaml", "runs: 1\nseed: 0\nruns: 3\n"),
+    "dup_manifest": lambda i: _write(i, "manifest.yaml", "name: a\nsources: []\nname: b\n"),
+    "list_yaml": lambda i: _write(i, "list.yaml", "- runs\n- 3\n"),
+    "string_yaml": lambda i: _write(i, "string.yaml", "just a sentence\n"),
+    "inf_lr": lambda i: _train_config(i, "inf-lr", learning_rate=math.inf),
+    "diverging": lambda i: _train_config(i, "diverging", learning_rate=1000, method="full"),
+    "exploding": lambda i: _train_config(i, "exploding", learning_rate=1e38),
+}
+
+
+class Inputs(dict):
+    """`{name}` -> path, built by `BUILDERS[name]` the first time a row asks for it."""
+
+    def __init__(self, tmp: Path, models: Path, request):
+        super().__init__()
+        self.tmp, self.models, self.request = tmp, models, request
+
+    def __missing__(self, key: str) -> str:
+        value = self[key] = str(BUILDERS[key](self))
+        return value
+
+
+@pytest.fixture(scope="session")
+def model_variants(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("model-variants")
+
+
+# -- the table --------------------------------------------------------------------------
+
+SCORE = "score --no-progress --pairs {pairs} --model {bert} --out {tmp}/out"
+CASES = [
+    # score: options, checked before anything loads (more in tests/suites/test_bad_inputs_suites.py)
+    ("score --pairs {pairs} --model {bert} --out {file}/sub", 2, "a-file is a file, not a directory"),
+    ("score --pairs {pairs} --model {bert} --out {readonly}/out", 2, "no permission to write"),
+    (SCORE + " --batch-size 0", 2, "--batch-size must be auto or a positive integer"),
+    ("score --kind sideways", 2, "argument --kind: invalid choice: 'sideways'"),
+    (SCORE + " --sample many", 2, "--sample must be an integer, got 'many'"),
+    # score: pair files
+    ("score --pairs {fifo} --model {bert}", 2, "pair file is not a regular file but a FIFO (named pipe)"),
+    ("score --pairs /dev/null --model {bert}", 2, "pair file is not a regular file but a device"),
+    ("score --pairs {tmp} --model {bert}", 2, "pair file is not a regular file but a folder"),
+    ("score --pairs {latin1_pairs} --model {bert}", 2, "row 2: not UTF-8"),
+    ("score --pairs {open_quote} --model {bert}", 2, "row 4, field 'sent_less': a quote (\") opened"),
+    ("score --pairs {one_line} --model {bert}", 2, "is longer than 131072 characters"),
+    # score: models
+    ("score --pairs {pairs} --model {empty_folder}", 2, "the folder is empty"),
+    ("score --pairs {pairs} --model {tokenizer_only}", 2, "holds only a tokenizer but no config.json"),
+    ("score --pairs {pairs} --model {truncated}", 2, "model.safetensors: truncated"),
+    ("score --pairs {pairs} --model {no_weights}", 2, "holds a config.json but no weights"),
+    ("score --pairs {pairs} --model {file}", 2, "is a file; give the model's folder"),
+    ("score --pairs {pairs} --model ./no/such/model", 2, "no such model folder"),
+    ("score --pairs {pairs} --model {bert} --kind causal", 2, "is a masked LM (BertForMaskedLM, "
+                                                              "is_decoder False)"),
+    ("score --pairs {pairs} --model {gpt2} --kind masked", 2, "is a causal LM (GPT2LMHeadModel)"),
+    ("score --pairs {pairs} --model {gemma} --kind masked", 2, "is a causal LM (Gemma3ForCausalLM)"),
+    ("score --pairs {pairs} --model {gemma} --kind masked --force-kind", 2,
+     "transformers has no masked-LM class for model type 'gemma3_text'"),
+    # score: what the model makes of the pairs
+    (SCORE.replace("{pairs}", "{long_pair}"), 2, "pair 3 has a sentence of 2"),
+    (SCORE.replace("{pairs}", "{long_pair}"), 2, "pass --long-sentences truncate to score its first "
+                                                 "tokens or --long-sentences skip"),
+    (SCORE.replace("{pairs}", "{unk_pair}"), 2, "pair 3: its two sentences differ, but the "
+                                               "model's tokenizer turns them into the same tokens"),
+    (SCORE.replace("{bert}", "{nan_bert}"), 2, "gives NaN or infinite log-probabilities"),
+    (SCORE.replace("{bert}", "{nan_bert}"), 2, "its weights hold NaN or infinity "
+                                               "(e.g. bert.encoder.layer.0.attention.self.query"),
+    # YAML and other inputs of the suites
+    ("train --config {dup_train}", 2, "duplicate key 'learning_rate' on lines 2 and 4"),
+    ("train --config {fifo}", 2, "training config is not a regular file but a FIFO"),
+    ("train --config {list_yaml}", 2, "a training config must be a YAML mapping"),
+    ("gifi run --config {dup_gifi}", 2, "duplicate key 'runs' on lines 1 and 3"),
+    ("gifi run --config {string_yaml}", 2, "must be a YAML mapping of keys to values, not a string"),
+    ("corpus build --manifest {dup_manifest}", 2, "duplicate key 'name' on lines 1 and 3"),
+    ("gruff generate --templates {latin1_gruff} --out {tmp}/i.csv", 2, "task.tsv, row 2: not UTF-8"),
+    # training: non-finite numbers stop the run, no checkpoint of that step is complete
+    ("train --config {inf_lr}", 2, "config key 'learning_rate' must be a (finite) number"),
+    ("train --config {diverging}", 2, "held-out perplexity is not finite"),
+    ("train --config {exploding}", 2, "step 1: the weights became NaN or infinite"),
+]
+
+
+@pytest.mark.parametrize(("command", "status", "fragment"), CASES,
+                         ids=[f"{i:02d} {c[0]}" for i, c in enumerate(CASES)])
+def test_bad_input_is_refused_in_one_line(command, status, fragment, tmp_path, model_variants,
+                                          request, capsys, monkeypatch):
+    if "{readonly}" in command and os.geteuid() == 0:
+        pytest.skip("root may write anywhere")
+    monkeypatch.chdir(tmp_path)
+    _log_to_this_stderr(monkeypatch)
+    torch.set_num_threads(1)
+    argv = shlex.split(command.format_map(Inputs(tmp_path, model_variants, request)))
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse
+        code = exit_.code
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if f"{argv[0]}" in line and "error:" in line]
+    assert code == status, err
+    assert len(errors) == 1 and errors[0].startswith("queerbias ") and fragment in errors[0], err
+    assert "Traceback" not in err, err
+    left = [p for p in tmp_path.rglob("*")
+            if (p.name == "summary.json" and "base" not in p.parts)
+            or (p.parent.name == ".partial" and p.stat().st_size)
+            or (p.name == "queerbias-complete" and p.parent.name.startswith("checkpoint-"))]
+    assert not left, f"a refused run left {left}"
+
+
+def _log_to_this_stderr(monkeypatch) -> None:
+    """Rows run in one process: log handlers made in an earlier row (main()'s, the
+    libraries') still hold that row's captured, now closed, stderr."""
+    monkeypatch.setattr(logging.root, "handlers", [])  # main() configures it again
+    for logger in list(logging.Logger.manager.loggerDict.values()):
+        for handler in getattr(logger, "handlers", []):
+            if type(handler) is logging.StreamHandler:
+                monkeypatch.setattr(handler, "stream", sys.stderr)
+                if "flush" in vars(handler):  # transformers binds the stream's flush
+                    monkeypatch.setattr(handler, "flush", sys.stderr.flush)
+
+
+# -- the same rules below the CLI -------------------------------------------------------
+
+def test_non_finite_scores_never_decide_a_pair():
+    from queerbias.pairs.schema import Pair
+    from queerbias.scoring.pair_scores import pair_outcome
+    from queerbias.scoring.scorer import NonFiniteScores
+
+    pair = Pair("7", "a", "b", "gay")
+    for more, less in ((math.nan, -3.0), (-3.0, -math.inf), (math.inf, 1.0)):
+        with pytest.raises(NonFiniteScores, match="pair 7: sentence scores"):
+            pair_outcome(pair, more, less)
+
+
+def test_summaries_are_strict_json():
+    from queerbias.errors import QueerbiasError
+    from queerbias.fileio import dump_json_strict
+
+    assert dump_json_strict({"a": [1.5, None]}) == '{\n  "a": [\n    1.5,\n    null\n  ]\n}\n'
+    with pytest.raises(QueerbiasError, match=r"groups\.gay\.soft_score is not a finite number"):
+        dump_json_strict({"groups": {"gay": {"n": 3, "soft_score": math.nan}}})
+    with pytest.raises(QueerbiasError, match=r"runs\[1\] is not a finite number"):
+        dump_json_strict({"runs": [0.0, -math.inf]})
+
+
+def test_accelerate_launch_shows_only_our_line(tmp_path):
+    """accelerate's single-process launcher would add a CalledProcessError traceback."""
+    config = tmp_path / "dup.yaml"
+    config.write_text("model: x\nseed: 1\nseed: 2\n", encoding="utf-8")
+    accelerate = Path(sys.executable).parent / "accelerate"
+    result = subprocess.run([str(accelerate), "launch", "--cpu", "--num_processes", "1",
+                             "--num_machines", "1", "--mixed_precision", "no",
+                             "--dynamo_backend", "no", str(REPO / "train" / "finetune.py"),
+                             "--config", str(config)],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr and "CalledProcessError" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"queerbias train: error: {config}: duplicate key 'seed' on lines 2 and 3; YAML keys "
+        "must be unique (the second would silently win)"]
+
+
+@pytest.mark.parametrize(("pairs", "option", "n", "recorded"), [
+    ("long_pair", "--long-sentences=skip", 2, {"long_pairs": 1}),
+    ("long_pair", "--long-sentences=truncate", 3, {"long_pairs": 1}),
+    ("unk_pair", "--identical=keep", 3, {"token_identical_pairs": 1, "token_identical_policy": "keep"}),
+    ("unk_pair", "--identical=drop", 2, {"token_identical_pairs": 1, "token_identical_policy": "drop"}),
+])
+def test_the_ways_out_are_recorded(pairs, option, n, recorded, tmp_path, model_variants, request,
+                                   monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    out = tmp_path / "out"
+    assert main(["score", "--no-progress", "--pairs", inputs[pairs], "--model", inputs["bert"],
+                 "--out", str(out), option]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["n"] == n
+    assert recorded.items() <= summary["meta"]["data"].items()
+    long_policy = {"--long-sentences=skip": "skip", "--long-sentences=truncate": "truncate"}.get(option)
+    assert summary["meta"]["scoring"]["deviations"] == ({"long_sentences": long_policy}
+                                                        if long_policy else {})

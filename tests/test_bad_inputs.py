@@ -1,11 +1,13 @@
 """Every bad input we know of, as one table: the command line, its exit status, and a
 fragment of the one-line error it must print (issue 16, docs/refusals.md).
 
-A row runs the real CLI in-process (`queerbias.cli.main`). `{name}` in a command line
-is an input built on first use by `BUILDERS` (a tiny model, a FIFO, a Latin-1 file, ...).
-Every row must also leave no result behind: no `summary.json` (but the base model's
-scores of a training run), no scored `.partial` lines, no complete checkpoint.
-Adding a bad input is one row; a new kind of input is one builder.
+A row runs the real CLI in-process (`queerbias.cli.main`). In `CASES`, `{name}` in a
+command line is an input built on first use by `BUILDERS` (a tiny model, a FIFO, a Latin-1
+file, ...); `ON_PREPARED_RUNS` builds its command line from finished runs damaged the way
+users damage them (`prepared_runs`). Every row must also leave no result behind: no new
+`summary.json` (but the base model's scores of a training run), no scored `.partial`
+lines, no complete checkpoint. Adding a bad input is one row; a new kind of input is one
+builder. Crawl inputs that need a live fake server sit with their servers in tests/crawl.
 """
 
 from __future__ import annotations
@@ -21,6 +23,20 @@ from pathlib import Path
 import pytest
 import torch
 
+from prepared_runs import (
+    biased_flipped,
+    compare,
+    config_file,
+    emptied,
+    fifo,
+    fresh_pair_runs,
+    gruff_run,
+    pair_run,
+    row_deleted,
+    summary_edit,
+    truncated,
+    with_nan,
+)
 from queerbias.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,6 +159,7 @@ BUILDERS = {
     "no_weights": lambda i: _model_variant(i, "no-weights", "bert", _no_weights),
     "nan_bert": lambda i: _model_variant(i, "nan-bert", "bert", _nan_weight),
     "gemma": _tiny_gemma,
+    "binary": lambda i: _write(i, "image.jsonl", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4),
     "latin1_gruff": _latin1_gruff,
     "dup_train": lambda i: _write(i, "dup.yaml", "model: x\nlearning_rate: 1e-5\n"
                                   "data: {train: x}\nlearning_rate: 1000\n"),
@@ -177,7 +194,7 @@ def model_variants(tmp_path_factory) -> Path:
 
 SCORE = "score --no-progress --pairs {pairs} --model {bert} --out {tmp}/out"
 CASES = [
-    # score: options, checked before anything loads (more in tests/suites/test_bad_inputs_suites.py)
+    # score: options, checked before anything loads (more in ON_PREPARED_RUNS)
     ("score --pairs {pairs} --model {bert} --out {file}/sub", 2, "a-file is a file, not a directory"),
     ("score --pairs {pairs} --model {bert} --out {readonly}/out", 2, "no permission to write"),
     (SCORE + " --batch-size 0", 2, "--batch-size must be auto or a positive integer"),
@@ -219,6 +236,10 @@ CASES = [
     ("gifi run --config {dup_gifi}", 2, "duplicate key 'runs' on lines 1 and 3"),
     ("gifi run --config {string_yaml}", 2, "must be a YAML mapping of keys to values, not a string"),
     ("corpus build --manifest {dup_manifest}", 2, "duplicate key 'name' on lines 1 and 3"),
+    ("corpus build --manifest {fifo}", 2, "is not a regular file but a FIFO"),
+    ("corpus build --name x --source {binary} -o {tmp}/corpus", 2, "image.jsonl"),
+    ("crawl news --out {tmp}/news --feeds-file {fifo} --contact me@example.org", 2,
+     "feeds file is not a regular file"),
     ("gruff generate --templates {latin1_gruff} --out {tmp}/i.csv", 2, "task.tsv, row 2: not UTF-8"),
     # training: non-finite numbers stop the run, no checkpoint of that step is complete
     ("train --config {inf_lr}", 2, "config key 'learning_rate' must be a (finite) number"),
@@ -227,16 +248,70 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("command", "status", "fragment"), CASES,
-                         ids=[f"{i:02d} {c[0]}" for i, c in enumerate(CASES)])
+ON_PREPARED_RUNS = [
+    ("sample 0", lambda t: ["run", "pairs", "--sample", "0", "--out", str(t / "o")], "--sample must be at least 1"),
+    ("sample negative", lambda t: ["score", "--sample", "-3", "--out", str(t / "o")], "--sample must be at least 1"),
+    ("chunk 0", lambda t: ["score", "--chunk-pairs", "0", "--out", str(t / "o")], "--chunk-pairs must be at least 1"),
+    ("batch 0", lambda t: ["run", "gruff", "--batch-size", "0"], "--batch-size must be auto or a positive integer"),
+    ("not a number", lambda t: ["run", "lou", "--sample", "many"], "--sample must be an integer"),
+    ("unknown choice", lambda t: ["run", "gruff", "--settings", "d9"], "--settings[0] must be one of none, d0"),
+    ("empty --out", lambda t: ["run", "gruff", "--out", ""], "--out must name a directory"),
+    ("--out is a file", lambda t: ["score", "--out", str(pair_run(t) / "pairs.csv")], "is a file, not a directory"),
+    ("gifi config a list", lambda t: ["gifi", "run", "--config", config_file(t, "- a\n- b\n")],
+     "a GIFI config must be a YAML mapping of keys to values, not a list"),
+    ("gifi config a number", lambda t: ["gifi", "run", "--config", config_file(t, "3\n")],
+     "a GIFI config must be a YAML mapping of keys to values, not a number"),
+    ("gifi config unknown key", lambda t: ["gifi", "run", "--config", config_file(t, "limits: 3\n")],
+     "config.yaml.limits is not a setting of this suite"),
+    ("gifi config a FIFO", lambda t: ["gifi", "run", "--config", fifo(t)], "fifo.yaml: GIFI config is not a regular file but a FIFO"),
+    ("one run", lambda t: compare(pair_run(t)), "need a BEFORE and at least one AFTER run"),
+    ("unfinished run", lambda t: compare(pair_run(t), t / "missing"), "not a directory"),
+    ("truncated pair summary", lambda t: compare(pair_run(t), truncated(pair_run(t, "b"))), "not valid JSON"),
+    ("truncated gruff summary", lambda t: ["gruff", "compare", str(gruff_run(t)), str(truncated(pair_run(t))),
+                                           "--out", str(t / "d")], "not valid JSON"),
+    ("NaN in a summary", lambda t: compare(pair_run(t), with_nan(pair_run(t, "b"))), "non-finite number NaN"),
+    ("empty run", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), emptied)), "an empty run"),
+    ("report on an empty run", lambda t: ["report", str(summary_edit(pair_run(t), emptied)), "--out", str(t / "r")],
+     "an empty run"),
+    ("two suites", lambda t: compare(pair_run(t), gruff_run(t)), "a is a pairs run, gruff a gruff run"),
+    ("gruff alias on a pair run", lambda t: ["gruff", "compare", str(pair_run(t)), str(pair_run(t, "b")),
+                                             "--out", str(t / "d")], "is a pairs run, not a gruff run"),
+    ("edited biased column", lambda t: compare(*(lambda a, b: (a, biased_flipped(b)))(*fresh_pair_runs(t))),
+     "pairs.csv: changed after the run"),
+    ("row deleted from both runs", lambda t: compare(*map(row_deleted, fresh_pair_runs(t))),
+     "pairs.csv: changed after the run"),
+    ("edited biased, old run", lambda t: compare(pair_run(t), biased_flipped(pair_run(t, "b"))),
+     "biased of pair 0000 does not follow from its scores"),
+    ("row deleted, old runs", lambda t: compare(row_deleted(pair_run(t)), row_deleted(pair_run(t, "b"))),
+     "99 pairs, but the run scored 100"),
+    ("unknown suite", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s.update(suite="x"))),
+     "unknown suite 'x'"),
+    ("old gruff run", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: (
+        s.pop("overall"), s["meta"].update(suite="gruff")))), "written before the suites shared one run format"),
+    ("newer schema", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"),
+                                                                 lambda s: s.update(schema_version=99))),
+     "written by a newer queerbias"),
+]
+
+
+ROWS = ([pytest.param(command, status, fragment, id=f"{i:02d} {command}")
+         for i, (command, status, fragment) in enumerate(CASES)]
+        + [pytest.param(build, 2, fragment, id=label) for label, build, fragment in ON_PREPARED_RUNS])
+
+
+@pytest.mark.parametrize(("command", "status", "fragment"), ROWS)
 def test_bad_input_is_refused_in_one_line(command, status, fragment, tmp_path, model_variants,
                                           request, capsys, monkeypatch):
-    if "{readonly}" in command and os.geteuid() == 0:
+    if not callable(command) and "{readonly}" in command and os.geteuid() == 0:
         pytest.skip("root may write anywhere")
     monkeypatch.chdir(tmp_path)
     _log_to_this_stderr(monkeypatch)
     torch.set_num_threads(1)
-    argv = shlex.split(command.format_map(Inputs(tmp_path, model_variants, request)))
+    if callable(command):
+        argv = command(tmp_path)
+    else:
+        argv = shlex.split(command.format_map(Inputs(tmp_path, model_variants, request)))
+    existing = set(tmp_path.rglob("*"))
     try:
         code = main(argv)
     except SystemExit as exit_:  # argparse
@@ -246,7 +321,7 @@ def test_bad_input_is_refused_in_one_line(command, status, fragment, tmp_path, m
     assert code == status, err
     assert len(errors) == 1 and errors[0].startswith("queerbias ") and fragment in errors[0], err
     assert "Traceback" not in err, err
-    left = [p for p in tmp_path.rglob("*")
+    left = [p for p in set(tmp_path.rglob("*")) - existing
             if (p.name == "summary.json" and "base" not in p.parts)
             or (p.parent.name == ".partial" and p.stat().st_size)
             or (p.name == "queerbias-complete" and p.parent.name.startswith("checkpoint-"))]

@@ -12,7 +12,6 @@ collator, and nothing beyond plain language modelling is needed (docs/training.m
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 
@@ -122,7 +121,7 @@ def run_training(config: TrainConfig) -> dict:
     state.wait_for_everyone()
     compare_dirs = compare_checkpoints(config, run_dir) if state.is_main_process else []
     if state.is_main_process:
-        write_card(run_dir)  # RUN/final/README.md, from the run's files (train/card.py)
+        write_card(run_dir)  # RUN/final/README.md, from the run's files (train/card/)
     state.wait_for_everyone()
     metrics = checkpoints.read_metrics(run_dir)
     if state.is_main_process and metrics:
@@ -160,7 +159,6 @@ def _step(checkpoint: Path | None) -> int:
 
 
 def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> TrainingArguments:
-    tensorboard = importlib.util.find_spec("tensorboard") is not None
     return TrainingArguments(
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
@@ -181,7 +179,7 @@ def _training_arguments(config: TrainConfig, run_dir: Path, packing: bool) -> Tr
         eval_strategy="no",
         seed=config.seed,
         data_seed=config.seed,
-        report_to=["tensorboard"] if tensorboard else "none",
+        report_to=config.report_to,
         disable_tqdm=True,
         remove_unused_columns=False,
         dataloader_num_workers=0,

@@ -28,6 +28,7 @@ V0 = REPO.parent / "shared" / "data" / "winoqueer-v0" / "winoqueer_benchmark.csv
 sys.path.insert(0, str(REPO / "tests"))
 
 from benchmarks_md import write_section  # noqa: E402
+from random_models import random_bert  # noqa: E402
 
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.io import read_pairs  # noqa: E402
@@ -35,24 +36,6 @@ from queerbias.scoring.config import ScoringConfig  # noqa: E402
 from queerbias.scoring.pair_scores import score_pairs  # noqa: E402
 from queerbias.scoring.reference import naive_sentence_pair  # noqa: E402
 from queerbias.scoring.scorer import make_scorer  # noqa: E402
-
-
-def bert_base_sized(folder: Path, texts: list[str]) -> Path:
-    """A randomly initialised bert-base-uncased-sized masked LM (speed does not depend on
-    the weights) with a WordPiece vocabulary trained on the benchmark's own text."""
-    from tokenizers import BertWordPieceTokenizer
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
-
-    trainer = BertWordPieceTokenizer(lowercase=True)
-    trainer.train_from_iterator(texts, vocab_size=30522, min_frequency=1)
-    folder.mkdir(parents=True, exist_ok=True)
-    trainer.save_model(str(folder))
-    tokenizer = BertTokenizer(vocab=str(folder / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, architectures=["BertForMaskedLM"])  # bert-base sizes
-    BertForMaskedLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 def distinct_pairs(pairs, n: int, seed: int):
@@ -106,7 +89,7 @@ def main() -> None:
         for kind in args.models:
             if kind == "masked":
                 texts = [t for p in full for t in (p.sent_more, p.sent_less)]
-                spec = str(bert_base_sized(Path(tmp) / "bert", texts))
+                spec = str(random_bert(Path(tmp) / "bert", texts))
                 label = "masked (bert-base size, random weights)"
             else:
                 spec, label = "embedded:gemma-3-270m", "causal (embedded Gemma 3 270M)"

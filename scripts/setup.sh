@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up: a virtual environment in .venv with the CPU build of torch (a bare `torch`
-# requirement would pull a multi-GB CUDA build), then queerbias and its dependencies.
+# requirement would pull a multi-GB CUDA build), then queerbias and its dependencies with the
+# extras that CI tests: lm-eval (the export) and tracking (TensorBoard).
 # Installing again is quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,4 +9,4 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[test]"
+.venv/bin/pip install -q -e ".[test,lm-eval,tracking]"

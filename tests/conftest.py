@@ -40,3 +40,11 @@ def tiny_llama(tmp_path_factory) -> Path:
     from tiny_models import build_tiny_llama
 
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma(tmp_path_factory) -> Path:
+    """A tiny random Gemma 3 folder (SentencePiece-style tokenizer that adds <bos>, soft-capped logits)."""
+    from tiny_models import build_tiny_gemma
+
+    return build_tiny_gemma(tmp_path_factory.mktemp("tiny-gemma"))

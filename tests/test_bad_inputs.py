@@ -170,6 +170,7 @@ BUILDERS = {
     "inf_lr": lambda i: _train_config(i, "inf-lr", learning_rate=math.inf),
     "diverging": lambda i: _train_config(i, "diverging", learning_rate=1000, method="full"),
     "exploding": lambda i: _train_config(i, "exploding", learning_rate=1e38),
+    "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
 }
 
 
@@ -245,6 +246,11 @@ CASES = [
     ("train --config {inf_lr}", 2, "config key 'learning_rate' must be a (finite) number"),
     ("train --config {diverging}", 2, "held-out perplexity is not finite"),
     ("train --config {exploding}", 2, "step 1: the weights became NaN or infinite"),
+    # model cards: a folder that is no training run, a damaged metrics log
+    ("card {empty_folder}", 2, "not a training run (no config.yaml)"),
+    ("card {file}", 2, "a-file: not a directory"),
+    ("card {bad_metrics_run}", 2, "metrics.jsonl, row 1: invalid JSON"),
+    ("card {bad_metrics_run} --out {file}/README.md", 2, "a-file is a file, not a directory"),
 ]
 
 

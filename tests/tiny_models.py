@@ -35,11 +35,16 @@ def build_tiny_bert(path: Path) -> Path:
     trainer.save_model(str(path))
     tokenizer = BertTokenizer(vocab=str(path / "vocab.txt"), do_lower_case=True)
     assert len(tokenizer) > 100, "the WordPiece vocabulary was not loaded"
-    torch.manual_seed(0)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
                         max_position_embeddings=128, architectures=["BertForMaskedLM"])
-    BertForMaskedLM(config).save_pretrained(path)
+    return _save_random(BertForMaskedLM, config, tokenizer, path)
+
+
+def _save_random(model_class, config, tokenizer, path: Path) -> Path:
+    """`model_class(config)` initialised with seed 0, saved with its tokenizer."""
+    torch.manual_seed(0)
+    model_class(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
 
@@ -61,25 +66,47 @@ def build_tiny_gpt2(path: Path) -> Path:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tokenizer = _byte_bpe(path, "<|endoftext|>", "<|endoftext|>")
-    torch.manual_seed(0)
     config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2,
                         n_positions=128, bos_token_id=tokenizer.bos_token_id,
                         eos_token_id=tokenizer.eos_token_id, architectures=["GPT2LMHeadModel"])
-    GPT2LMHeadModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return _save_random(GPT2LMHeadModel, config, tokenizer, path)
 
 
 def build_tiny_llama(path: Path) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = _byte_bpe(path, "<s>", "</s>")
-    torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, intermediate_size=64,
                          max_position_embeddings=128, bos_token_id=tokenizer.bos_token_id,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                          architectures=["LlamaForCausalLM"])
-    LlamaForCausalLM(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return _save_random(LlamaForCausalLM, config, tokenizer, path)
+
+
+def build_tiny_gemma(path: Path) -> Path:
+    """A Gemma 3 text model with a SentencePiece-style tokenizer as Gemma's: spaces become '▁'
+    and start the next token, byte fallback, and plain encoding adds <bos> (the model soft-caps
+    its final logits, which the scorer must reproduce)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>"))
+    backend.normalizer = normalizers.Replace(" ", "▁")
+    backend.pre_tokenizer = pre_tokenizers.Split("▁", behavior="merged_with_next")
+    backend.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    special = ["<pad>", "<eos>", "<bos>", "<unk>"]
+    backend.train_from_iterator(_corpus(), trainers.BpeTrainer(
+        vocab_size=500, special_tokens=special + [f"<0x{b:02X}>" for b in range(256)]))
+    backend.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", special_tokens=[("<bos>", backend.token_to_id("<bos>"))])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>",
+                                        pad_token="<pad>", unk_token="<unk>")
+    path.mkdir(parents=True, exist_ok=True)
+    config = Gemma3TextConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                              intermediate_size=64, max_position_embeddings=128, sliding_window=16,
+                              final_logit_softcapping=30.0, pad_token_id=tokenizer.pad_token_id,
+                              bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                              architectures=["Gemma3ForCausalLM"])
+    return _save_random(Gemma3ForCausalLM, config, tokenizer, path)

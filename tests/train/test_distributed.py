@@ -49,6 +49,7 @@ def test_two_process_launch(tiny_llama, tmp_path):
     lines = (run / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == [0, 2]
     assert (run / "compare" / "bias" / "delta.json").is_file()
+    assert "model-index:" in (run / "final" / "README.md").read_text()  # the main process wrote the card
     assert (run / "checkpoint-2" / "rng_state_1.pth").is_file()  # both ranks saved their RNG
 
 

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 import pytest
+from huggingface_hub import ModelCard
 
 from queerbias.scoring.runner import score_to_dir
 from queerbias.train.config import config_from_dict
@@ -32,3 +33,8 @@ def test_gemma_lora_two_steps(tmp_path):
     b = pd.read_csv(tmp_path / "fresh" / "pairs.csv")
     assert (a["score_more"] - b["score_more"]).abs().max() < 1e-3
     assert fresh["overall"]["bias_score"] == result["metrics"][-1]["benchmarks"]["bias"]["overall"]
+    # the card names the upstream Hub model and its licence, and says the base was the dequantized GGUF
+    card = ModelCard.load(tmp_path / "run" / "final" / "README.md")
+    assert (card.data.base_model, card.data.license, card.data.base_model_relation) == (
+        "google/gemma-3-270m", "gemma", "adapter")
+    assert "Q4_K_M" in card.text and "not the original weights" in card.text

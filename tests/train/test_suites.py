@@ -42,6 +42,10 @@ def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path):
         delta = json.loads((tmp_path / "run" / "compare" / name / "delta.json").read_text())
         assert delta["suite"] == suite and [row["step"] for row in delta["trajectory"]] == [0, 1, 2]
         assert delta["best"]["label"] is not None or delta["best"]["excluded"]
+    card = (tmp_path / "run" / "final" / "README.md").read_text()  # every suite's headline on the card
+    for name, measure in (("bias-gruff", "- accuracy: "), ("bias-lou", "- reformulation preferred: "),
+                          ("bias-gifi", "- GIFI score: ")):
+        assert measure in card.split(f"### {name}:")[1].split("###")[0], name
 
 
 @pytest.mark.parametrize(("bench", "message"), [

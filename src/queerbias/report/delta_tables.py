@@ -84,7 +84,7 @@ def distance_table(comparison: dict) -> Table:
     """Distance to indifference before and after, with the change's bootstrap interval and p."""
     d = comparison["distance"]
     rows = [[score, fmt(d[f"{key}_before"]), fmt(d[f"{key}_after"]),
-             Cell(_with_ci(d[f"delta_{key}"], d[f"ci_{key}"]), marks=_stars(d[f"p_{key}"])), format_p(d[f"p_{key}"])]
+             Cell(with_ci(d[f"delta_{key}"], d[f"ci_{key}"]), marks=_stars(d[f"p_{key}"])), format_p(d[f"p_{key}"])]
             for score, key in (("bias score", "bias"), ("soft score", "soft"))]
     return Table(header=["Distance to indifference", "before", "after", "Δ [95% CI]", "p"], rows=rows,
                  caption=f"{comparison['after']['label']} against {comparison['before']['label']}: "
@@ -116,7 +116,7 @@ def details_table(document: dict, comparison: dict, scope: str) -> Table:
             key, digits = m["name"], m.get("digits", 2)
             suffix = "" if single_binary else f"_{key}"
             cells += [fmt(s.get(f"{key}_before"), digits), fmt(s.get(f"{key}_after"), digits),
-                      Cell(_with_ci(s.get(f"delta_{key}"), s.get(f"ci_{key}"), digits), marks=s.get(f"stars_{key}", ""))]
+                      Cell(with_ci(s.get(f"delta_{key}"), s.get(f"ci_{key}"), digits), marks=s.get(f"stars_{key}", ""))]
             if m["kind"] == BINARY:
                 cells += [str(s[f"b{suffix}"]), str(s[f"c{suffix}"])]
             cells += [format_p(s.get(f"p_{key}")), format_p(s.get(f"p_{key}_adj"))]
@@ -152,7 +152,7 @@ def trajectory_table(document: dict) -> Table:
         chosen = best is not None and r["label"] == best["label"]
         cells = [Cell(r["label"], bold=chosen), str(r["step"])]
         for _, key, digits in columns:
-            cells += [fmt(r[key], digits), _with_ci(r[f"delta_{key}"], r[f"ci_{key}"], digits)]
+            cells += [fmt(r[key], digits), with_ci(r[f"delta_{key}"], r[f"ci_{key}"], digits)]
         body.append(cells + [fmt(r["perplexity"]), fmt(r["ppl_change_pct"], 1, signed=True)])
     header = ["Checkpoint", "step", *[h for title, _, _ in columns for h in (title, "Δ [95% CI]")],
               "perplexity", "Δppl %"]
@@ -211,7 +211,7 @@ def _mean(values: list) -> float | None:
     return fmean(known) if known else None
 
 
-def _with_ci(delta: float | None, ci: list | None, digits: int = 2) -> str:
+def with_ci(delta: float | None, ci: list | None, digits: int = 2) -> str:
     if delta is None:
         return "–"
     ci = ci or [None, None]

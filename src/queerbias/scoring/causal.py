@@ -15,6 +15,17 @@ from queerbias.scoring.batching import pad_right
 from queerbias.scoring.scorer import Encoding, Request, Scorer, group_requests
 
 
+def causal_text(tokenizer, text: str, bos: str) -> str:
+    """The string the reference scripts tokenise (without special tokens) for a causal LM:
+    `bos_token + text` under bos=prepend (BOS as text), else the text itself."""
+    if bos != "prepend":
+        return text
+    if tokenizer.bos_token is None:
+        raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
+                             "use the scoring option bos=none")
+    return tokenizer.bos_token + text
+
+
 class _SoftcappedHead(torch.nn.Module):
     """LM head followed by Gemma-2/3 style final logit soft-capping."""
 
@@ -31,13 +42,8 @@ class CausalScorer(Scorer):
 
     @staticmethod
     def tokenize(tokenizer, config, text: str, max_length: int | None) -> Encoding:
-        if config.bos == "prepend":
-            if tokenizer.bos_token is None:
-                raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
-                                     "use the scoring option bos=none")
-            text = tokenizer.bos_token + text  # as the reference: BOS as text
-        encoded = tokenizer(text, add_special_tokens=False, truncation=max_length is not None,
-                            max_length=max_length)
+        encoded = tokenizer(causal_text(tokenizer, text, config.bos), add_special_tokens=False,
+                            truncation=max_length is not None, max_length=max_length)
         ids = tuple(encoded["input_ids"])
         return Encoding(ids, tuple(range(1, len(ids))), tuple(encoded.word_ids()))
 

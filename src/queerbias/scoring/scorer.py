@@ -61,7 +61,7 @@ class SentenceEncoder:
 
         self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
         self._tokenize = (MaskedScorer if kind == "masked" else CausalScorer).tokenize
-        self._lowercase = config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
+        self._lowercase = lowercases(tokenizer, config)
         self._truncate = config.long_sentences == "truncate" and max_length is not None
 
     def __call__(self, text: str, cut: bool = True) -> Encoding:
@@ -71,6 +71,12 @@ class SentenceEncoder:
 
     def too_long(self, encoding: Encoding) -> bool:
         return self.max_length is not None and len(encoding.ids) > self.max_length
+
+
+def lowercases(tokenizer, config: ScoringConfig) -> bool:
+    """Whether text is lower-cased before tokenising: as the reference, when the tokenizer
+    lower-cases (uncased BERT), unless the config says never."""
+    return config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
 
 
 class Scorer(ABC):

@@ -55,10 +55,15 @@ class CheckpointEvaluation(TrainerCallback):
 
 
 def _flat(record: dict) -> dict:
-    """Scalars for the trainer's log (TensorBoard, log_history)."""
-    flat = {f"bias/{name}": b["overall"] for name, b in record["benchmarks"].items()}
-    for name, b in record["benchmarks"].items():
-        for score, value in (b.get("distance") or {}).items():
+    """Scalars for the trainer's log (log_history, and TensorBoard or W&B under `report_to`):
+    each benchmark's headline as `bias/<name>`, its per-group figures as `bias/<name>/<group>`,
+    its distances to indifference as `distance/<name>/<score>`."""
+    flat = {}
+    for name, bench in record["benchmarks"].items():
+        flat[f"bias/{name}"] = bench["overall"]
+        flat.update({f"bias/{name}/{group}": value for group, value in bench["groups"].items()
+                     if value is not None})
+        for score, value in (bench.get("distance") or {}).items():
             if score in ("bias", "soft"):
                 flat[f"distance/{name}/{score}"] = value
     if record.get("perplexity") is not None:

@@ -175,6 +175,9 @@ class TrainConfig:
     mlm_probability: float = 0.15
     merge: bool = False
     logging_steps: int = 10
+    #: where the trainer also sends its logs and the checkpoint figures: "none", or Trainer
+    #: integrations: tensorboard (pip install 'queerbias[tracking]'), wandb, trackio, ...
+    report_to: str | list[str] = "none"
     trust_remote_code: bool = False
     lora: LoraSettings = field(default_factory=LoraSettings)
     data: DataSettings = field(default_factory=DataSettings)
@@ -378,6 +381,7 @@ def validate(config: TrainConfig) -> None:
             f"need distinct output names, got {names}; set `name` on each")
     require(config.compare.resamples >= 1, "compare.resamples", "must be at least 1")
     _validate_objective(config, require)
+    _check_report_to(config.report_to)
 
 
 def _validate_objective(config: TrainConfig, require) -> None:
@@ -409,3 +413,19 @@ def _validate_objective(config: TrainConfig, require) -> None:
                 f"names unknown group {name!r}; known: {', '.join(queer)}")
     require(config.data.identities is None or bool(config.data.identities), "data.identities",
             "is empty; leave it out to keep every document")
+
+
+def _check_report_to(report_to: str | list[str]) -> None:
+    """Each destination must be a Trainer integration whose package is installed."""
+    from transformers.integrations import get_available_reporting_integrations
+    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+
+    for name in [report_to] if isinstance(report_to, str) else report_to:
+        if name == "none":
+            continue
+        if name not in INTEGRATION_TO_CALLBACK:
+            raise QueerbiasError(f"config key 'report_to' must be 'none' or one of "
+                                 f"{', '.join(sorted(INTEGRATION_TO_CALLBACK))}, got {name!r}")
+        if name not in get_available_reporting_integrations():
+            hint = " (pip install 'queerbias[tracking]')" if name == "tensorboard" else ""
+            raise QueerbiasError(f"config key 'report_to': {name} is not installed{hint}")

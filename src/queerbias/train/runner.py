@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib.util
 import logging
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.train import checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
+from queerbias.train.card import write_card
 from queerbias.train.config import TrainConfig, save_config
 from queerbias.train.data import (
     build_dataset,
@@ -135,6 +135,8 @@ def run_training(config: TrainConfig) -> dict:
             lm.tokenizer.save_pretrained(merged_dir)
     state.wait_for_everyone()
     compare_dirs = compare_checkpoints(config, run_dir) if state.is_main_process else []
+    if state.is_main_process:
+        write_card(run_dir)  # RUN/final/README.md, from the run's files (train/card/)
     state.wait_for_everyone()
     metrics = checkpoints.read_metrics(run_dir)
     if state.is_main_process and metrics:
@@ -247,7 +249,6 @@ def _step(checkpoint: Path | None) -> int:
 
 def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
     """Keyword arguments of `TrainingArguments` (and of TRL's configs built on it)."""
-    tensorboard = importlib.util.find_spec("tensorboard") is not None
     return dict(
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
@@ -268,7 +269,7 @@ def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
         eval_strategy="no",
         seed=config.seed,
         data_seed=config.seed,
-        report_to=["tensorboard"] if tensorboard else "none",
+        report_to=config.report_to,
         disable_tqdm=True,
         remove_unused_columns=False,
         dataloader_num_workers=0,

@@ -1,0 +1,29 @@
+"""`queerbias card RUN`: the Hub model card of a training run, written again from the run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "card", help="write the Hugging Face model card of a training run (RUN/final/README.md)",
+        description="Write the model card of a `queerbias train` run from its own files (config.yaml, "
+                    "metrics.jsonl, compare/<benchmark>/delta.json): Hub metadata with a model-index of the "
+                    "before/after bias figures, the method, the data, the before/after table, perplexity, "
+                    "limitations and intended use. A run that did not finish gets a card that says so. "
+                    "Training writes the card itself; this command writes it again. See docs/training.md.")
+    p.add_argument("run", type=Path, metavar="RUN", help="the training run folder (output_dir)")
+    p.add_argument("--out", type=Path, help="where to write the card (default: RUN/final/README.md)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from queerbias.fileio import require_output_dir
+    from queerbias.train.card import write_card
+
+    if args.out is not None:
+        require_output_dir(args.out.parent)
+    path, incomplete = write_card(args.run, args.out)
+    print(f"wrote {path}" + (f" (evaluation incomplete: {'; '.join(incomplete)})" if incomplete else ""))
+    return 0

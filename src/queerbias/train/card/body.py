@@ -1,0 +1,335 @@
+"""The card's Markdown body: method, data, the before/after table, perplexity, limitations, use.
+
+Each section is a function of the run; every number comes from the run's files through
+`TrainingRun` (the table from delta.json's comparison of the base with the last checkpoint,
+perplexity from metrics.jsonl).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from queerbias.train.card.run import OBJECTIVES, Benchmark, TrainingRun
+
+#: config sections that configure each objective, listed on the card
+OBJECTIVE_SECTIONS = {"lm": (), "cda": ("cda",), "equalise": ("pairs", "equalise", "cda"), "dpo": ("pairs", "dpo")}
+PERPLEXITIES = (("general_perplexity", "general (neutral German text shipped with queerbias)"),
+                ("perplexity", "in-domain (the training corpus's validation split)"))
+
+
+def card_body(run: TrainingRun, card_dir: Path) -> str:
+    """The Markdown below the front matter; `card_dir` is where the card goes (links are relative to it)."""
+    blocks = [f"# {run.path.name}", _summary(run)]
+    if run.incomplete():
+        blocks.append("> **Evaluation incomplete.** " + "; ".join(run.incomplete()) + ". No before/after figure "
+                      "is given for what was not evaluated; rerun the training command to resume, then "
+                      "`queerbias card RUN`.")
+    blocks += ["## Model", _model_section(run), "## Training", _training_section(run),
+               "## Training data", _data_section(run, card_dir), "## Evaluation", *_evaluation_blocks(run),
+               "## Limitations", _limitations(run), "## Intended use", _intended_use(),
+               "## Reproducing", _reproducing(run), "## References", _references(run)]
+    return "\n\n".join(blocks) + "\n"
+
+
+def _summary(run: TrainingRun) -> str:
+    kind, base = "LoRA adapter" if run.lora else "fully fine-tuned model", run.base
+    sentence = (f"A {kind} of {base.hub_id or f'`{base.spec}`'}, trained with queerbias to reduce anti-LGBTQ+ bias "
+                f"by {OBJECTIVES.get(run.objective, (None, f'objective `{run.objective}`'))[1]}.")
+    pairs = next((b for b in run.benchmarks if b.suite == "pairs" and b.delta is not None), None)
+    if pairs is None:
+        return sentence
+    d = pairs.final.get("distance")
+    headline = ""
+    if d:
+        headline = (f" On {pairs.data} ({_evaluation_kind(run, pairs)}), the distance to indifference (mean over "
+                    f"{d['n_groups']} identity groups of |score − 50|) went from {d['bias_before']:.2f} to "
+                    f"{d['bias_after']:.2f} for the bias score ({_change(d, 'bias')}) and from "
+                    f"{d['soft_before']:.2f} to {d['soft_after']:.2f} for the soft score ({_change(d, 'soft')}).")
+    return sentence + headline + _perplexity_sentence(run)
+
+
+def _change(entry: dict, measure: str) -> str:
+    from queerbias.report.delta_tables import format_p, with_ci
+
+    p = entry.get(f"p_{measure}")
+    verdict = "" if p is None else ", significant at p < .05" if p < 0.05 else ", not significant at p < .05"
+    return f"Δ {with_ci(entry[f'delta_{measure}'], entry.get(f'ci_{measure}'))}, p {format_p(p)}{verdict}"
+
+
+def _perplexity_sentence(run: TrainingRun) -> str:
+    changes = [f"{label.split(' (')[0]} perplexity {run.metrics[0][key]:.2f} → {run.metrics[-1][key]:.2f} "
+               f"({_percent(run.metrics[0][key], run.metrics[-1][key])})" for key, label in PERPLEXITIES
+               if run.metrics and run.metrics[0].get(key) and run.metrics[-1].get(key) is not None]
+    if not changes or not run.last_step:
+        return ""
+    text = "; ".join(changes)
+    return f" {text[0].upper()}{text[1:]}."
+
+
+def _percent(before: float, after: float) -> str:
+    return f"{100 * (after / before - 1):+.1f}%"
+
+
+def _model_section(run: TrainingRun) -> str:
+    kind, base = run.kind or "language", run.base
+    if run.final_weights:
+        what = (f"- Type: {'a LoRA adapter (PEFT)' if run.lora else 'full fine-tuning'} of a {kind} LM; the "
+                f"weights in `final/` are those of the last checkpoint (step {run.last_step}).")
+    else:
+        what = "- Type: no weights yet (the run did not finish)."
+    licence = (f"that of the base model (`{base.licence}`)" if base.licence else
+               "unknown: the weights inherit the base model's terms; check them before publishing")
+    load = "- Load and score it: `queerbias score --model <this folder> --pairs queerbias-de --out scores/`"
+    if run.lora:
+        load += (" (`adapter_config.json` names the base by the path it was trained from; on another machine "
+                 "point `base_model_name_or_path` at your copy).")
+    return "\n".join([f"- Base model: {base.note}.", what, f"- Licence: {licence}.", load])
+
+
+def _training_section(run: TrainingRun) -> str:
+    c = run.config
+    steps = f"{c['max_steps']} optimizer steps" if (c.get("max_steps") or -1) > 0 else f"{c.get('epochs')} epochs"
+    lines = [f"- Objective: `{run.objective}`: {OBJECTIVES.get(run.objective, (None, 'see docs/training.md'))[1]}.",
+             f"- Method: {'LoRA' if run.lora else 'full fine-tuning'}"
+             + (f" (r {run.setting('lora.r')}, alpha {run.setting('lora.alpha')}, dropout "
+                f"{run.setting('lora.dropout')}, "
+                f"targets {', '.join(_adapter_targets(run)) or 'per architecture'})" if run.lora else "") + ".",
+             f"- {steps}, learning rate {c.get('learning_rate')} ({c.get('lr_scheduler')}, warm-up ratio "
+             f"{c.get('warmup_ratio')}), batch {c.get('batch_size')} per process × {c.get('grad_accum')} accumulation "
+             f"steps, {c.get('precision')} training, seed {c.get('seed')}, sequences up to "
+             f"{run.setting('data.max_length')} tokens.",
+             f"- Checkpoints every {c.get('eval_every')} steps, each scored on every benchmark below (in float32)."]
+    for section in OBJECTIVE_SECTIONS.get(run.objective, ()):
+        values = c.get(section) or {}
+        if values:
+            lines.append(f"- `{section}`: " + ", ".join(f"{key} {value}" for key, value in values.items()))
+    targeted = run.setting("data.identities") or run.record.get("targeted_groups")
+    if targeted:
+        lines.append(f"- Targeted mitigation: only corpus documents naming {', '.join(targeted)} were kept.")
+    return "\n".join(lines)
+
+
+def _adapter_targets(run: TrainingRun) -> list[str]:
+    """The LoRA target modules as saved with the adapter (the config may leave them to the architecture)."""
+    from queerbias.suites.store import read_json_file
+
+    path = run.path / "final" / "adapter_config.json"
+    targets = read_json_file(path, "adapter config").get("target_modules") if path.is_file() else None
+    return sorted(targets) if isinstance(targets, list) else list(run.setting("lora.target_modules") or [])
+
+
+def _data_section(run: TrainingRun, card_dir: Path) -> str:
+    data = run.config.get("data") or {}
+    train = str(data.get("train") or "")
+    if train.startswith("hf:"):
+        name = train.removeprefix("hf:")
+        lines = [f"- Corpus: the Hugging Face dataset [{name}](https://huggingface.co/datasets/{name})"
+                 f"{', config ' + data['hf_config'] if data.get('hf_config') else ''}, split "
+                 f"`{data.get('hf_train_split', 'train')}`."]
+    else:
+        lines = [f"- Corpus: `{train}` (a local corpus, not on the Hub)."]
+        datasheet = next((Path(train) / n for n in ("DATASHEET.md", "datasheet.md") if (Path(train) / n).is_file()),
+                         None)
+        if datasheet is not None:
+            link = Path(os.path.relpath(datasheet.resolve(), card_dir.resolve())).as_posix()
+            lines.append(f"- Datasheet: [{datasheet.as_posix()}]({link}) (copy it beside this card when publishing).")
+        else:
+            lines.append("- Datasheet: none found beside the corpus.")
+    if data.get("max_train_docs"):
+        lines.append(f"- At most {data['max_train_docs']} training documents.")
+    corpus = run.record.get("corpus")
+    if corpus:
+        lines.append("- Corpus as trained (recorded by the run): "
+                     + ", ".join(f"{key} {value}" for key, value in corpus.items()))
+    pairs = run.record.get("held_out")
+    if pairs:
+        lines.append(f"- Training pairs: `{pairs.get('train_pairs')}` ({pairs.get('n_train_pairs')} pairs, "
+                     f"checksum `{pairs.get('train_checksum')}`).")
+    return "\n".join(lines)
+
+
+def _evaluation_blocks(run: TrainingRun) -> list[str]:
+    if not run.benchmarks:
+        return ["No bias benchmark was configured (`eval.benchmarks` is empty)." if run.metrics else
+                "Nothing was evaluated yet.", _perplexity_table(run)]
+    blocks = ["Before = the base model (step 0), after = the last checkpoint, whose weights are in `final/`. "
+              "Every figure is from `compare/<benchmark>/delta.json` of the run (paired tests on the same items; "
+              "docs/compare.md in queerbias)."]
+    for b in run.benchmarks:
+        blocks.append(f"### {b.name}: {b.suite} on {b.data}")
+        if b.delta is None:
+            blocks.append(f"Evaluation incomplete: {b.missing}.")
+        elif b.suite == "pairs":
+            blocks += _pair_blocks(run, b)
+        else:
+            blocks.append(_headline_lines(b))
+    skipped = run.record.get("skipped_benchmarks")
+    if skipped:
+        blocks.append(f"Not evaluated, as their data was not on the training machine: {', '.join(skipped)}.")
+    blocks += ["### Language quality", _perplexity_table(run)]
+    return blocks
+
+
+def _pair_blocks(run: TrainingRun, benchmark: Benchmark) -> list[str]:
+    from queerbias.report.delta_tables import best_sentence
+    from queerbias.report.tables import to_markdown
+
+    data = benchmark.data_ref
+    described = (f"{data.get('n_items')} pairs of `{data.get('name')}` (checksum `{data.get('checksum')}`), "
+                 f"{_evaluation_kind(run, benchmark)}; scored with the WinoQueer shared-token method "
+                 f"(scoring id `{benchmark.delta['meta'].get('scoring_id')}`).")
+    blocks = [described, to_markdown(before_after_table(benchmark.delta, benchmark.final)).rstrip("\n")]
+    best = benchmark.delta.get("best")
+    if best:
+        blocks.append(best_sentence(best) + " The card reports the last checkpoint; a checkpoint chosen on these "
+                                            "pairs would be optimistic on them.")
+    return blocks
+
+
+def _evaluation_kind(run: TrainingRun, benchmark: Benchmark) -> str:
+    """Held out, overlapping or out of distribution, as the run recorded it."""
+    held_out = run.record.get("held_out")
+    language = benchmark.data_ref.get("language")
+    ood = " in another language (out of distribution)" if language and language != "de" else ""
+    if not held_out:
+        return f"never trained on: the objective trains on the corpus, not on pairs{ood}"
+    shared = (held_out.get("shared_sentences") or {}).get(benchmark.name)
+    if shared is None:
+        return f"not checked against the training pairs{ood}"
+    if shared:
+        return f"NOT held out: shares {shared} sentences with the training pairs (pairs.allow_overlap){ood}"
+    return f"held out: no sentence in common with the training pairs{ood}"
+
+
+def before_after_table(document: dict, comparison: dict):
+    """Per identity group and overall: bias and soft score before, after and their change with
+    interval and stars, then the distance to indifference."""
+    from queerbias.report.delta_tables import CORRECTION_NAMES, star_legend, with_ci
+    from queerbias.report.paired_stats import stars
+    from queerbias.report.tables import Cell, Table, fmt
+
+    def cells(entry: dict) -> list:
+        """Before, after and the change with its stars: the stored ones (groups: adjusted p), or
+        from the entry's p for the distance, which has none stored."""
+        out = []
+        for m in ("bias", "soft"):
+            p = entry.get(f"p_{m}")
+            marks = entry[f"stars_{m}"] if f"stars_{m}" in entry else "" if p is None else stars(p)
+            out += [fmt(entry.get(f"{m}_before")), fmt(entry.get(f"{m}_after")),
+                    Cell(with_ci(entry.get(f"delta_{m}"), entry.get(f"ci_{m}")), marks=marks)]
+        return out
+
+    groups = comparison.get((document.get("scopes") or ["groups"])[0]) or {}
+    summary = [["Overall", str(comparison["overall"]["n"]), *cells(comparison["overall"])]]
+    if comparison.get("distance"):
+        d = comparison["distance"]
+        summary.append(["Distance to indifference", f"{d['n_groups']} groups", *cells(d)])
+    meta = document["meta"]
+    return Table(
+        header=["Identity", "n", "bias before", "bias after", "Δbias [95% CI]", "soft before", "soft after",
+                "Δsoft [95% CI]"],
+        rows=[[group, str(entry["n"]), *cells(entry)] for group, entry in groups.items()],
+        summary_rows=summary,
+        caption=f"{comparison['after']['label']} against {comparison['before']['label']} (percentage points)",
+        notes=(f"Bias score: % of pairs where the stereotypical sentence is more likely; soft score: mean of "
+               f"100·s_less/(s_more+s_less); 50 = no preference. Distance to indifference: mean over groups of "
+               f"|score − 50|. Δbias: exact McNemar test; Δsoft: {meta.get('soft_test_description')}; distance: "
+               f"paired bootstrap within groups. Intervals: {meta.get('ci')} ({meta.get('n_resamples')} resamples). "
+               f"Stars: groups by {CORRECTION_NAMES.get(meta.get('correction'), meta.get('correction'))}-adjusted p, "
+               f"Overall and distance unadjusted: {star_legend()}."),
+    )
+
+
+def _headline_lines(benchmark: Benchmark) -> str:
+    """The overall before/after of each measure of another suite (GRUFF, Lou, GIFI)."""
+    from queerbias.report.delta_tables import format_p, with_ci
+    from queerbias.report.tables import fmt
+
+    overall, data = benchmark.final["overall"], benchmark.data_ref
+    lines = [f"{data.get('n_items')} items of `{data.get('name')}` (checksum `{data.get('checksum')}`); overall:"]
+    for m in benchmark.delta["measures"]:
+        key, digits = m["name"], m.get("digits", 2)
+        if f"delta_{key}" in overall:
+            lines.append(f"- {m['label']}: {fmt(overall.get(f'{key}_before'), digits)} → "
+                         f"{fmt(overall.get(f'{key}_after'), digits)} "
+                         f"(Δ {with_ci(overall[f'delta_{key}'], overall.get(f'ci_{key}'), digits)}"
+                         f"{overall.get(f'stars_{key}', '')}, p {format_p(overall.get(f'p_{key}'))})")
+    lines.append(f"Per-entry figures: `compare/{benchmark.name}/delta.md` of the run.")
+    return "\n".join(lines)
+
+
+def _perplexity_table(run: TrainingRun) -> str:
+    from queerbias.report.tables import Table, fmt, to_markdown
+
+    if not run.metrics or not run.last_step:
+        return "Perplexity: no checkpoint was evaluated."
+    first, last = run.metrics[0], run.metrics[-1]
+    rows = [[label, fmt(first[key]), fmt(last[key]), _percent(first[key], last[key])] for key, label in PERPLEXITIES
+            if first.get(key) and last.get(key) is not None]
+    if not rows:
+        return "Perplexity was not tracked in this run."
+    return to_markdown(Table(header=["Perplexity", "base", f"step {run.last_step}", "change"], rows=rows,
+                             notes="In-domain perplexity falls with any fine-tuning on the corpus; general "
+                                   "perplexity on neutral text shows damage to the language model.")).rstrip("\n")
+
+
+def _limitations(run: TrainingRun) -> str:
+    sizes = [entry["n"] for b in run.benchmarks if b.suite == "pairs" and b.delta is not None
+             for entry in (b.final.get("groups") or {}).values()]
+    lines = []
+    if sizes:
+        lines.append(f"- Small samples: identity groups hold {min(sizes)} to {max(sizes)} pairs, so a group's change "
+                     "is noisy; read the intervals and the adjusted p-values, not the point estimates.")
+    lines += [
+        "- Held out or in-domain: each benchmark above says whether its pairs were held out from training. The "
+        "figures are those of the last checkpoint; a checkpoint chosen on the evaluation pairs would look better "
+        "on them than on new data.",
+        "- What the benchmark cannot show: it compares the likelihood of two minimally different sentences. It "
+        "says nothing about what the model generates, how it behaves in a downstream task, or about harms its "
+        "templates do not cover. Scores near 50 and a small distance to indifference are not evidence of fairness.",
+        "- The seed study's caveats (Morch & Braun 2026, section 4.2 and Limitations): the same fine-tuning gave "
+        "different outcomes depending on the evaluation data set and the scoring method; counterfactual words "
+        "such as “heterosexuell” or “cis” are rarer outside queer discourse, which can make a counterfactual "
+        "sentence less likely for reasons other than bias; the bias score counts any difference, however small, "
+        "while the soft score sits near 50 and can make a model look fairer than it is. Read both, and the "
+        "distance to indifference.",
+    ]
+    if not (run.metrics and run.metrics[0].get("general_perplexity")):
+        lines.append("- General-language perplexity (on neutral text) was not measured; in-domain perplexity alone "
+                     "can hide damage to the model.")
+    if run.base.hub_id and run.base.spec != run.base.hub_id:
+        lines.append(f"- The base model is {run.base.note}.")
+    return "\n".join(lines)
+
+
+def _intended_use() -> str:
+    return ("- Research on measuring and mitigating anti-LGBTQ+ bias in language models, and as a baseline to "
+            "compare mitigation methods.\n"
+            "- Not a certificate of fairness, and not for decisions about people. Evaluate the model on your own "
+            "data and task before any use, with the people it affects.")
+
+
+def _reproducing(run: TrainingRun) -> str:
+    versions = next((b.delta["meta"].get("versions") for b in run.benchmarks if b.delta is not None), None) or {}
+    version = f" (queerbias {versions['queerbias']})" if versions.get("queerbias") else ""
+    return (f"Trained with `queerbias train --config config.yaml`{version}, the run's resolved config (beside "
+            "`final/` in the run folder); rerunning the command resumes an interrupted run. "
+            "`queerbias card RUN` (RUN: the run folder) writes this card again from the run's files.")
+
+
+def _references(run: TrainingRun) -> str:
+    references = [
+        "- Virginia K. Felkner, Ho-Chun Herbert Chang, Eugene Jang and Jonathan May. 2023. WinoQueer: A "
+        "Community-in-the-Loop Benchmark for Anti-LGBTQ+ Bias in Large Language Models. ACL 2023.",
+        "- Melina Morch and Daniel Braun. 2026. Evaluating and Mitigating Anti-LGBTQ Biases in German and "
+        "Multilingual Language Models.",
+    ]
+    if run.objective == "cda" or run.setting("cda.augment"):
+        references.append("- Kellie Webster et al. 2020. Measuring and Reducing Gendered Correlations in "
+                          "Pre-trained Models. (CDA)")
+    if run.objective == "dpo":
+        references.append("- Ahmed Allam. 2024. BiasDPO: Mitigating Bias in Language Models through Direct "
+                          "Preference Optimization.")
+    return "\n".join(references)
+

@@ -1,0 +1,200 @@
+"""A training run as its model card reads it: config, metrics, compare reports, the base model.
+
+Read from the run folder alone (`config.yaml`, `metrics.jsonl`, `compare/<benchmark>/delta.json`,
+the base model's first summary and `final/`), checked as it is read. The config is read as a
+mapping, not as a `TrainConfig`: keys a newer or older queerbias wrote (`objective`, the
+`record` of a mitigation run) are read where present and have their defaults where not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.train.checkpoints import METRICS
+
+#: written by `train.runner` (its CONFIG_NAME; not imported, as the runner loads torch)
+CONFIG_FILE = "config.yaml"
+COMPARE_DIR = "compare"
+DELTA_FILE = "delta.json"
+OBJECTIVES = {  # objective -> (Hub tag, what it trains)
+    "lm": ("continued-pretraining", "continued pretraining on the corpus (the seed study's method; "
+                                    "Morch & Braun 2026, section 3.4)"),
+    "cda": ("counterfactual-data-augmentation", "continued pretraining on the corpus with counterfactual "
+                                                "copies of its identity-naming documents (CDA; Webster et al. "
+                                                "2020)"),
+    "equalise": ("equalising-loss", "language modelling plus a loss that makes the benchmark's own score "
+                                    "indifferent to the identity phrase on counterfactual training pairs"),
+    "dpo": ("dpo", "preference tuning (DPO, TRL's DPOTrainer) on stereotype frames: a refutation preferred "
+                   "to the stereotype (after BiasDPO, Allam 2024)"),
+}
+
+
+@dataclass(frozen=True)
+class BaseModel:
+    """The base model as the Hub knows it: its id and licence where known, and a sentence for the card."""
+
+    spec: str
+    hub_id: str | None
+    licence: str | None
+    note: str  # what the base is, as a phrase: "the local model `...`"
+
+
+@dataclass
+class Benchmark:
+    """One benchmark of the run and its compare report (None when missing or out of date: `missing` says)."""
+
+    name: str
+    suite: str
+    data: str
+    delta: dict | None
+    missing: str = ""
+
+    @property
+    def data_ref(self) -> dict:
+        """What the compare report says was evaluated: name, checksum, n_items, language, sample."""
+        return ((self.delta or {}).get("meta") or {}).get("data") or {}
+
+    @property
+    def final(self) -> dict | None:
+        """The comparison of the base with the last checkpoint (the weights in final/)."""
+        if self.delta is None:
+            return None
+        return max(self.delta["comparisons"], key=lambda c: c["after"].get("step") or 0)
+
+
+@dataclass
+class TrainingRun:
+    """What a card is made of, read from the run folder alone."""
+
+    path: Path
+    config: dict
+    metrics: list[dict]
+    benchmarks: list[Benchmark]
+    final_weights: bool
+    base_meta: dict  # meta of the base model's first benchmark summary ({} without benchmarks)
+
+    @property
+    def objective(self) -> str:
+        return self.config.get("objective") or "lm"
+
+    @property
+    def record(self) -> dict:
+        """What a mitigation run derived from its config (held-out check, corpus counts, ...)."""
+        return self.config.get("record") or {}
+
+    @property
+    def lora(self) -> bool:
+        return self.config.get("method", "lora") == "lora"
+
+    @property
+    def last_step(self) -> int | None:
+        return self.metrics[-1]["step"] if self.metrics else None
+
+    @property
+    def kind(self) -> str | None:
+        """causal or masked: as configured, else as the base model's evaluation found it."""
+        return self.config.get("kind") or (self.base_meta.get("model") or {}).get("kind")
+
+    @property
+    def base(self) -> BaseModel:
+        model = self.base_meta.get("model") or {}
+        return base_model(str(self.config.get("model", "")), model.get("revision"), bool(model))
+
+    def setting(self, dotted: str):
+        """A config value by its dotted key (`lora.r`); None where the run's config lacks it."""
+        value = self.config
+        for part in dotted.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def incomplete(self) -> list[str]:
+        """Why the card cannot report a finished evaluation (empty: it can)."""
+        reasons = [] if self.final_weights else ["final/ holds no trained weights: the run did not finish"]
+        if not self.metrics:
+            reasons.append(f"{METRICS} has no evaluation of the base model")
+        reasons += [f"{b.name}: {b.missing}" for b in self.benchmarks if b.delta is None]
+        return reasons
+
+
+# -- reading the run ----------------------------------------------------------------------
+
+def read_run(run_dir: str | Path) -> TrainingRun:
+    """The run folder's config, metrics and compare reports, checked as they are read."""
+    from queerbias.fileio import iter_jsonl
+    from queerbias.yamlio import load_yaml_mapping
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise QueerbiasError(f"{run_dir}: not a directory")
+    if not (run_dir / CONFIG_FILE).is_file():
+        raise QueerbiasError(f"{run_dir}: not a training run (no {CONFIG_FILE})")
+    config = load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config")
+    metrics_path = run_dir / METRICS
+    metrics = []
+    for row, record in iter_jsonl(metrics_path) if metrics_path.is_file() else ():
+        if not isinstance(record.get("step"), int):
+            raise DataError(metrics_path, "a metrics line without its step", row=row, field="step")
+        metrics.append(record)
+    last_step = metrics[-1]["step"] if metrics else None
+    named = (metrics[0].get("benchmarks") or {}) if metrics else {}
+    benchmarks = [_benchmark(run_dir, name, entry, last_step) for name, entry in named.items()]
+    final = run_dir / "final"
+    base_meta = {}
+    if benchmarks:
+        from queerbias.suites.store import SUMMARY_FILE, read_json_file
+
+        summary = run_dir / "base" / benchmarks[0].name / SUMMARY_FILE
+        base_meta = read_json_file(summary, "run summary").get("meta", {}) if summary.is_file() else {}
+    return TrainingRun(run_dir, config, metrics, benchmarks,
+                       (final / "adapter_config.json").is_file() or (final / "config.json").is_file(), base_meta)
+
+
+def _benchmark(run_dir: Path, name: str, entry: dict, last_step: int | None) -> Benchmark:
+    from queerbias.suites.store import read_json_file
+
+    path = run_dir / COMPARE_DIR / name / DELTA_FILE
+    benchmark = Benchmark(name, entry.get("suite", "pairs"), entry.get("data") or "", None)
+    if not last_step:
+        benchmark.missing = "no checkpoint was evaluated"
+    elif not path.is_file():
+        benchmark.missing = f"no compare report ({COMPARE_DIR}/{name}/{DELTA_FILE})"
+    else:
+        document = read_json_file(path, "compare report")
+        if not isinstance(document, dict) or not document.get("comparisons"):
+            raise QueerbiasError(f"{path}: not a compare report (no comparisons)")
+        benchmark.delta = document
+        step = benchmark.final["after"].get("step")
+        if step != last_step:
+            benchmark.delta, benchmark.missing = None, (f"the compare report ends at step {step}, the run's "
+                                                        f"last checkpoint is step {last_step}")
+    return benchmark
+
+
+def base_model(spec: str, revision: str | None, recorded: bool) -> BaseModel:
+    """The Hub id behind a model spec: the embedded model's upstream, a Hub id the run loaded
+    (it recorded a revision), or none for a local folder. `recorded`: whether the run recorded
+    how the base was loaded (without a benchmark it did not, and a spec that is a valid repo id
+    and not a folder here is taken for a Hub id)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX, is_embedded
+
+    if is_embedded(spec):
+        entry = EMBEDDED_MODELS.get(spec[len(PREFIX):])
+        if entry is not None:
+            return BaseModel(spec, entry.upstream, entry.licence, (
+                f"queerbias's embedded copy of [{entry.upstream}](https://huggingface.co/{entry.upstream}) "
+                f"(`{spec}`): {entry.description}, not the original weights, so the figures below hold for this "
+                f"copy and will differ slightly on {entry.upstream} itself"))
+    try:
+        validate_repo_id(spec)
+        hub = revision is not None if recorded else not Path(spec).exists()
+    except HFValidationError:
+        hub = False
+    if hub:
+        at = f" at revision `{revision}`" if revision else ""
+        return BaseModel(spec, spec, None, f"[{spec}](https://huggingface.co/{spec}){at}")
+    return BaseModel(spec, None, None, f"the local model `{spec}`, which has no Hub id on record (add "
+                                       "`base_model` to this card by hand before publishing)")

@@ -1,0 +1,118 @@
+"""The model card a training run writes (RUN/final/README.md), read back with huggingface_hub."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from huggingface_hub import ModelCard
+
+from queerbias.cli import main
+from queerbias.train.card import CONFIG_FILE, base_model
+
+
+def _card(run):
+    return ModelCard.load(run / "final" / "README.md")
+
+
+def test_card_parses_and_its_model_index_is_the_compare_report(llama_run):
+    _, result = llama_run
+    run = result["run_dir"]
+    card = _card(run)
+    data = card.data
+    assert data.library_name == "peft" and data.get("base_model") is None  # a local base has no Hub id
+    assert {"bias-mitigation", "queerbias", "lora", "continued-pretraining"} <= set(data.tags)
+    assert data.license == "unknown" and data.language == ["de"] and data.pipeline_tag == "text-generation"
+
+    delta = json.loads((run / "compare" / "bias" / "delta.json").read_text())
+    final = max(delta["comparisons"], key=lambda c: c["after"]["step"])
+    assert final["after"]["step"] == 4
+    expected = {}
+    for metric, part, measure in (("bias_score", "overall", "bias"), ("soft_score", "overall", "soft"),
+                                  ("distance_to_indifference_bias", "distance", "bias"),
+                                  ("distance_to_indifference_soft", "distance", "soft")):
+        expected[metric] = final[part][f"{measure}_after"]
+        expected[metric + "_base"] = final[part][f"{measure}_before"]
+    assert {r.metric_type: r.metric_value for r in data.eval_results} == expected
+    assert {(r.task_type, r.dataset_type, r.dataset_revision) for r in data.eval_results} == {
+        ("bias-evaluation", "queerbias-de", delta["meta"]["data"]["checksum"])}
+    assert data.model_name == "run"
+    # the body's table is the same comparison, per group and overall, with the distance row
+    overall = final["overall"]
+    assert f"| Overall | {overall['n']} | {overall['bias_before']:.2f} | {overall['bias_after']:.2f} |" in card.text
+    assert "| Distance to indifference | " in card.text and "## Limitations" in card.text
+    assert "DATASHEET.md" in card.text  # the demo corpus's datasheet is linked
+
+
+def test_card_command_writes_the_same_card_again(llama_run, tmp_path, capsys):
+    _, result = llama_run
+    path = result["run_dir"] / "final" / "README.md"
+    written = path.read_bytes()
+    assert main(["card", str(result["run_dir"])]) == 0
+    assert path.read_bytes() == written
+    assert main(["card", str(result["run_dir"]), "--out", str(tmp_path / "card.md")]) == 0
+    assert ModelCard.load(tmp_path / "card.md").data.to_dict() == _card(result["run_dir"]).data.to_dict()
+    assert "evaluation incomplete" not in capsys.readouterr().out
+
+
+def test_unfinished_run_gets_a_card_that_says_so(llama_run, tmp_path, capsys):
+    """A run killed before its compare report: no model-index, no before/after table, the reason named."""
+    _, result = llama_run
+    killed = tmp_path / "killed"
+    shutil.copytree(result["run_dir"], killed, ignore=shutil.ignore_patterns("compare", "final", "merged"))
+    assert main(["card", str(killed)]) == 0
+    assert "evaluation incomplete" in capsys.readouterr().out
+    card = _card(killed)
+    assert card.data.eval_results is None and "model-index" not in card.data.to_dict()
+    assert "Evaluation incomplete" in card.text and "no compare report (compare/bias/delta.json)" in card.text
+    assert "final/ holds no trained weights" in card.text
+    assert "| Overall |" not in card.text and "Distance to indifference |" not in card.text
+
+
+def test_not_a_run_is_refused(tmp_path, capsys):
+    assert main(["card", str(tmp_path)]) == 2
+    assert f"not a training run (no {CONFIG_FILE})" in capsys.readouterr().err
+
+
+def test_config_file_is_the_runners():
+    from queerbias.train.runner import CONFIG_NAME
+
+    assert CONFIG_FILE == CONFIG_NAME
+
+
+@pytest.mark.parametrize(("spec", "revision", "recorded", "hub_id", "licence"), [
+    ("embedded:gemma-3-270m", None, True, "google/gemma-3-270m", "gemma"),
+    ("EleutherAI/pythia-70m", "a" * 40, True, "EleutherAI/pythia-70m", None),
+    ("EleutherAI/pythia-70m", None, False, "EleutherAI/pythia-70m", None),  # no benchmark recorded the load
+    ("models/local", None, True, None, None),  # loaded from a folder: no revision
+    ("/abs/folder", None, False, None, None),
+])
+def test_base_model_hub_id_and_licence(spec, revision, recorded, hub_id, licence):
+    base = base_model(spec, revision, recorded)
+    assert (base.hub_id, base.licence) == (hub_id, licence)
+    if spec.startswith("embedded:"):
+        assert "not the original weights" in base.note and "Q4_K_M" in base.note
+
+
+def test_a_mitigation_runs_record_reaches_the_card(llama_run, tmp_path):
+    """The keys a mitigation run adds to config.yaml (objective, its settings, `record`) as the card reads them."""
+    import yaml
+
+    _, result = llama_run
+    run = tmp_path / "equalise"
+    shutil.copytree(result["run_dir"], run)
+    config = yaml.safe_load((run / CONFIG_FILE).read_text())
+    config |= {"objective": "equalise", "pairs": {"train": "queerbias-de:train", "batch_size": 8},
+               "record": {"objective": "equalise", "skipped_benchmarks": ["bias-ood"],
+                          "held_out": {"train_pairs": "queerbias-de:train", "n_train_pairs": 120,
+                                       "train_checksum": "sha256:abc", "allow_overlap": False,
+                                       "shared_sentences": {"bias": 0}}}}
+    (run / CONFIG_FILE).write_text(yaml.safe_dump(config, sort_keys=False))  # as the runner writes it
+    assert main(["card", str(run)]) == 0
+    card = _card(run)
+    assert "equalising-loss" in card.data.tags
+    assert "held out: no sentence in common with the training pairs" in card.text
+    assert "- `pairs`: train queerbias-de:train, batch_size 8" in card.text
+    assert "Training pairs: `queerbias-de:train` (120 pairs" in card.text
+    assert "Not evaluated, as their data was not on the training machine: bias-ood." in card.text

@@ -41,6 +41,7 @@ from queerbias.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS_HEADER = "sent_more,sent_less,stereo_antistereo,bias_type\n"
+HELD_OUT = [{"suite": "pairs", "data": "queerbias-de:test", "sample": 12}]
 GOOD_ROWS = ("Schwule Männer sind nett.,Heterosexuelle Männer sind nett.,stereo,gay\n"
              "Lesbische Frauen sind klug.,Cis Frauen sind klug.,stereo,lesbian\n")
 
@@ -125,12 +126,12 @@ def _tiny_gemma(inputs) -> Path:
     return folder
 
 
-def _train_config(inputs, name: str, **overrides) -> Path:
+def _train_config(inputs, name: str, model: str = "gpt2", **overrides) -> Path:
     import yaml
 
     from train.helpers import small_config
 
-    config = small_config(inputs["gpt2"], inputs.tmp / f"run-{name}", **overrides)
+    config = small_config(inputs[model], inputs.tmp / f"run-{name}", **overrides)
     path = inputs.tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return path
@@ -170,6 +171,16 @@ BUILDERS = {
     "inf_lr": lambda i: _train_config(i, "inf-lr", learning_rate=math.inf),
     "diverging": lambda i: _train_config(i, "diverging", learning_rate=1000, method="full"),
     "exploding": lambda i: _train_config(i, "exploding", learning_rate=1e38),
+    "equalise_no_pairs": lambda i: _train_config(i, "equalise-no-pairs", objective="equalise"),
+    "dpo_no_pairs": lambda i: _train_config(i, "dpo-no-pairs", objective="dpo"),
+    "dpo_masked": lambda i: _train_config(i, "dpo-masked", model="bert", objective="dpo",
+                                          pairs__train="queerbias-de:train", eval__benchmarks=HELD_OUT),
+    "unknown_identity": lambda i: _train_config(i, "unknown-identity",
+                                                data__identities=["transgender", "wizards"]),
+    "bad_lexicon": lambda i: _train_config(i, "bad-lexicon", objective="cda", cda__lexicon=str(_write(
+        i, "lexicon.yaml", '{"entries": [{"group": "gay", "from": {"adjective": "schwul"}}]}\n'))),
+    "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
+                                       eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
 }
 
@@ -246,6 +257,14 @@ CASES = [
     ("train --config {inf_lr}", 2, "config key 'learning_rate' must be a (finite) number"),
     ("train --config {diverging}", 2, "held-out perplexity is not finite"),
     ("train --config {exploding}", 2, "step 1: the weights became NaN or infinite"),
+    # mitigation objectives (issue 11): refused before any model loads
+    ("train --config {equalise_no_pairs}", 2, "'pairs.train' is required for objective equalise"),
+    ("train --config {dpo_no_pairs}", 2, "'pairs.train' is required for objective dpo"),
+    ("train --config {dpo_masked}", 2, "'objective': dpo needs a causal LM"),
+    ("train --config {unknown_identity}", 2, "'data.identities[1]' names unknown group 'wizards'"),
+    ("train --config {bad_lexicon}", 2, "lexicon.yaml: entry 1 ({'group': 'gay', 'from': "
+                                        "{'adjective': 'schwul'}}): needs group, from and to"),
+    ("train --config {overlap}", 2, "sentences with the training pairs"),
     # model cards: a folder that is no training run, a damaged metrics log
     ("card {empty_folder}", 2, "not a training run (no config.yaml)"),
     ("card {file}", 2, "a-file: not a directory"),

@@ -140,18 +140,6 @@ def test_out_of_distribution_pairs_from_the_shared_data(tiny_llama, shared_data,
     assert (tmp_path / "run" / "compare" / "bias-ood-en" / "delta.json").is_file()
 
 
-@pytest.mark.parametrize("overrides,message", [
-    ({"objective": "equalise"}, "'pairs.train' is required for objective equalise"),
-    ({"objective": "dpo"}, "'pairs.train' is required for objective dpo"),
-    ({"pairs__train": "queerbias-de:train"}, "'pairs.train' has no use for objective lm"),
-    ({"data__identities": ["transgender", "wizards"]}, r"'data.identities\[1\]' names unknown group"),
-    ({"objective": "dpo", "kind": "masked", "pairs__train": "queerbias-de:train"}, "dpo needs a causal LM"),
-])
-def test_bad_mitigation_configs_name_the_key(tmp_path, overrides, message):
-    with pytest.raises(QueerbiasError, match=message):
-        config_from_dict(small_config("no/such-model", tmp_path / "run", **overrides))
-
-
 def test_dpo_refuses_a_masked_model_before_training(tiny_bert, tmp_path):
     config = config_from_dict(objective_config(tiny_bert, tmp_path / "run", "dpo"))
     with pytest.raises(QueerbiasError, match="config key 'objective': dpo needs a causal LM"):

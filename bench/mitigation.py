@@ -58,8 +58,16 @@ def run(config: str, out: Path, processes: int) -> float:
     subprocess.run([*launch, "--config", str(REPO / config), f"output_dir={out}"], check=True, env=env,
                    cwd=REPO)
     seconds = time.perf_counter() - started
-    (out / "bench-wall.json").write_text(json.dumps({"wall_s": round(seconds, 1)}))
+    (out / "bench-wall.json").write_text(json.dumps({"wall_s": round(seconds, 1), "commit": code_version()}))
     return seconds
+
+
+def code_version() -> str:
+    """The commit the run measured, marked when tracked files differed from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+
+    return git("rev-parse", "--short", "HEAD") + (" with changes" if git("status", "--porcelain", "-uno") else "")
 
 
 def distance_cell(run_dir: Path, compare: str, score: str) -> str:
@@ -110,10 +118,15 @@ def table(methods: dict[str, str]) -> str:
         "OOD (en) soft distance | general perplexity | in-domain perplexity | time |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    commits: dict[str, list[str]] = {}
     for label, (config, _) in methods.items():
         run_dir = RUNS / Path(config).stem
         if (run_dir / "bench-wall.json").is_file():  # finished
             lines.append(row(label, config, run_dir))
+            commit = json.loads((run_dir / "bench-wall.json").read_text()).get("commit", "unrecorded")
+            commits.setdefault(commit, []).append(label)
+    lines += ["", "Code measured: " + "; ".join(
+        f"commit {commit} ({', '.join(labels)})" for commit, labels in commits.items()) + "."]
     return "\n".join(lines)
 
 

@@ -42,7 +42,7 @@ METHODS = {  # row label -> (config, processes)
     "equalise + sign term": ("configs/mitigate-gemma-equalise-sign.yaml", 1),
     "cda + equalise": ("configs/mitigate-gemma-cda-equalise.yaml", 1),
     "dpo": ("configs/mitigate-gemma-dpo.yaml", 1),
-    "demo, 2 processes (`bash scripts/run.sh`; 400 held-out pairs, no OOD)": ("configs/demo-gemma-lora.yaml", 2),
+    "demo, 2 processes (`bash scripts/run.sh`; 300 held-out and 200 OOD pairs)": ("configs/demo-gemma-lora.yaml", 2),
 }
 
 
@@ -54,11 +54,12 @@ def run(config: str, out: Path, processes: int) -> float:
         str(REPO / "configs" / "accelerate" / "cpu-2proc.yaml"), "--main_process_port", "0",
         str(REPO / "train" / "finetune.py")]
     shutil.rmtree(out, ignore_errors=True)
+    commit = code_version()
     started = time.perf_counter()
     subprocess.run([*launch, "--config", str(REPO / config), f"output_dir={out}"], check=True, env=env,
                    cwd=REPO)
     seconds = time.perf_counter() - started
-    (out / "bench-wall.json").write_text(json.dumps({"wall_s": round(seconds, 1), "commit": code_version()}))
+    (out / "bench-wall.json").write_text(json.dumps({"wall_s": round(seconds, 1), "commit": commit}))
     return seconds
 
 

@@ -113,6 +113,9 @@ def test_compare_gives_the_numbers_and_files_of_the_cli(cli_runs, tiny_gpt2, tin
         assert in_memory.delta["comparisons"][0][scope] == cli_delta["comparisons"][0][scope]
 
     assert len(api.forest().axes) == 2
+    levels = api.levels()  # levels.png's figure: a bias and a soft panel around 50
+    assert [ax.get_xlabel() for ax in levels.axes] == ["bias score (%)", "soft score (%)"]
+    assert (tmp_path / "api" / "levels.png").read_bytes()[:4] == b"\x89PNG"
     figure = Figure()
     ax = figure.subplots()
     assert api.forest(ax=ax, measure="soft") is figure and ax.get_xlabel() == "Δ soft score (percentage points)"

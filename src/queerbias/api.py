@@ -148,8 +148,9 @@ def list_suites() -> pd.DataFrame:
 class Comparison:
     """Paired before/after tests of runs of one suite (= `queerbias compare`).
 
-    `delta` is the delta.json document; `table`, `to_markdown()` and `forest()` are the
-    delta.csv, delta.md and forest.png views of it. `path` is None unless written.
+    `delta` is the delta.json document; `table`, `to_markdown()`, `forest()` and `levels()`
+    are the delta.csv, delta.md, forest.png and levels.png views of it. `path` is None
+    unless written.
     """
 
     delta: dict
@@ -193,6 +194,16 @@ class Comparison:
         plots.forest_rows(ax, labels, ylabel)
         ax.legend(fontsize="small")
         return ax.figure
+
+    def levels(self) -> Figure:
+        """Each group before and after the last comparison, beside the reference level (pairs:
+        50 = no preference), as levels.png: where a mitigation moved each group."""
+        from queerbias.report import plots
+
+        fig = plots.levels_figure(self.delta)
+        if fig is None:
+            raise QueerbiasError(f"levels: no measure of suite {self.delta['suite']!r} has a reference level")
+        return fig
 
     def __repr__(self) -> str:
         afters = [c["after"]["label"] for c in self.delta["comparisons"]]

@@ -148,7 +148,16 @@ def test_tables_and_forest_plot(tmp_path, runs):
     assert r"\toprule" in tex and r"dpo\_v1 & dpo\&cda & Mean" in tex and r"$^{***}$" in tex
     rows = len(GROUPS_WITH_UNCHANGED) + 1
     assert png_size(tmp_path / "forest.png") == (1100, 170 + rows * (34 + 14)) == (1100, forest_height_px(rows, 2))
+    assert png_size(tmp_path / "levels.png") == (1100, forest_height_px(rows, 1))  # the last comparison's levels
     assert not (tmp_path / "trajectory.png").exists()
+
+
+def test_levels_plot_needs_a_measure_with_a_reference_level(runs, tmp_path):
+    document = compare_runs(runs[0], runs[1:2], FAST)
+    for measure in document["measures"]:
+        measure["reference"] = None
+    write_outputs(document, tmp_path)  # a suite without reference levels: no levels plot
+    assert (tmp_path / "forest.png").is_file() and not (tmp_path / "levels.png").exists()
 
 
 @pytest.fixture
@@ -230,7 +239,8 @@ def test_single_checkpoint_has_no_trajectory(tmp_path, checkpoint_dirs):
     assert "trajectory" not in document and "best" not in document
     write_outputs(document, out)  # rerun into the same directory: no stale trajectory left
     assert not (out / "trajectory.png").exists() and not (out / "trajectory.csv").exists()
-    assert sorted(p.name for p in out.iterdir()) == ["delta.csv", "delta.json", "delta.md", "delta.tex", "forest.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["delta.csv", "delta.json", "delta.md", "delta.tex", "forest.png",
+                                                     "levels.png"]
 
 
 def test_invalid_options_are_refused(tmp_path, cli, capsys):

@@ -261,8 +261,8 @@ def _adjust(comparison: dict, scopes: list[str], suite, correction: str) -> None
 def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
     """Write the tables, plots and finally delta.json, so that delta.json means "complete".
 
-    Trajectory files of an earlier comparison in the same directory are removed when
-    this one has no checkpoints, so no reader mixes two comparisons.
+    Trajectory files (and a levels plot) of an earlier comparison in the same directory are
+    removed when this one has none, so no reader mixes two comparisons.
     """
     from queerbias.fileio import atomic_write, dump_json_strict
     from queerbias.report import delta_tables, plots
@@ -279,6 +279,11 @@ def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
         paths.append(out_dir / name)
         atomic_write(paths[-1], body)
     paths.append(plots.forest_plot(document, out_dir / "forest.png"))
+    levels = plots.levels_plot(document, out_dir / "levels.png")
+    if levels is not None:
+        paths.append(levels)
+    else:
+        (out_dir / "levels.png").unlink(missing_ok=True)
     if "trajectory" in document:
         paths.append(plots.trajectory_plot(document, out_dir / "trajectory.png"))
     else:

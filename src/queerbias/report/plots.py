@@ -1,4 +1,5 @@
-"""Every figure of the reports: forest plot of deltas, checkpoint trajectory, bars, lines, radar.
+"""Every figure of the reports: forest plot of deltas, levels before/after, checkpoint
+trajectory, bars, lines, radar.
 
 Suites supply data (a delta document, series of values); the drawing lives here once.
 Figures are made outside pyplot (no display needed; a notebook's backend is left alone),
@@ -52,6 +53,54 @@ def forest_parts(document: dict) -> tuple[list[str], list[tuple[str, list]], lis
     title = (f"Change against {comparisons[0]['before']['label']}: 95% bootstrap intervals; "
              "filled marker = adjusted p < .05")
     return labels, series, panels, title, _scope_title(document, scope)
+
+
+def levels_plot(document: dict, path: Path) -> Path | None:
+    """`levels_figure` written to `path`; None (nothing written) where it has no panel."""
+    fig = levels_figure(document)
+    return None if fig is None else save_figure(fig, path)
+
+
+def levels_figure(document: dict) -> Figure | None:
+    """Each entry of the first scope before and after (the last comparison), one panel per
+    measure that has a reference level (pairs: 50 = no preference); None without such a measure.
+
+    A mitigation shows here, not in the forest plot: a group moving from 0 to 60 has a Δ of
+    +60 and has come closer to 50, which only its levels tell.
+    """
+    last = document["comparisons"][-1]
+    measures = [m for m in document["measures"]
+                if m.get("reference") is not None and f"{m['name']}_before" in last["overall"]]
+    if not measures:
+        return None
+    scope = document["scopes"][0] if document["scopes"] else None
+    names = list(last.get(scope, {})) if scope else []
+    entries = [last[scope][name] for name in names] + [last["overall"]]
+    labels = names + ["Overall"]
+    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(labels), 1)), ncols=len(measures), sharey=True)
+    for ax, measure in zip(axes, measures, strict=True):
+        name = measure["name"]
+        for row, entry in enumerate(entries):
+            before, after = entry.get(f"{name}_before"), entry.get(f"{name}_after")
+            if before is None or after is None:
+                continue
+            ax.annotate("", xy=(after, row), xytext=(before, row),
+                        arrowprops={"arrowstyle": "->", "color": PALETTE[0], "linewidth": 1.2})
+            ax.plot(before, row, "o", markersize=7, color=NEUTRAL, markerfacecolor="white",
+                    label=last["before"]["label"] if row == 0 else None)
+            ax.plot(after, row, "o", markersize=7, color=PALETTE[0],
+                    label=last["after"]["label"] if row == 0 else None)
+        ax.axvline(measure["reference"], color=NEUTRAL, linewidth=1, linestyle="--", zorder=0,
+                   label=measure["reference_label"] or None)
+        ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
+        ax.set_xlabel(measure["label"] + (" (%)" if measure["unit"] == "pp" else ""))
+        ax.grid(axis="x", alpha=0.3)
+    row_title = _scope_title(document, scope)
+    forest_rows(axes[0], labels, row_title)
+    fig.suptitle(f"{last['before']['label']} → {last['after']['label']}, per {row_title.lower() or 'entry'}")
+    handles, names_ = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names_, loc="outside lower center", ncols=len(handles), fontsize="small")
+    return fig
 
 
 def _scope_title(document: dict, scope: str | None) -> str:

@@ -101,7 +101,7 @@ class PairsSuite(Suite):
     text_columns = ("sent_more", "sent_less", "group")
     summary_keys = ("overall", "groups")
     measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference"),
-                Measure("soft", CONTINUOUS, "soft score", "pp"))
+                Measure("soft", CONTINUOUS, "soft score", "pp", reference=50.0, reference_label="50 = no preference"))
     scope_titles = {"groups": "Identity"}
     criteria = BIAS_CRITERIA
     figures = {"distance": "Distance to indifference"}

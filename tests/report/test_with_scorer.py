@@ -32,3 +32,17 @@ def test_compare_scores_models_with_the_real_runner(tmp_path, tiny_gpt2, tiny_ll
     after = json.loads((runs[1] / "summary.json").read_text())["overall"]
     assert comparison["overall"]["delta_bias"] == pytest.approx(after["bias_score"] - before["bias_score"])
     assert comparison["overall"]["delta_soft"] == pytest.approx(after["soft_score"] - before["soft_score"], abs=1e-3)
+
+
+def test_compare_models_takes_the_read_options_of_score(tmp_path, tiny_gpt2, tiny_llama, cli, capsys):
+    pairs = tmp_path / "pairs.csv"
+    rows = [*PAIRS, ("Kim ist nett.", "Kim ist nett.", "queer")]  # the same sentence twice
+    pd.DataFrame(rows, columns=["sent_more", "sent_less", "bias_type"]).to_csv(pairs, index=False)
+    command = ["compare", "--model", str(tiny_gpt2), "--model", str(tiny_llama), "--pairs", str(pairs),
+               "--resamples", "200"]
+    assert cli([*command, "--out", str(tmp_path / "refused")]) == 2  # as `score`: identical pairs refused
+    assert "--identical keep" in capsys.readouterr().err
+    assert cli([*command, "--out", str(tmp_path / "out"), "--identical", "drop", "--sample", "4"]) == 0
+    document = json.loads((tmp_path / "out" / "delta.json").read_text())
+    assert document["comparisons"][0]["overall"]["n"] == 4
+    assert document["meta"]["settings"]["identical"] == "drop"

@@ -11,9 +11,14 @@ import argparse
 from pathlib import Path
 
 from queerbias.commands.run import add_model_options
-from queerbias.commands.score import add_scoring_options
 from queerbias.errors import QueerbiasError
 from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
+from queerbias.suites.pairs.suite import PairSettings
+from queerbias.suites.settings import add_arguments, from_args
+
+#: `queerbias score`'s settings that `compare --model` takes; the sample seed is 0, as
+#: --seed is the bootstrap's
+SCORE_SETTINGS_SKIPPED = ("seed", "chunk_pairs")
 
 
 def register(subparsers) -> None:
@@ -31,7 +36,7 @@ def register(subparsers) -> None:
                    help="score this model on --pairs first (repeat; the first is BEFORE)")
     p.add_argument("--pairs", help="pairs to score the --model specs on")
     add_model_options(p)
-    add_scoring_options(p)
+    add_arguments(p, PairSettings, skip=SCORE_SETTINGS_SKIPPED)
     p.set_defaults(func=run)
 
 
@@ -109,10 +114,12 @@ def _scored_runs(args: argparse.Namespace) -> list:
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
     from queerbias.commands.run import model_options, slug
-    from queerbias.commands.score import scoring_config
     from queerbias.scoring.runner import (
         score_to_dir,  # heavy (torch); only this path needs it
     )
+
+    given = argparse.Namespace(**{**vars(args), **dict.fromkeys(SCORE_SETTINGS_SKIPPED)})
+    settings = from_args(PairSettings, given)  # checked before any model loads
 
     labels = [slug(spec) for spec in args.model]
     if len(set(labels)) < len(labels):  # e.g. org-a/model and org-b/model
@@ -120,6 +127,8 @@ def _scored_runs(args: argparse.Namespace) -> list:
     specs = []
     for index, (spec, label) in enumerate(zip(args.model, labels, strict=True)):
         out_dir = args.out / "runs" / f"{index:02d}-{slug(spec)}"
-        score_to_dir(spec, args.pairs, out_dir, scoring_config(args), **model_options(args))
+        score_to_dir(spec, args.pairs, out_dir, settings.scoring(), batch_size=settings.batch_size,
+                     sample=settings.sample, duplicates=settings.duplicates, identical=settings.identical,
+                     **model_options(args))
         specs.append((label, out_dir))
     return load_runs(specs)

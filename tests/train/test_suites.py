@@ -14,7 +14,7 @@ from tiny_data import write_lou_folder, write_templates
 from .helpers import small_config
 
 
-def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path):
+def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path, capsys):
     """pairs, gruff, lou and gifi on a tiny GPT-2: a metrics line with every headline, and
     RUN/compare/<benchmark>/ with a trajectory for each suite."""
     templates = write_templates(tmp_path / "gruff")
@@ -46,6 +46,13 @@ def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path):
     for name, measure in (("bias-gruff", "- accuracy: "), ("bias-lou", "- reformulation preferred: "),
                           ("bias-gifi", "- GIFI score: ")):
         assert measure in card.split(f"### {name}:")[1].split("###")[0], name
+    # the run ends with each benchmark's change in one line: pairs by distance, others by their measures
+    printed = capsys.readouterr().out.splitlines()
+    ends = {line.split(",")[0]: line for line in printed if ", base -> step-2: " in line}
+    assert set(ends) == set(names)
+    assert "distance to indifference bias " in ends["bias"] and "95% CI [" in ends["bias"]
+    assert ends["bias-gruff"].split(": ", 1)[1].startswith("accuracy ")
+    assert any(line.startswith("reports: ") and "model card: " in line for line in printed)
 
 
 @pytest.mark.parametrize(("bench", "message"), [

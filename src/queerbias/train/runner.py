@@ -141,6 +141,11 @@ def run_training(config: TrainConfig) -> dict:
     metrics = checkpoints.read_metrics(run_dir)
     if state.is_main_process and metrics:
         print(summary_line(f"final (step {metrics[-1]['step']})", base, metrics[-1]))
+        for folder in compare_dirs:
+            print(compare_line(folder))
+        if compare_dirs:
+            print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
+                  f"model card: {final_dir / 'README.md'}")
     return {"run_dir": run_dir, "final": final_dir, "merged": merged_dir, "compare": compare_dirs,
             "train_loss": result.training_loss, "metrics": metrics}
 
@@ -278,6 +283,39 @@ def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
         use_cpu=not torch.cuda.is_available(),
         ddp_find_unused_parameters=False,
     )
+
+
+def compare_line(folder: Path) -> str:
+    """The last checkpoint's change against base in one line, with interval and p: the
+    distance to indifference where the suite reports one, else its overall measures."""
+    import json
+
+    from queerbias.fileio import read_text_utf8
+    from queerbias.report.delta_tables import format_p
+
+    document = json.loads(read_text_utf8(folder / "delta.json", "compare report"))
+    last = document["comparisons"][-1]
+    head = f"{folder.name}, {last['before']['label']} -> {last['after']['label']}"
+    if last.get("distance"):
+        figures, entry = [("bias", 1), ("soft", 2)], last["distance"]
+        return f"{head}: distance to indifference " + "; ".join(
+            _change(name, entry, digits, format_p) for name, digits in figures)
+    entry = last["overall"]
+    figures = [m for m in document["measures"] if f"delta_{m['name']}" in entry]
+    return f"{head}: " + "; ".join(_change(m["name"], entry, m.get("digits", 1), format_p, m["label"])
+                                   for m in figures)
+
+
+def _change(name: str, entry: dict, digits: int, format_p, label: str | None = None) -> str:
+    """`bias 29.7 -> 10.9 (change -18.8, 95% CI [-22.3, -11.1], p <.001)`."""
+    def number(value, sign: str = "") -> str:
+        return "n/a" if value is None else f"{value:{sign}.{digits}f}"
+
+    low, high = entry.get(f"ci_{name}") or (None, None)
+    p = entry.get(f"p_{name}")
+    return (f"{label or name} {number(entry.get(f'{name}_before'))} -> {number(entry.get(f'{name}_after'))} "
+            f"(change {number(entry.get(f'delta_{name}'), '+')}, 95% CI [{number(low, '+')}, {number(high, '+')}], "
+            f"p {format_p(p)})")
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> list[Path]:

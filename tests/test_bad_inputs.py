@@ -389,22 +389,38 @@ def test_summaries_are_strict_json():
         dump_json_strict({"runs": [0.0, -math.inf]})
 
 
-def test_accelerate_launch_shows_only_our_line(tmp_path):
-    """accelerate's single-process launcher would add a CalledProcessError traceback."""
-    config = tmp_path / "dup.yaml"
-    config.write_text("model: x\nseed: 1\nseed: 2\n", encoding="utf-8")
+LAUNCHES = {
+    "1 process": ["--cpu", "--num_processes", "1"],
+    # --multi_gpu starts two gloo processes on a machine without GPUs (torch elastic's agent)
+    "2 processes": ["--multi_gpu", "--num_processes", "2", "--main_process_port", "0"],
+}
+
+
+@pytest.mark.parametrize("launch", sorted(LAUNCHES))
+@pytest.mark.parametrize(("config", "message"), [
+    ("dup", "{config}: duplicate key 'seed' on lines 2 and 3; YAML keys must be unique (the second would "
+            "silently win)"),
+    ("diverging", "held-out perplexity is not finite"),  # refused once the processes train together
+])
+def test_accelerate_launch_shows_only_our_line(launch, config, message, tmp_path, request):
+    """accelerate's launchers would add a CalledProcessError traceback (one process) or torch
+    elastic's failure summary and a line per process (several)."""
+    if config == "dup":
+        path = tmp_path / "dup.yaml"
+        path.write_text("model: x\nseed: 1\nseed: 2\n", encoding="utf-8")
+    else:
+        path = _train_config(Inputs(tmp_path, tmp_path, request), config, learning_rate=1000, method="full")
     accelerate = Path(sys.executable).parent / "accelerate"
-    result = subprocess.run([str(accelerate), "launch", "--cpu", "--num_processes", "1",
-                             "--num_machines", "1", "--mixed_precision", "no",
-                             "--dynamo_backend", "no", str(REPO / "train" / "finetune.py"),
-                             "--config", str(config)],
+    result = subprocess.run([str(accelerate), "launch", *LAUNCHES[launch], "--num_machines", "1",
+                             "--mixed_precision", "no", "--dynamo_backend", "no",
+                             str(REPO / "train" / "finetune.py"), "--config", str(path)],
                             capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""})
     assert result.returncode != 0
-    assert "Traceback" not in result.stderr and "CalledProcessError" not in result.stderr
-    assert result.stderr.strip().splitlines() == [
-        f"queerbias train: error: {config}: duplicate key 'seed' on lines 2 and 3; YAML keys "
-        "must be unique (the second would silently win)"]
+    assert "Traceback" not in result.stderr and "FAILED" not in result.stderr, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and errors[0].startswith("queerbias train: error: "), result.stderr[-3000:]
+    assert message.format(config=path) in errors[0]
 
 
 @pytest.mark.parametrize(("pairs", "option", "n", "recorded"), [

@@ -1,42 +1,124 @@
 """Entry script: `accelerate launch train/finetune.py --config configs/NAME.yaml [key=value ...]`
 is `queerbias train --config ...` run under accelerate.
 
-A refusal (bad config, diverged run) must be one line here too. But accelerate's
-single-process launcher turns every non-zero exit of this script into a
-`CalledProcessError` traceback of its own, whatever the exit code (accelerate 1.x,
-`commands/launch.py: simple_launcher`; only its `--quiet` flag avoids it). So after
-printing our line, the script ends the launcher that waits for it: the shell still
-sees the failure (status 143, "Terminated"), and no traceback.
+A refusal (bad config, diverged run) must be one line here too, but both of accelerate's
+launchers add a traceback of their own to any failed child:
+- one process: accelerate's simple launcher raises `CalledProcessError` (accelerate 1.x,
+  `commands/launch.py: simple_launcher`; only its `--quiet` flag avoids it);
+- several processes on one machine: torch elastic's agent, running inside
+  `accelerate launch`, raises `ChildFailedError` with a failure summary, and every
+  process would print the same line.
+So after a refusal the script ends the launcher that waits for it: the shell still sees
+the failure (status 143 "Terminated" for one process, 137 "Killed" for several), without
+a traceback. With several processes, local rank 0 prints the line, ends its siblings and
+then the agent; another rank holds its copy of the line back and prints it only if rank 0
+did not end it within a few seconds (when it alone refused, torch reports as usual).
+Several machines keep torch's own report.
 """
 
+import io
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from queerbias.cli import main
 
+#: how long a rank other than 0 waits, after refusing, for rank 0 to end the launch
+SIBLING_GRACE_S = 5.0
+
+
+def _parent_argv() -> list[bytes]:
+    try:
+        return Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\0")
+    except OSError:  # not Linux
+        return []
+
 
 def _accelerate_simple_launcher() -> bool:
-    """Whether the parent process is `accelerate launch` running this script alone.
-
-    Multi-process launches (torch elastic) set LOCAL_RANK and report failures their own way.
-    """
+    """Whether the parent process is `accelerate launch` running this script alone."""
     if "LOCAL_RANK" in os.environ or "ACCELERATE_MIXED_PRECISION" not in os.environ:
         return False
-    try:
-        argv = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\0")
-    except OSError:  # not Linux
-        return False
+    argv = _parent_argv()
     return len(argv) > 2 and any(a.endswith(b"/accelerate") for a in argv[:2]) and b"launch" in argv
 
 
-if __name__ == "__main__":
+def _single_machine_elastic_worker() -> bool:
+    """Whether this is one of several workers of torch elastic's agent, all on this machine."""
+    env = os.environ
+    return ("TORCHELASTIC_RUN_ID" in env and "LOCAL_RANK" in env
+            and env.get("LOCAL_WORLD_SIZE", "1") == env.get("WORLD_SIZE", "0") != "1"
+            and bool(_parent_argv()))
+
+
+def _siblings() -> list[int]:
+    """The other workers: the agent's children but this process."""
+    agent, pids = os.getppid(), []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process has gone
+            continue
+        pid = int(stat.parent.name)
+        if int(fields[1]) == agent and pid != os.getpid():
+            pids.append(pid)
+    return pids
+
+
+class _HeldErrorLine(io.TextIOBase):
+    """stderr that passes everything through but holds back our one-line refusal."""
+
+    def __init__(self, stream):
+        self.stream, self.held = stream, ""
+
+    def write(self, text: str) -> int:
+        if text.startswith("queerbias ") and ": error: " in text:
+            self.held += text
+        elif text == "\n" and self.held and not self.held.endswith("\n"):  # print()'s end
+            self.held += text
+        else:
+            self.stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _run(argv: list[str]) -> int:
     try:
-        status = main(["train", *sys.argv[1:]])
+        return main(["train", *argv])
     except SystemExit as exit_:  # argparse: --help, or a usage error
-        status = exit_.code
-    if status == 2 and _accelerate_simple_launcher():
+        return exit_.code
+
+
+def _refuse_on_several_processes(held: _HeldErrorLine | None) -> None:
+    """After a refusal: rank 0 ends the agent and the siblings; another rank waits for that."""
+    if held is None:  # local rank 0: its line is out
+        sys.stderr.flush()
+        siblings = _siblings()  # before the agent goes: then they are no longer its children
+        os.kill(os.getppid(), signal.SIGKILL)  # SIGTERM would make the agent print a traceback
+        for pid in siblings:
+            os.kill(pid, signal.SIGTERM)
+        return
+    time.sleep(SIBLING_GRACE_S)  # rank 0 ends this process here if it refused too
+    held.stream.write(held.held)
+    held.stream.flush()
+
+
+if __name__ == "__main__":
+    several = _single_machine_elastic_worker()
+    held = None
+    if several and os.environ["LOCAL_RANK"] != "0":
+        held = sys.stderr = _HeldErrorLine(sys.stderr)
+    status = _run(sys.argv[1:])
+    if held is not None:
+        sys.stderr = held.stream
+    if status == 2 and several:
+        _refuse_on_several_processes(held)
+    elif status == 2 and _accelerate_simple_launcher():
         sys.stderr.flush()
         os.kill(os.getppid(), signal.SIGTERM)
+    elif held is not None and held.held:  # another status: what was held back is shown
+        sys.stderr.write(held.held)
     sys.exit(status)

@@ -61,6 +61,7 @@ def test_compare_report_with_trajectory(llama_run):
 def test_adapter_and_merged_model_saved(llama_run):
     _, result = llama_run
     assert (result["final"] / "adapter_config.json").is_file()
+    assert not list(result["final"].glob("*.bin"))  # safetensors only: no pickled training arguments
     merged = load_model(str(result["merged"]))
     assert merged.kind == "causal"
 

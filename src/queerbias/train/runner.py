@@ -126,6 +126,8 @@ def run_training(config: TrainConfig) -> dict:
 
     final_dir = run_dir / "final"
     trainer.save_model(str(final_dir))
+    if state.is_main_process:  # a pickle: the Hub flags it, and config.yaml records the arguments
+        (final_dir / "training_args.bin").unlink(missing_ok=True)
     merged_dir = None
     if config.merge:
         merged_dir = run_dir / "merged"

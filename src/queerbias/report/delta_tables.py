@@ -218,6 +218,13 @@ def with_ci(delta: float | None, ci: list | None, digits: int = 2) -> str:
     return f"{fmt(delta, digits, signed=True)} [{fmt(ci[0], digits, signed=True)}, {fmt(ci[1], digits, signed=True)}]"
 
 
+def change_text(entry: dict, name: str, digits: int = 2) -> str:
+    """`-18.76, 95% CI [-22.27, -11.11], p <.001`: an entry's change of measure `name`."""
+    low, high = entry.get(f"ci_{name}") or (None, None)
+    return (f"{fmt(entry.get(f'delta_{name}'), digits, signed=True)}, 95% CI [{fmt(low, digits, signed=True)}, "
+            f"{fmt(high, digits, signed=True)}], p {format_p(entry.get(f'p_{name}'))}")
+
+
 def format_p(p: float | None) -> str:
     if p is None:
         return "–"

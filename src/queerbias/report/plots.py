@@ -75,32 +75,35 @@ def levels_figure(document: dict) -> Figure | None:
         return None
     scope = document["scopes"][0] if document["scopes"] else None
     names = list(last.get(scope, {})) if scope else []
-    entries = [last[scope][name] for name in names] + [last["overall"]]
-    labels = names + ["Overall"]
-    fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(labels), 1)), ncols=len(measures), sharey=True)
-    for ax, measure in zip(axes, measures, strict=True):
-        name = measure["name"]
-        for row, entry in enumerate(entries):
-            before, after = entry.get(f"{name}_before"), entry.get(f"{name}_after")
-            if before is None or after is None:
-                continue
-            ax.annotate("", xy=(after, row), xytext=(before, row),
-                        arrowprops={"arrowstyle": "->", "color": PALETTE[0], "linewidth": 1.2})
-            ax.plot(before, row, "o", markersize=7, color=NEUTRAL, markerfacecolor="white",
-                    label=last["before"]["label"] if row == 0 else None)
-            ax.plot(after, row, "o", markersize=7, color=PALETTE[0],
-                    label=last["after"]["label"] if row == 0 else None)
-        ax.axvline(measure["reference"], color=NEUTRAL, linewidth=1, linestyle="--", zorder=0,
-                   label=measure["reference_label"] or None)
-        ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
-        ax.set_xlabel(measure["label"] + (" (%)" if measure["unit"] == "pp" else ""))
-        ax.grid(axis="x", alpha=0.3)
     row_title = _scope_title(document, scope)
-    forest_rows(axes[0], labels, row_title)
-    fig.suptitle(f"{last['before']['label']} → {last['after']['label']}, per {row_title.lower() or 'entry'}")
-    handles, names_ = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names_, loc="outside lower center", ncols=len(handles), fontsize="small")
-    return fig
+    title = f"{last['before']['label']} → {last['after']['label']}, per {row_title.lower() or 'entry'}"
+    series = [(last["after"]["label"], [last[scope][name] for name in names] + [last["overall"]])]
+    panels = [(measure, last["before"]["label"]) for measure in measures]
+    return forest_figure(names + ["Overall"], series, panels, title, row_title, draw=levels_panel)
+
+
+def levels_panel(ax, labels: list[str], series: list[tuple[str, list]], panel: tuple, summary_row: bool = True,
+                 legend: bool = True) -> None:
+    """One panel of the levels plot: per row an arrow from before (open) to after (filled),
+    the measure's reference level dashed; `panel` is (measure, BEFORE's label)."""
+    measure, before_label = panel
+    (after_label, entries), = series
+    name = measure["name"]
+    for row, entry in enumerate(entries):
+        before, after = entry.get(f"{name}_before"), entry.get(f"{name}_after")
+        if before is None or after is None:
+            continue
+        ax.annotate("", xy=(after, row), xytext=(before, row),
+                    arrowprops={"arrowstyle": "->", "color": PALETTE[0], "linewidth": 1.2})
+        ax.plot(before, row, "o", markersize=7, color=NEUTRAL, markerfacecolor="white",
+                label=before_label if legend and row == 0 else None)
+        ax.plot(after, row, "o", markersize=7, color=PALETTE[0], label=after_label if legend and row == 0 else None)
+    ax.axvline(measure["reference"], color=NEUTRAL, linewidth=1, linestyle="--", zorder=0,
+               label=(measure["reference_label"] or None) if legend else None)
+    if summary_row:
+        ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
+    ax.set_xlabel(measure["label"] + (" (%)" if measure["unit"] == "pp" else ""))
+    ax.grid(axis="x", alpha=0.3)
 
 
 def _scope_title(document: dict, scope: str | None) -> str:
@@ -118,17 +121,20 @@ def forest(labels: list[str], series: list[tuple[str, list]], panels: list[tuple
 
 
 def forest_figure(labels: list[str], series: list[tuple[str, list]], panels: list[tuple], title: str,
-                  ylabel: str = "", summary_row: bool = True) -> Figure:
+                  ylabel: str = "", summary_row: bool = True, draw=None) -> Figure:
     """Rows `labels`; per series (name, one entry dict or None per row); per panel (value key,
     interval key, adjusted-p key or None, x label[, reference value, default 0]). With
-    `summary_row` the last row (Overall) is set off by a line."""
+    `summary_row` the last row (Overall) is set off by a line. `draw` draws one panel
+    (default `forest_panel`; `levels_panel` for the levels plot); the first panel's labels
+    make the legend."""
     fig, axes = new_figure((FOREST_WIDTH_PX, forest_height_px(len(labels), len(series))), ncols=len(panels),
                            sharey=True)
     for ax, panel in zip(axes, panels, strict=True):
-        forest_panel(ax, labels, series, panel, summary_row, legend=ax is axes[0])
+        (draw or forest_panel)(ax, labels, series, panel, summary_row, legend=ax is axes[0])
     forest_rows(axes[0], labels, ylabel)
     fig.suptitle(title)
-    fig.legend(loc="outside lower center", ncols=min(len(series), 6), fontsize="small")
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=min(len(handles), 6), fontsize="small")
     return fig
 
 

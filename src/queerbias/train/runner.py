@@ -136,16 +136,17 @@ def run_training(config: TrainConfig) -> dict:
             merged.save_pretrained(merged_dir, safe_serialization=True)
             lm.tokenizer.save_pretrained(merged_dir)
     state.wait_for_everyone()
-    compare_dirs = compare_checkpoints(config, run_dir) if state.is_main_process else []
+    compared = compare_checkpoints(config, run_dir) if state.is_main_process else {}
+    compare_dirs = [run_dir / "compare" / name for name in compared]
     if state.is_main_process:
         write_card(run_dir)  # RUN/final/README.md, from the run's files (train/card/)
     state.wait_for_everyone()
     metrics = checkpoints.read_metrics(run_dir)
     if state.is_main_process and metrics:
         print(summary_line(f"final (step {metrics[-1]['step']})", base, metrics[-1]))
-        for folder in compare_dirs:
-            print(compare_line(folder))
-        if compare_dirs:
+        for name, document in compared.items():
+            print(compare_line(document, name))
+        if compared:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
     return {"run_dir": run_dir, "final": final_dir, "merged": merged_dir, "compare": compare_dirs,
@@ -287,55 +288,40 @@ def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
     )
 
 
-def compare_line(folder: Path) -> str:
+def compare_line(document: dict, name: str) -> str:
     """The last checkpoint's change against base in one line, with interval and p: the
     distance to indifference where the suite reports one, else its overall measures."""
-    import json
+    from queerbias.report.delta_tables import change_text
+    from queerbias.report.tables import fmt
 
-    from queerbias.fileio import read_text_utf8
-    from queerbias.report.delta_tables import format_p
-
-    document = json.loads(read_text_utf8(folder / "delta.json", "compare report"))
     last = document["comparisons"][-1]
-    head = f"{folder.name}, {last['before']['label']} -> {last['after']['label']}"
     if last.get("distance"):
-        figures, entry = [("bias", 1), ("soft", 2)], last["distance"]
-        return f"{head}: distance to indifference " + "; ".join(
-            _change(name, entry, digits, format_p) for name, digits in figures)
-    entry = last["overall"]
-    figures = [m for m in document["measures"] if f"delta_{m['name']}" in entry]
-    return f"{head}: " + "; ".join(_change(m["name"], entry, m.get("digits", 1), format_p, m["label"])
-                                   for m in figures)
+        entry, figures, what = last["distance"], [("bias", "bias", 1), ("soft", "soft", 2)], "distance to indifference "
+    else:
+        entry, what = last["overall"], ""
+        figures = [(m["name"], m["label"], m.get("digits", 1)) for m in document["measures"]
+                   if f"delta_{m['name']}" in last["overall"]]
+    changes = [f"{label} {fmt(entry.get(f'{key}_before'), digits)} -> {fmt(entry.get(f'{key}_after'), digits)} "
+               f"(change {change_text(entry, key, digits)})" for key, label, digits in figures]
+    return f"{name}, {last['before']['label']} -> {last['after']['label']}: {what}" + "; ".join(changes)
 
 
-def _change(name: str, entry: dict, digits: int, format_p, label: str | None = None) -> str:
-    """`bias 29.7 -> 10.9 (change -18.8, 95% CI [-22.3, -11.1], p <.001)`."""
-    def number(value, sign: str = "") -> str:
-        return "n/a" if value is None else f"{value:{sign}.{digits}f}"
-
-    low, high = entry.get(f"ci_{name}") or (None, None)
-    p = entry.get(f"p_{name}")
-    return (f"{label or name} {number(entry.get(f'{name}_before'))} -> {number(entry.get(f'{name}_after'))} "
-            f"(change {number(entry.get(f'delta_{name}'), '+')}, 95% CI [{number(low, '+')}, {number(high, '+')}], "
-            f"p {format_p(p)})")
-
-
-def compare_checkpoints(config: TrainConfig, run_dir: Path) -> list[Path]:
-    """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint."""
+def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
+    """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint;
+    returns the delta documents written, by benchmark."""
     from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
     from queerbias.report.runs import load_run
 
     options = CompareOptions(n_resamples=config.compare.resamples, seed=config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
-    outputs = []
+    documents = {}
     for name in config.benchmark_dirs():
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if not afters:
             continue
         document = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
                                 best_criterion=config.compare.best, ppl_margin_pct=config.compare.ppl_margin)
-        out = run_dir / "compare" / name
-        write_outputs(document, out)
-        outputs.append(out)
-    return outputs
+        write_outputs(document, run_dir / "compare" / name)
+        documents[name] = document
+    return documents

@@ -50,11 +50,11 @@ def _summary(run: TrainingRun) -> str:
 
 
 def _change(entry: dict, measure: str) -> str:
-    from queerbias.report.delta_tables import format_p, with_ci
+    from queerbias.report.delta_tables import change_text
 
     p = entry.get(f"p_{measure}")
     verdict = "" if p is None else ", significant at p < .05" if p < 0.05 else ", not significant at p < .05"
-    return f"Δ {with_ci(entry[f'delta_{measure}'], entry.get(f'ci_{measure}'))}, p {format_p(p)}{verdict}"
+    return f"Δ {change_text(entry, measure)}{verdict}"
 
 
 def _perplexity_sentence(run: TrainingRun) -> str:

@@ -10,13 +10,13 @@ launchers add a traceback of their own to any failed child:
   process would print the same line.
 So after a refusal the script ends the launcher that waits for it: the shell still sees
 the failure (status 143 "Terminated" for one process, 137 "Killed" for several), without
-a traceback. With several processes, local rank 0 prints the line, ends its siblings and
-then the agent; another rank holds its copy of the line back and prints it only if rank 0
-did not end it within a few seconds (when it alone refused, torch reports as usual).
+a traceback. With several processes, local rank 0 prints the line and ends the agent and
+the other workers; another rank holds its copy of the line back (`main`'s `report`) and
+prints it only if rank 0 did not end it within a few seconds (when it alone refused, torch
+reports as usual).
 Several machines keep torch's own report.
 """
 
-import io
 import os
 import signal
 import sys
@@ -66,59 +66,30 @@ def _siblings() -> list[int]:
     return pids
 
 
-class _HeldErrorLine(io.TextIOBase):
-    """stderr that passes everything through but holds back our one-line refusal."""
-
-    def __init__(self, stream):
-        self.stream, self.held = stream, ""
-
-    def write(self, text: str) -> int:
-        if text.startswith("queerbias ") and ": error: " in text:
-            self.held += text
-        elif text == "\n" and self.held and not self.held.endswith("\n"):  # print()'s end
-            self.held += text
-        else:
-            self.stream.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-
-def _run(argv: list[str]) -> int:
-    try:
-        return main(["train", *argv])
-    except SystemExit as exit_:  # argparse: --help, or a usage error
-        return exit_.code
-
-
-def _refuse_on_several_processes(held: _HeldErrorLine | None) -> None:
-    """After a refusal: rank 0 ends the agent and the siblings; another rank waits for that."""
-    if held is None:  # local rank 0: its line is out
-        sys.stderr.flush()
-        siblings = _siblings()  # before the agent goes: then they are no longer its children
-        os.kill(os.getppid(), signal.SIGKILL)  # SIGTERM would make the agent print a traceback
-        for pid in siblings:
-            os.kill(pid, signal.SIGTERM)
-        return
-    time.sleep(SIBLING_GRACE_S)  # rank 0 ends this process here if it refused too
-    held.stream.write(held.held)
-    held.stream.flush()
+def _end_launch() -> None:
+    """Local rank 0, after its refusal line: end the agent, then the other workers."""
+    sys.stderr.flush()
+    siblings = _siblings()  # before the agent goes: then they are no longer its children
+    os.kill(os.getppid(), signal.SIGKILL)  # SIGTERM would make the agent print a traceback
+    for pid in siblings:
+        os.kill(pid, signal.SIGTERM)
 
 
 if __name__ == "__main__":
     several = _single_machine_elastic_worker()
-    held = None
-    if several and os.environ["LOCAL_RANK"] != "0":
-        held = sys.stderr = _HeldErrorLine(sys.stderr)
-    status = _run(sys.argv[1:])
-    if held is not None:
-        sys.stderr = held.stream
-    if status == 2 and several:
-        _refuse_on_several_processes(held)
+    first = not several or os.environ["LOCAL_RANK"] == "0"
+    held: list[str] = []  # another rank's refusal line, shown only if rank 0 does not end the launch
+    try:
+        status = main(["train", *sys.argv[1:]], report=None if first else held.append)
+    except SystemExit as exit_:  # --help
+        status = exit_.code
+    if status == 2 and several and first:
+        _end_launch()
+    elif status == 2 and several:
+        time.sleep(SIBLING_GRACE_S)  # rank 0 ends this process here if it refused too
     elif status == 2 and _accelerate_simple_launcher():
         sys.stderr.flush()
         os.kill(os.getppid(), signal.SIGTERM)
-    elif held is not None and held.held:  # another status: what was held back is shown
-        sys.stderr.write(held.held)
+    for line in held:
+        print(line, file=sys.stderr)
     sys.exit(status)

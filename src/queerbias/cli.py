@@ -18,14 +18,19 @@ from queerbias import __version__, commands
 from queerbias.errors import QueerbiasError
 
 
+class _UsageError(Exception):
+    """A command line argparse refuses, as its one-line message."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (the full usage is one `--help` away).
+    """argparse, but a usage error is one line (the full usage is one `--help` away), reported
+    like every other refusal.
 
     Subparsers inherit the class, so this holds for every subcommand.
     """
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise _UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,9 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, report=None) -> int:
+    """Run one command; a refusal is one line for `report` (default: stderr) and status 2."""
+    report = report or _to_stderr
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as err:
+        report(str(err))
+        return 2
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
@@ -49,8 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except QueerbiasError as err:
-        print(f"queerbias {args.command}: error: {err}", file=sys.stderr)
+        report(f"queerbias {args.command}: error: {err}")
         return 2
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":

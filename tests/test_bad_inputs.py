@@ -241,6 +241,9 @@ CASES = [
     (SCORE.replace("{bert}", "{nan_bert}"), 2, "gives NaN or infinite log-probabilities"),
     (SCORE.replace("{bert}", "{nan_bert}"), 2, "its weights hold NaN or infinity "
                                                "(e.g. bert.encoder.layer.0.attention.self.query"),
+    # export: the same pair settings as score, checked before anything loads
+    ("export lm-eval --pairs {pairs} --model {gpt2} --out {tmp}/task --sample 0", 2, "--sample must be at least 1"),
+    ("export lm-eval --pairs {pairs} --model {gpt2} --out {tmp}/task --sample -3", 2, "--sample must be at least 1"),
     # YAML and other inputs of the suites
     ("train --config {dup_train}", 2, "duplicate key 'learning_rate' on lines 2 and 4"),
     ("train --config {fifo}", 2, "training config is not a regular file but a FIFO"),

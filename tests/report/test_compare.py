@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import numpy as np
 import pandas as pd
@@ -212,15 +210,13 @@ def test_cli_scores_models_first(tmp_path, monkeypatch, cli):
     pairs = make_pairs()
     calls = []
 
-    def score_to_dir(model_spec, pairs_spec, out_dir, config=None, **options):
+    def run_to_dir(suite, model_spec, pairs_spec, out_dir, settings, **options):
         calls.append((model_spec, pairs_spec))
         scored = pairs if model_spec == "hf:base" else shifted(pairs, seed=1, shift=3.0)
         write_score_dir(out_dir, scored, spec=model_spec)
         return json.loads((out_dir / "summary.json").read_text())
 
-    runner = types.ModuleType("queerbias.scoring.runner")
-    runner.score_to_dir = score_to_dir
-    monkeypatch.setitem(sys.modules, "queerbias.scoring.runner", runner)
+    monkeypatch.setattr("queerbias.suites.store.run_to_dir", run_to_dir)
     out = tmp_path / "out"
     assert cli(["compare", "--model", "hf:base", "--model", "hf:org/tuned", "--pairs", "p.csv",
                  "--out", str(out), "--resamples", "100"]) == 0

@@ -114,9 +114,8 @@ def _scored_runs(args: argparse.Namespace) -> list:
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
     from queerbias.commands.run import model_options, slug
-    from queerbias.scoring.runner import (
-        score_to_dir,  # heavy (torch); only this path needs it
-    )
+    from queerbias.suites.pairs.suite import PairsSuite
+    from queerbias.suites.store import run_to_dir
 
     given = argparse.Namespace(**{**vars(args), **dict.fromkeys(SCORE_SETTINGS_SKIPPED)})
     settings = from_args(PairSettings, given)  # checked before any model loads
@@ -127,8 +126,6 @@ def _scored_runs(args: argparse.Namespace) -> list:
     specs = []
     for index, (spec, label) in enumerate(zip(args.model, labels, strict=True)):
         out_dir = args.out / "runs" / f"{index:02d}-{slug(spec)}"
-        score_to_dir(spec, args.pairs, out_dir, settings.scoring(), batch_size=settings.batch_size,
-                     sample=settings.sample, duplicates=settings.duplicates, identical=settings.identical,
-                     **model_options(args))
+        run_to_dir(PairsSuite(), spec, args.pairs, out_dir, settings, **model_options(args))
         specs.append((label, out_dir))
     return load_runs(specs)

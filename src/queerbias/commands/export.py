@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from queerbias.commands.score import DEFAULT_MODEL, DEFAULT_PAIRS, add_scoring_options, scoring_config
+from queerbias.commands.score import DEFAULT_MODEL, DEFAULT_PAIRS
 from queerbias.errors import QueerbiasError
+from queerbias.suites.pairs.suite import PairSettings
+from queerbias.suites.settings import add_arguments, from_args
+
+#: `queerbias score`'s settings that have no meaning for a task folder (lm-eval batches itself)
+NOT_EXPORTED = ("batch_size", "chunk_pairs", "long_sentences")
 
 
 def register(subparsers) -> None:
@@ -24,14 +29,9 @@ def register(subparsers) -> None:
                          help="the causal LM (Hub id, folder, adapter or embedded:...) whose tokenizer "
                               f"the requests are built for (default {DEFAULT_MODEL}); no weights are loaded")
     lm_eval.add_argument("--task", default=None, help="lm-eval task name (default: from the pair set)")
-    lm_eval.add_argument("--sample", type=int, default=None,
-                         help="a seeded subset of N pairs, the same as `queerbias score --sample N`")
-    lm_eval.add_argument("--seed", type=int, default=0)
-    lm_eval.add_argument("--duplicates", choices=("error", "keep", "drop"), default="error")
-    lm_eval.add_argument("--identical", choices=("error", "keep", "drop"), default="error")
     lm_eval.add_argument("--trust-remote-code", action="store_true")
     lm_eval.add_argument("--overwrite", action="store_true", help="replace the contents of --out")
-    add_scoring_options(lm_eval)
+    add_arguments(lm_eval, PairSettings, skip=NOT_EXPORTED)  # --sample N is `queerbias score --sample N`
     lm_eval.set_defaults(func=run_lm_eval)
 
 
@@ -41,14 +41,15 @@ def run_lm_eval(args) -> int:
     from queerbias.pairs.io import load_pairs
     from queerbias.scoring.runner import sample_pairs
 
-    config = scoring_config(args)
+    settings = from_args(PairSettings, args)  # checked before anything loads
+    config = settings.scoring()
     model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
     if model.kind != "causal":
         raise QueerbiasError(f"{args.model} is a masked LM; lm-evaluation-harness has no masked-LM "
                              "backend, so no lm-eval task can give its pseudo-log-likelihood "
                              "scores: use `queerbias score`")
-    pair_set = sample_pairs(load_pairs(args.pairs, duplicates=args.duplicates, identical=args.identical),
-                            args.sample, args.seed)
+    pair_set = sample_pairs(load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical),
+                            settings.sample, settings.seed)
     task_yaml = export_lm_eval(pair_set, model.tokenizer, model.base_path, args.out, config, args.task,
                                args.overwrite, model.max_length)
     task = task_yaml.stem

@@ -6,7 +6,6 @@ data; several `--model`s are scored into subfolders and set side by side in scor
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from queerbias.commands.run import (
@@ -20,7 +19,6 @@ from queerbias.suites.pairs.suite import PairSettings
 from queerbias.suites.settings import add_arguments, from_args
 
 DEFAULT_PAIRS = "queerbias-de"
-SCORING_FIELDS = ("scope", "reduction", "pll", "bos", "lowercase", "decimals")
 
 
 def register(subparsers) -> None:
@@ -39,18 +37,6 @@ def register(subparsers) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
-
-
-def add_scoring_options(p) -> None:
-    """The scoring method flags of the pair suite; their defaults reproduce the WinoQueer reference."""
-    add_arguments(p, PairSettings, skip=tuple(f for f in PairSettings.__dataclass_fields__ if f not in SCORING_FIELDS))
-
-
-def scoring_config(args):
-    """The ScoringConfig of the scoring flags given (defaults for the others)."""
-    # only the scoring flags: a command's own --seed is not the sample seed
-    given = argparse.Namespace(**{name: getattr(args, name) for name in SCORING_FIELDS})
-    return from_args(PairSettings, given).scoring()
 
 
 def run(args) -> int:

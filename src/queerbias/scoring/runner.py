@@ -37,8 +37,6 @@ def score_to_dir(
     batch_size: int | str = "auto",
     sample: int | None = None,
     seed: int = 0,
-    duplicates: str = "error",
-    identical: str = "error",
     overwrite: bool = False,
     progress: bool = True,
     chunk_pairs: int = CHUNK_PAIRS,
@@ -51,7 +49,6 @@ def score_to_dir(
 
     scoring = (config or ScoringConfig()).to_dict()
     settings = PairSettings(sample=sample, seed=seed, batch_size=str(batch_size), chunk_pairs=chunk_pairs,
-                            duplicates=duplicates, identical=identical,
                             **{f.name: scoring[f.name] for f in fields(ScoringConfig)})
     suite = PairsSuite()
     data = data_of(pairs_spec, settings) if isinstance(pairs_spec, PairSet) else pairs_spec

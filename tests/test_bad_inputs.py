@@ -179,6 +179,8 @@ BUILDERS = {
                                                 data__identities=["transgender", "wizards"]),
     "bad_lexicon": lambda i: _train_config(i, "bad-lexicon", objective="cda", cda__lexicon=str(_write(
         i, "lexicon.yaml", '{"entries": [{"group": "gay", "from": {"adjective": "schwul"}}]}\n'))),
+    "dup_lexicon": lambda i: _train_config(i, "dup-lexicon", objective="cda", cda__lexicon=str(_write(
+        i, "lexicon-dup.yaml", "entries: []\nnouns: {}\nentries: []\n"))),
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
@@ -267,6 +269,7 @@ CASES = [
     ("train --config {unknown_identity}", 2, "'data.identities[1]' names unknown group 'wizards'"),
     ("train --config {bad_lexicon}", 2, "lexicon.yaml: entry 1 ({'group': 'gay', 'from': "
                                         "{'adjective': 'schwul'}}): needs group, from and to"),
+    ("train --config {dup_lexicon}", 2, "lexicon-dup.yaml: duplicate key 'entries' on lines 1 and 3"),
     ("train --config {overlap}", 2, "sentences with the training pairs"),
     # model cards: a folder that is no training run, a damaged metrics log
     ("card {empty_folder}", 2, "not a training run (no config.yaml)"),

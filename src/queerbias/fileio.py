@@ -62,7 +62,11 @@ def decode_utf8(path: Path, raw: bytes) -> str:
 def read_text_utf8(path: str | Path, what: str = "file") -> str:
     """The text of a regular UTF-8 file, with the checks of `regular_file` and `decode_utf8`."""
     path = regular_file(path, what)
-    return decode_utf8(path, path.read_bytes())
+    try:
+        raw = path.read_bytes()
+    except OSError as err:  # e.g. no permission to read
+        raise DataError(path, f"cannot read {what}: {err.strerror}") from None
+    return decode_utf8(path, raw)
 
 
 def require_output_dir(path: Path, option: str = "--out") -> Path:

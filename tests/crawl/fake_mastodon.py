@@ -77,6 +77,7 @@ class FakeInstance:
     raw: dict[str, tuple[int, dict, bytes]] = field(default_factory=dict)
     terms: str | None = "Seid nett zueinander."
     rules: tuple[str, ...] = ("Keine Diskriminierung.",)
+    title: str | None = None               # None: the domain
     robots: str | None = None              # robots.txt body; None answers 404
     advertise_feed_access: bool = True     # servers before 4.4 do not say whether feeds need login
 
@@ -117,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"error": "Record not found"})
             return self._send_bytes(200, inst.robots.encode(), {"Content-Type": "text/plain"})
         if path == "/api/v1/instance":
-            return self._send(200, {"uri": inst.domain, "title": inst.domain, "version": inst.version,
+            return self._send(200, {"uri": inst.domain, "title": inst.title or inst.domain, "version": inst.version,
                                     "description": "", "languages": ["de"], "rules": []})
         if path == "/api/v2/instance":
             return self._send(200, self._instance_v2())
@@ -156,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _instance_v2(self) -> dict:
         inst = self.server.instance
         return {
-            "domain": inst.domain, "title": inst.domain, "version": inst.version, "source_url": "",
+            "domain": inst.domain, "title": inst.title or inst.domain, "version": inst.version, "source_url": "",
             "description": "", "languages": ["de"], "api_versions": {"mastodon": 6},
             "usage": {"users": {"active_month": 10}}, "thumbnail": {"url": ""},
             "registrations": {"enabled": True, "approval_required": False, "message": None},

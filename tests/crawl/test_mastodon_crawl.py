@@ -320,7 +320,8 @@ def test_robots_txt_rules_and_deny_list_are_respected(tmp_path):
                        robots="User-agent: queerbias-test\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
     rules = FakeInstance("rules.example", _posts("rules.example", 2),
                          rules=("Keine Diskriminierung.", "Kein Scraping, kein KI-Training."))
-    gptbot = FakeInstance("ok.example", _posts("ok.example", 2), robots="User-agent: GPTBot\nDisallow: /\n")
+    gptbot = FakeInstance("ok.example", _posts("ok.example", 2), robots="User-agent: GPTBot\nDisallow: /\n",
+                          title="Server von @olga@ok.example")  # a one-person server names its owner
     denied_origin = _posts("denied.example", 1, start=90)[0]
     gptbot.statuses.append(status(91, f"<p>Von dort: {GERMAN}</p>", domain="ok.example", created=T0,
                                   acct="dora@denied.example", username="dora", uri=denied_origin["uri"],
@@ -338,6 +339,7 @@ def test_robots_txt_rules_and_deny_list_are_respected(tmp_path):
         # A GPTBot block alone is Mastodon's default robots.txt: reported, not a refusal of our agent.
         assert per[ok.url]["status"] == "complete" and per[ok.url]["probe"]["ai_crawlers_disallowed"]
         assert per[ok.url]["kept"] == 3
+        assert "olga" not in json.dumps(per[ok.url]["probe"])
 
         # The admin agreed: --allow-instance overrides robots.txt and rules (never the deny-list).
         allowed = run_crawl(tmp_path / "b", r.url, ru.url, allowed_instances=frozenset({r.url, ru.url}))

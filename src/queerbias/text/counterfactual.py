@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import read_text_utf8
+from queerbias.yamlio import load_yaml
 
 LEXICON = "data/cda/lexicon_de.yaml"
 ENDINGS = ("e", "en", "er", "es", "em")
@@ -191,14 +191,8 @@ class Lexicon:
         if path is None:
             where, text = LEXICON, resources.files("queerbias").joinpath(LEXICON).read_text(encoding="utf-8")
         else:
-            where = str(path)
-            if not Path(path).is_file():
-                raise QueerbiasError(f"CDA lexicon {path} not found (config key 'cda.lexicon')")
-            text = Path(path).read_text(encoding="utf-8")
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise QueerbiasError(f"{where}: not valid YAML: {err}") from err
+            where, text = str(path), read_text_utf8(path, "CDA lexicon (config key 'cda.lexicon')")
+        raw = load_yaml(where, text)  # unique keys; errors name the file and line
         if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
             raise QueerbiasError(f"{where}: a lexicon needs a list under 'entries'")
         nouns = {}

@@ -121,7 +121,9 @@ def probe_instance(caller: Caller) -> ProbeResult:
     result = ProbeResult()
     _robots(caller, result)
     info, v2 = _instance_info(caller)
-    result.version, result.title = quote(info.get("version"), 40), quote(info.get("title") or "", 80)
+    result.version = quote(info.get("version"), 40)
+    # like the rules: a one-person server's title may hold its owner's handle or address
+    result.title = quote(scrub_personal_data(str(info.get("title") or "")), 80)
     domain = info.get("domain") if v2 else info.get("uri")
     result.domain = quote(domain, 253).lower() if isinstance(domain, str) and domain else None
     result.rules = [quote(scrub_personal_data(str(r.get("text", "")))) for r in info.get("rules") or []

@@ -133,17 +133,17 @@ def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
 
 def non_finite_parameters(model: torch.nn.Module, limit: int = 3,
                           trainable_only: bool = False) -> list[str]:
-    """Names of (up to `limit`) weight tensors holding NaN or infinity."""
-    found = []
+    """Names of (up to `limit`) weight tensors holding NaN or infinity.
+
+    One reduction over all tensors decides first (a single device sync, as this runs after
+    every optimizer step); only a model that fails it is searched for the names.
+    """
+    tensors = [(name, tensor) for name, tensor in model.named_parameters()
+               if tensor.is_floating_point() and (tensor.requires_grad or not trainable_only)]
     with torch.no_grad():
-        for name, tensor in model.named_parameters():
-            if trainable_only and not tensor.requires_grad:
-                continue
-            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-                found.append(name)
-                if len(found) == limit:
-                    break
-    return found
+        if not tensors or bool(torch.stack([torch.isfinite(t).all() for _, t in tensors]).all()):
+            return []
+        return [name for name, tensor in tensors if not torch.isfinite(tensor).all()][:limit]
 
 
 def _settle_kind(config, where: str, requested: str | None, force: bool) -> str:

@@ -80,7 +80,7 @@ class EqualiseTrainer(Trainer):
         self.scorer, self.batches, self.settings = scorer, batches, settings
         self.process_index = process_index
         self._micro = (-1, 0)  # (optimizer step, micro-batches drawn in it)
-        self._pair_losses: list[float] = []
+        self._pair_losses: list[torch.Tensor] = []  # detached; read when logged (no sync per step)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         result = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
@@ -91,7 +91,7 @@ class EqualiseTrainer(Trainer):
         pairs = self.batches.draw(step, micro, self.process_index)
         with self.accelerator.autocast():
             loss = pair_loss(self.scorer, pairs, self.settings)
-        self._pair_losses.append(loss.item())
+        self._pair_losses.append(loss.detach())
         # The LM loss may already be normalised over the accumulated batch (num_items_in_batch);
         # the pair loss is a per-batch mean, so it then needs the division the trainer skips.
         scaled = self.loss_is_scaled_for_ga
@@ -105,6 +105,6 @@ class EqualiseTrainer(Trainer):
 
     def log(self, logs: dict, *args, **kwargs) -> None:
         if "loss" in logs and self._pair_losses:
-            logs["pair_loss"] = round(sum(self._pair_losses) / len(self._pair_losses), 6)
+            logs["pair_loss"] = round(torch.stack(self._pair_losses).float().mean().item(), 6)
             self._pair_losses = []
         super().log(logs, *args, **kwargs)

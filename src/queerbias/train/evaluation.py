@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import fields
-from functools import cache
 from pathlib import Path
 
 import torch
@@ -47,9 +46,11 @@ def benchmark_settings(bench, where: str, batch_size=None):
     return from_mapping(suite.Settings, values, f"{where}.options")
 
 
-@cache
-def _data(suite_name: str, spec: str | None, settings):
-    return get_suite(suite_name).load_data(spec, settings)
+def load_benchmark_data(config) -> dict[str, tuple]:
+    """Each benchmark's items and data reference (`Suite.load_data`), by output name: read once
+    per run, before any model loads, and evaluated at every checkpoint."""
+    return {name: get_suite(bench.suite).load_data(bench.data, benchmark_settings(bench, f"eval.benchmarks[{index}]"))
+            for index, (bench, name) in enumerate(zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True))}
 
 
 @contextlib.contextmanager
@@ -117,11 +118,12 @@ def _fixed_masking(ids, mask, tokenizer, probability: float, generator):
 
 def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchmarks: list,
              names: list[str], out_root: Path, validation: list[list[int]], config,
-             extra_meta: dict, general: list[list[int]] | None = None) -> dict:
+             extra_meta: dict, general: list[list[int]] | None = None, *, data: dict[str, tuple]) -> dict:
     """Perplexity and every benchmark for one state of the model -> one metrics record.
 
     `general`: the shipped neutral German text (`train.data.general_texts`), whose
-    perplexity shows damage that in-domain perplexity (falling with any fine-tuning) hides.
+    perplexity shows damage that in-domain perplexity (falling with any fine-tuning) hides;
+    `data`: the benchmarks' loaded data (`load_benchmark_data`).
     """
     from queerbias.suites.store import run_to_dir
 
@@ -145,7 +147,7 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
         for index, (bench, name) in enumerate(zip(benchmarks, names, strict=True)):
             suite = get_suite(bench.suite)
             settings = benchmark_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
-            summary = run_to_dir(suite, lm, _data(bench.suite, bench.data, settings), out_root / name, settings,
+            summary = run_to_dir(suite, lm, data[name], out_root / name, settings,
                                  extra_meta=meta, progress=False)
             # label, overall, groups and the suite's extras (pairs: the distance to indifference)
             record["benchmarks"][name] = {"suite": bench.suite, "data": bench.data or suite.data_default,

@@ -43,7 +43,7 @@ from queerbias.train.data import (
     resolve_validation,
     tokenize,
 )
-from queerbias.train.evaluation import evaluate
+from queerbias.train.evaluation import evaluate, load_benchmark_data
 from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
     attach_adapter,
@@ -69,7 +69,8 @@ def run_training(config: TrainConfig) -> dict:
     if config.threads:
         torch.set_num_threads(config.threads)
     training_pairs = load_training_pairs(config)
-    held_out = training_pairs and overlap_record(config, training_pairs, evaluation_pairs(config))
+    data = load_benchmark_data(config)
+    held_out = training_pairs and overlap_record(config, training_pairs, evaluation_pairs(config, data))
     if config.objective == "dpo":
         _require_causal(config)
         texts, corpus = None, None
@@ -101,7 +102,7 @@ def run_training(config: TrainConfig) -> dict:
 
     def run_eval(model, folder: Path, step: int, context: dict) -> dict:
         return evaluate(model, lm, str(folder), config.eval.benchmarks, names, folder, validation,
-                        config, {**context, "run": str(run_dir), **record}, general=general)
+                        config, {**context, "run": str(run_dir), **record}, general=general, data=data)
 
     base = {**run_eval(lm.model, run_dir / "base", 0, {"step": 0, "epoch": 0.0}), "train_loss": None}
     if state.is_main_process and 0 not in {r["step"] for r in checkpoints.read_metrics(run_dir)}:

@@ -49,18 +49,11 @@ def overlap_record(config, training: PairSet, evaluations: dict[str, list[Pair]]
             "shared_sentences": shared}
 
 
-def evaluation_pairs(config) -> dict[str, list[Pair]]:
-    """Each pair benchmark's pairs as it will score them (read and sampled as the suite
-    does), by output name."""
-    from queerbias.suites.registry import get_suite
-    from queerbias.train.evaluation import benchmark_settings
-
-    found = {}
-    for index, (bench, name) in enumerate(zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)):
-        suite = get_suite(bench.suite)
-        if suite.name == "pairs":
-            found[name], _ = suite.load_data(bench.data, benchmark_settings(bench, f"eval.benchmarks[{index}]"))
-    return found
+def evaluation_pairs(config, data: dict[str, tuple]) -> dict[str, list[Pair]]:
+    """Each pair benchmark's pairs as it will score them, by output name, from the run's
+    loaded benchmark data (`train.evaluation.load_benchmark_data`)."""
+    return {name: data[name][0] for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+            if bench.suite == "pairs"}
 
 
 class PairBatches:

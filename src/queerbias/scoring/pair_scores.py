@@ -21,7 +21,7 @@ import torch
 from queerbias.errors import DataError
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.alignment import scored_positions
-from queerbias.scoring.scorer import NonFiniteScores, Scorer, SentenceEncoder, reduce
+from queerbias.scoring.scorer import Encoding, NonFiniteScores, Scorer, SentenceEncoder, reduce
 
 log = logging.getLogger(__name__)
 
@@ -118,13 +118,20 @@ def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str
     """
     policy = encoder.config.long_sentences
     long, same = [], []
+    encoded: dict[tuple[str, bool], Encoding] = {}  # sentences repeat across pairs (v0: 3 times on average)
+
+    def encode(text: str, cut: bool) -> Encoding:
+        if (text, cut) not in encoded:
+            encoded[text, cut] = encoder(text, cut=cut)
+        return encoded[text, cut]
+
     for pair in pairs:
-        first, second = (encoder(text, cut=False) for text in pair.aligned_order)
+        first, second = (encode(text, False) for text in pair.aligned_order)
         if encoder.too_long(first) or encoder.too_long(second):
             long.append((pair, max(len(first.ids), len(second.ids))))
             if policy != "truncate":
                 continue
-            first, second = (encoder(text) for text in pair.aligned_order)
+            first, second = (encode(text, True) for text in pair.aligned_order)
         if first.ids == second.ids and pair.sent_more != pair.sent_less:
             same.append(pair)  # identical texts were settled when the file was read
     if long and policy == "error":

@@ -137,6 +137,36 @@ def _train_config(inputs, name: str, model: str = "gpt2", **overrides) -> Path:
     return path
 
 
+def _study(inputs, changes: dict) -> Path:
+    """A study file of one model, run and seed (no model is loaded before its cells run), changed."""
+    import yaml
+
+    study = {"output_dir": str(inputs.tmp / "study-out"), "models": {"gpt2": "some/model"},
+             "runs": {"lm": {"overrides": {"objective": "lm"}}}, "seeds": [0],
+             "training": {"overrides": {"data": {"train": "corpora/demo"}}},
+             "benchmarks": [{"suite": "pairs", "data": "queerbias-de:test", "sample": 4}], **changes}
+    path = inputs.tmp / f"study-{len(list(inputs.tmp.glob('study-*.yaml')))}.yaml"
+    path.write_text(yaml.safe_dump(study), encoding="utf-8")
+    return path
+
+
+def _study_folder_of_another_config(inputs) -> Path:
+    """A study file whose output folder holds a study prepared with other seeds."""
+    from queerbias.study.cells import prepare
+    from queerbias.study.config import load_study
+
+    prepare(load_study(_study(inputs, {"seeds": [0, 1]})))
+    return _study(inputs, {})
+
+
+def _base_of_another_model(inputs) -> Path:
+    """A training config of tiny GPT-2 whose eval.base_from holds tiny BERT's base evaluation."""
+    shared = inputs.tmp / "shared-base"
+    assert main(["score", "--no-progress", "--pairs", "queerbias-de", "--sample", "20", "--model", inputs["bert"],
+                 "--out", str(shared / "bias")]) == 0
+    return _train_config(inputs, "base-from", eval__base_from=str(shared))
+
+
 BUILDERS = {
     "tmp": lambda i: i.tmp,
     "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
@@ -184,6 +214,25 @@ BUILDERS = {
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
+    # -- study (issue 24): study files, checked whole before any cell runs ---------------------
+    **{f"study_{name}": (lambda i, changes=changes: _study(i, changes)) for name, changes in {
+        "ok": {},
+        "negative_seed": {"seeds": [0, -1]},
+        "twice_seed": {"seeds": [0, 0]},
+        "unknown_key": {"modles": {}},
+        "missing_run_config": {"runs": {"lm": "no-such-config.yaml"}},
+        "bad_override": {"runs": {"lm": {"overrides": {"learning_rate": -1}}}},
+        "sets_seed": {"runs": {"lm": {"overrides": {"seed": 3}}}},
+        "no_data": {"benchmarks": [{"suite": "pairs", "sample": 4}]},
+        "unknown_exclude": {"exclude": [{"model": "nope"}]},
+        "excludes_all": {"exclude": [{"run": "lm"}]},
+    }.items()},
+    "study_dup_model": lambda i: _write(i, "dup-model.yaml", "models:\n  gpt2: a\n  gpt2: b\nruns: {lm: x.yaml}\n"
+                                        "seeds: [0]\n"),
+    "study_case": lambda i: _study(i, {"models": {"GPT2": "a", "gpt2": "b"}}),
+    "study_other": lambda i: _study_folder_of_another_config(i),
+    "base_from_other_model": lambda i: _base_of_another_model(i),
+    # -- end of the study block --------------------------------------------------------------------
 }
 
 
@@ -276,6 +325,25 @@ CASES = [
     ("card {file}", 2, "a-file: not a directory"),
     ("card {bad_metrics_run}", 2, "metrics.jsonl, row 1: invalid JSON"),
     ("card {bad_metrics_run} --out {file}/README.md", 2, "a-file is a file, not a directory"),
+    # -- study (issue 24): the study file is checked whole before any cell runs ------------------
+    ("study --config {study_dup_model}", 2, "duplicate key 'gpt2' on lines 2 and 3"),
+    ("study --config {study_case}", 2, "names 'GPT2' and 'gpt2' differ only in case"),
+    ("study --config {study_negative_seed}", 2, "study key 'seeds[1]' must be a non-negative integer, got -1"),
+    ("study --config {study_twice_seed}", 2, "study key 'seeds[1]': seed 0 is listed twice"),
+    ("study --config {study_unknown_key}", 2, "study key 'modles' is unknown"),
+    ("study --config {study_missing_run_config}", 2, "study cell gpt2/lm/seed-0: no-such-config.yaml"),
+    ("study --config {study_bad_override}", 2, "study cell gpt2/lm/seed-0: config key 'learning_rate' must be "
+                                               "positive"),
+    ("study --config {study_sets_seed}", 2, "'runs.lm.overrides.seed': seed is set by the study"),
+    ("study --config {study_no_data}", 2, "study key 'benchmarks[0].data' is required"),
+    ("study --config {study_unknown_exclude}", 2, "study key 'exclude[0].model' names 'nope'"),
+    ("study --config {study_excludes_all}", 2, "study key 'exclude' leaves no cell to run"),
+    ("study --config {study_ok} --jobs 0", 2, "--jobs must be a positive integer, got 0"),
+    ("study --config {study_other}", 2, "holds a study made by another config (differs in seeds)"),
+    ("study", 2, "--config is required"),
+    ("study report {tmp}", 2, "not a study folder (no study.yaml)"),
+    ("train --config {base_from_other_model}", 2, "holds a base evaluation of another model (weights fingerprint)"),
+    # -- end of the study block --------------------------------------------------------------------
 ]
 
 

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
     from queerbias.models.loading import LoadedModel
     from queerbias.pairs.schema import PairSet
+    from queerbias.study.report import StudyReport
 
-__all__ = ["Comparison", "RunRecord", "ScoreRun", "compare", "list_suites", "load_run", "run_suite", "score"]
+__all__ = ["Comparison", "RunRecord", "ScoreRun", "compare", "list_suites", "load_run", "run_suite", "score", "study"]
 
 #: what `score` returns: the run record every suite's runs share
 ScoreRun = RunRecord
@@ -250,3 +251,15 @@ def _record(run) -> RunRecord:
     if isinstance(run, (str, os.PathLike)):
         return load_run(run)
     raise QueerbiasError(f"compare: a run is a RunRecord or a run folder, not {type(run).__name__}")
+
+
+# -- studies ------------------------------------------------------------------------
+
+def study(config: str | os.PathLike, *, jobs: int = 1, force: bool = False,
+          out: str | os.PathLike | None = None) -> StudyReport:
+    """Run or resume a study file (= `queerbias study --config FILE`; docs/study.md): every model ×
+    training run × seed as a training run in its own process, then STUDY/report/. Returns where the
+    report is (`path`, `index`, `methods`), whether it is `complete` and what is `missing`."""
+    from queerbias.study.run import run_study
+
+    return run_study(config, jobs=jobs, force=force, out=out)

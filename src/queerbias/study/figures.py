@@ -12,12 +12,15 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+from matplotlib import colormaps
 
 from queerbias.report.plots import NEUTRAL, PALETTE, forest_figure, new_figure, save_figure
 from queerbias.study.aggregate import Column, GroupTable, MethodRow
 from queerbias.suites.protocol import OVERALL
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: purple (less) to orange (more), colour-blind safe; grey where a model and run lack seeds
+DIVERGING = colormaps["PuOr_r"].with_extremes(bad="#dddddd")
 CELL_PX, ROW_PX, MARGIN_PX = 130, 30, 230
 TRADEOFF_PX = (560, 480)
 
@@ -41,9 +44,8 @@ def heatmap(table: GroupTable, run: str, models: list[str], path: Path) -> Path:
                     values[row, col] = found.figure.delta
                     marks[(row, col)] = found.marker
         limit = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 1.0
-        image = ax.imshow(np.ma.masked_invalid(values), cmap="PuOr_r", vmin=-(limit or 1.0), vmax=limit or 1.0,
+        image = ax.imshow(np.ma.masked_invalid(values), cmap=DIVERGING, vmin=-(limit or 1.0), vmax=limit or 1.0,
                           aspect="auto")
-        image.cmap.set_bad("#dddddd")
         for (row, col), value in np.ndenumerate(values):
             text = "n/a" if np.isnan(value) else f"{value:+.{measure.get('digits', 2)}f}{marks.get((row, col), '')}"
             ax.text(col, row, text, ha="center", va="center", fontsize="small")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
+from queerbias.report.markdown import summary_markdown
 from queerbias.suites.registry import get_suite
 from queerbias.suites.settings import settings_id
 from queerbias.suites.store import SUMMARY_FILE, read_json_file, run_key
@@ -125,7 +126,9 @@ def _copy(origin: Path, target: Path, change) -> None:
 
 
 def _rewrite_meta(folder: Path, change) -> None:
+    """summary.json's meta changed, and summary.md (which names the model) written from it again."""
     path = folder / SUMMARY_FILE
     summary = read_json_file(path, "base summary")
     change(summary["meta"])
+    atomic_write(folder / "summary.md", summary_markdown(get_suite(summary["suite"]), summary))
     atomic_write(path, dump_json_strict(summary, "base summary"))

@@ -38,10 +38,13 @@ class _Pipe:
         commands_read, self.commands = os.pipe()
         self.replies, replies_write = os.pipe()
 
-        def fds() -> None:  # fresh copies first: the pipe ends may themselves be 3 or 4
+        def fds() -> None:
+            # fresh copies first (a pipe end may itself be 3 or 4); dup2 onto the same number changes
+            # nothing, so the inheritable flag is set explicitly
             ours = os.dup(commands_read), os.dup(replies_write)
-            os.dup2(ours[0], 3)
-            os.dup2(ours[1], 4)
+            for target, fd in zip((3, 4), ours, strict=True):
+                os.dup2(fd, target)
+                os.set_inheritable(target, True)
 
         self.process = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
                                         preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL,

@@ -49,6 +49,9 @@ FINETUNE = Path(__file__).resolve().parents[3] / "train" / "finetune.py"
 
 @dataclass(frozen=True)
 class Cell:
+    """One training run of the study, named by its model, run and seed; `benchmarks` are its
+    benchmarks' output names (known once its training config is built)."""
+
     model: str
     run: str
     seed: int

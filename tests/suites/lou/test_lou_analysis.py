@@ -8,7 +8,13 @@ import pytest
 from scipy import stats
 
 from queerbias.cli import main
-from queerbias.suites.lou.analysis import added_tokens, f1_flip_correlation, normalise, property_changes, property_pairs
+from queerbias.suites.lou.analysis import (
+    added_tokens,
+    f1_flip_correlation,
+    normalise,
+    property_changes,
+    property_pairs,
+)
 from queerbias.suites.lou.classifier import load_classifier, prediction_attention, shared_attention
 from queerbias.suites.lou.data import load_task, lou_spec
 from queerbias.suites.lou.lm_view import summarise as lm_summarise

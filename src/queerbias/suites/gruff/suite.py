@@ -145,10 +145,10 @@ class GruffSuite(Suite):
                     yield cell("pronouns", f"{setting} {pronoun}", mask)
 
     def extras(self, before, after, options) -> dict:
-        """Paper Fig. 8: Spearman correlation of the two models' accusative stereotype scores."""
-        from queerbias.suites.gruff.metrics import distinct, stereotype_correlation
+        """Paper Figs. 8, 12-14: Spearman correlation of the two models' stereotype scores per case."""
+        from queerbias.suites.gruff.metrics import distinct, model_correlations
 
-        return {"model_correlation": stereotype_correlation(distinct(before), distinct(after), "acc")}
+        return model_correlations(distinct(before), distinct(after))
 
     def extra_tables(self, document) -> list:
         from queerbias.suites.gruff.report import model_correlation_table

@@ -13,7 +13,7 @@ from queerbias.suites.gruff.metrics import (
     accuracy,
     case_correlations,
     case_tests,
-    model_correlations,
+    comparison_extras,
     over_resolution,
     pronoun_case_figures,
     pronoun_spread,
@@ -142,9 +142,13 @@ def test_model_correlations_cover_every_case():
     # Figs. 8, 12-14: acc the same ranking in both models, nom the reverse, dat and poss absent
     a = _stereotype_items({"acc": [0, 1, 2, 3], "nom": [0, 1, 2, 3]})
     b = _stereotype_items({"acc": [0, 1, 2, 3], "nom": [3, 2, 1, 0]})
-    found = model_correlations(a, b)
+    found = comparison_extras(a, b)
     assert list(found) == ["model_correlation", "model_correlation_nom", "model_correlation_dat",
-                           "model_correlation_poss"]
+                           "model_correlation_poss", "fidelity_by_pronoun_case"]
+    # Fig. 5 of both models: er referents answered sie in 0+1+2+3 of 16 -> 10/16 right; sie always right
+    assert found["fidelity_by_pronoun_case"]["before"]["er"]["acc"]["accuracy"] == 62.5
+    assert found["fidelity_by_pronoun_case"]["after"]["er"]["nom"]["accuracy"] == 62.5
+    assert found["fidelity_by_pronoun_case"]["after"]["sie"]["nom"]["accuracy"] == 100.0
     assert found["model_correlation"]["case"] == "acc" and found["model_correlation"]["rho"] == pytest.approx(1.0)
     assert found["model_correlation_nom"]["rho"] == pytest.approx(-1.0)
     assert found["model_correlation_dat"]["rho"] is None and found["model_correlation_dat"]["n"] == 0

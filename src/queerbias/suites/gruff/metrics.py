@@ -111,12 +111,17 @@ def stereotype_correlation(items_a: pd.DataFrame, items_b: pd.DataFrame, case: s
     return {"case": case, **spearman(a[shared], b[shared]).to_dict()}
 
 
-def model_correlations(items_a: pd.DataFrame, items_b: pd.DataFrame) -> dict:
+def comparison_extras(items_a: pd.DataFrame, items_b: pd.DataFrame) -> dict:
     """The comparison's extras: `model_correlation` for the accusative (Fig. 8) and
     `model_correlation_<case>` for the other cases (Figs. 12-14), one entry each so that the
-    comparator Bonferroni-corrects each across the AFTER runs."""
-    return {("model_correlation" if case == "acc" else f"model_correlation_{case}"):
-            stereotype_correlation(items_a, items_b, case) for case in ("acc", *(c for c in CASES if c != "acc"))}
+    comparator Bonferroni-corrects each across the AFTER runs; `fidelity_by_pronoun_case`, both
+    models' Fig. 5 (accuracy per pronoun set and case, settings with an introduction)."""
+    correlations = {("model_correlation" if case == "acc" else f"model_correlation_{case}"):
+                    stereotype_correlation(items_a, items_b, case)
+                    for case in ("acc", *(c for c in CASES if c != "acc"))}
+    figures = {side: pronoun_case_figures(items[items["setting"] != "none"])
+               for side, items in (("before", items_a), ("after", items_b))}
+    return {**correlations, "fidelity_by_pronoun_case": figures}
 
 
 def occupation_accuracy(items: pd.DataFrame, column: str | None = None) -> pd.DataFrame:

@@ -192,6 +192,22 @@ def model_correlation_table(document: dict) -> Table:
                  notes="Bonferroni across the AFTER runs, per case.")
 
 
+def pronoun_case_change_table(document: dict) -> Table:
+    """Paper Fig. 5 for BEFORE and each AFTER: accuracy per pronoun set and case, before → after."""
+    body = []
+    for comparison in document["comparisons"]:
+        figures = comparison.get("fidelity_by_pronoun_case")
+        if figures is None:
+            continue
+        for pronoun in PRONOUN_SETS:
+            body.append([comparison["after"]["label"], pronoun,
+                         *(f"{_acc(figures['before'][pronoun][case])} → {_acc(figures['after'][pronoun][case])}"
+                           for case in CASES)])
+    return Table(header=["AFTER", "Pronoun set", *CASES], rows=body,
+                 caption="Accuracy (%) by pronoun set and case, settings with an introduction, BEFORE → AFTER "
+                         "(paper Fig. 5)", notes="The paired tests per setting and pronoun set are in the main table.")
+
+
 INSTANCE_COLUMNS = ("replicate", "item_id", "setting", "n_distractors", "occupation", "participant", "case", "system",
                     "target", "distractor_system", "distractor", *(f"text_{p}" for p in PRONOUN_SETS))
 

@@ -99,7 +99,7 @@ def test_shared_attention_keeps_the_unchanged_tokens():
     assert shared_attention(([1], np.array([1.0])), ([2], np.array([1.0]))) is None
 
 
-def test_prediction_attention_on_a_tiny_classifier(tiny_classifier):
+def test_prediction_attention_on_a_tiny_classifier(tiny_classifier, monkeypatch):
     clf = load_classifier(str(tiny_classifier))
     implementation = clf.model.config._attn_implementation
     inputs = [("die ärzte helfen.", None), ("die ärzt*innen helfen gern.", None)]
@@ -111,6 +111,11 @@ def test_prediction_attention_on_a_tiny_classifier(tiny_classifier):
         assert len(weights) == len(ids) and (weights >= 0).all() and weights.sum() < 1  # [CLS], [SEP] left out
     batched = prediction_attention(clf, inputs, batch_size=2)  # padding does not change the weights
     assert all(np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(found, batched, strict=True))
+    from queerbias.suites.lou import classifier
+
+    monkeypatch.setattr(classifier, "ATTENTION_BUDGET", 1)  # a memory budget below one input: one at a time
+    alone = prediction_attention(clf, inputs, batch_size=2)
+    assert all(a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(found, alone, strict=True))
 
 
 @pytest.fixture

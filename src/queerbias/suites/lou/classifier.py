@@ -43,6 +43,7 @@ DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with 
 INPUT_COMPOSITION = "upstream: one string 'text [SEP] topic', one segment; truncate_text tasks cut to max_length"
 DEFAULT_RESAMPLES = 2_000
 PREDICT_BATCH = 16
+ATTENTION_BUDGET = 1 << 28  # bytes of attention weights (all layers, float32) one batch may return
 ATTENTION_COLUMNS = ("attention_max_original", "attention_sd_original", "attention_max", "attention_sd")
 
 
@@ -149,18 +150,26 @@ def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str 
     The prediction token is the first one for classifiers that start with a [CLS]-like token
     (encoders), else the last (decoders classify from the last token). Attention weights need
     the eager implementation, so this is a second pass with the model switched to it and back;
-    the predictions themselves keep the model's own implementation.
+    the predictions themselves keep the model's own implementation. The model returns the weights
+    of every layer, so batches (of inputs of similar length) hold at most ATTENTION_BUDGET of them.
     """
     encoded = encode_inputs(clf, inputs, truncate_text)
     model, tokenizer = clf.model, clf.tokenizer
     previous, was_training = model.config._attn_implementation, model.training
     special, cls = set(tokenizer.all_special_ids), tokenizer.cls_token_id
     found: list[tuple[list[int], np.ndarray] | None] = [None] * len(encoded)
+    per_square = 4 * getattr(model.config, "num_hidden_layers", 12) * getattr(model.config, "num_attention_heads", 12)
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
+    batches = []
+    while order:
+        longest = len(encoded[order[0]]["input_ids"])
+        size = max(1, min(batch_size, ATTENTION_BUDGET // (per_square * longest ** 2)))
+        batches.append(order[:size])
+        order = order[size:]
     model.set_attn_implementation("eager")
     model.eval()
     try:
-        for start in range(0, len(encoded), batch_size):
-            batch = list(range(start, min(start + batch_size, len(encoded))))
+        for batch in batches:
             padded = tokenizer.pad([encoded[i] for i in batch], return_tensors="pt")
             with torch.inference_mode():
                 attentions = model(**{k: v.to(clf.device) for k, v in padded.items()}, output_attentions=True).attentions

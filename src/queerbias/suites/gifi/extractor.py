@@ -191,7 +191,6 @@ class PronounExtractor:
         return first.group if first else None
 
 
-
 def sie_number(tokens: list[tuple[str, int]], i: int) -> str:
     """PLURAL when a plural finite verb agrees with the "sie" at `i` as its subject; AMBIGUOUS when
     a plural verb stands by it but agrees with another subject (sie coordinated with another

@@ -21,9 +21,8 @@ import urllib.parse
 from lxml import etree
 from lxml import html as lxml_html
 
-from queerbias.crawl.agent import agent_token
+from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
 from queerbias.crawl.news.http import Fetcher, FetchError, Response
-from queerbias.crawl.news.robots import AI_TRAINING_AGENTS
 
 AI_OPT_OUT, TDM_RESERVED = "ai_opt_out", "tdm_reserved"
 _NOAI = {"noai", "noimageai"}
@@ -49,7 +48,7 @@ class OptOuts:
 
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
-        self._names = {"robots", agent_token(fetcher.user_agent), *(a.lower() for a in AI_TRAINING_AGENTS)}
+        self._names = {"robots", *our_agents(fetcher.user_agent), *(a.lower() for a in AI_TRAINING_AGENTS)}
         self._tdmrep: dict[str, list[dict]] = {}
 
     def page_reservation(self, response: Response) -> str | None:

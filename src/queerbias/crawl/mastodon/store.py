@@ -130,6 +130,7 @@ class CrawlStore:
             key.require_fingerprint(state.get("key_fingerprint"), self.dir / STATE)
             self.tombstones = Tombstones.load(self.dir, key, expected=expected)
             self.state = state
+            self.state["tombstones"] = self.tombstones.counts()
             self._meta = self._recover_posts()
             self._recover_reid()
             if self.rebuilt and self._meta:

@@ -77,8 +77,8 @@ def register(subparsers) -> None:
     forget_cmd = commands.add_parser(
         "forget", help="remove a person's posts from crawl stores and built corpora (takedown)",
         description="Remove every post of one person from the Mastodon crawl stores and built corpora in or "
-                    "under DIR, and record them as forgotten so that no later crawl, refresh or build adds "
-                    "them again. Idempotent. Needs the crawl key the stores were written with.")
+                    "under DIR, and put them on every removal list there so that no later crawl, refresh or "
+                    "build adds them again. Idempotent. Needs the crawl key the stores were written with.")
     forget_cmd.add_argument("folders", nargs="+", type=Path, metavar="DIR",
                             help="crawl output folders, corpus folders, or folders above them")
     forget_cmd.add_argument("--account", action="append", default=[], metavar="HANDLE@INSTANCE",

@@ -121,6 +121,30 @@ def test_removals_survive_federated_copies_new_tags_a_lost_state_and_the_build(s
     assert "was written with the crawl key" in capsys.readouterr().err
 
 
+def test_an_older_stores_forgotten_json_is_folded_into_the_sealed_list(tmp_path, crawl_key, capsys):
+    key = CrawlKey(crawl_key)
+    statuses = [status(10 + i, f"<p>Nr. {i}: {GERMAN}</p>", domain="d.example", username=user, tags=("queer",),
+                       created=T0 + timedelta(minutes=i)) for i, user in enumerate(("alice", "bob", "alice"))]
+    store = tmp_path / "crawl"
+    with FakeMastodonServer(FakeInstance("d.example", statuses)) as server:
+        run_crawl(store, server.url)
+    # What an older queerbias left: forgotten.json in the clear, no removal list, no count of it in the state.
+    alice = key.account_pseudonym("alice@d.example")
+    (store / "forgotten.json").write_text(json.dumps({"kind": "queerbias-forgotten", "key_fingerprint":
+                                                      key.fingerprint, "accounts": [alice]}))
+    (store / "tombstones.json").unlink()
+    state = json.loads((store / "state.json").read_text())
+    del state["tombstones"]
+    (store / "state.json").write_text(json.dumps(state))
+    assert _build(store, tmp_path / "corpus", crawl_key) == 2
+    assert "gains it with one `queerbias crawl mastodon --refresh --out" in capsys.readouterr().err
+    run_refresh(store)  # opening the store folds the file in, and takes alice's posts out
+    assert not (store / "forgotten.json").exists() and (store / "tombstones.json").exists()
+    assert {p["account"] for p in read_posts(store)} == {key.account_pseudonym("bob@d.example")}
+    assert _build(store, tmp_path / "corpus", crawl_key) == 0
+    capsys.readouterr()
+
+
 def test_forget_leaves_no_first_or_last_posting_date_of_the_person(tmp_path, crawl_key, capsys):
     days = {"alice": ("2023-01-02", "2023-12-30"), "bob": ("2023-05-05", "2023-06-06")}
     statuses = [status(10 + i, f"<p>Nr. {i}: {GERMAN}</p>", domain="d.example", username=user, tags=("queer",),

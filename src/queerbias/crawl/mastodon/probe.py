@@ -135,7 +135,7 @@ def probe_instance(caller: Caller) -> ProbeResult:
     result = ProbeResult()
     _robots(caller, result)
     info, v2 = _instance_info(caller)
-    result.version = quote(info.get("version"), 40)
+    result.version = quote(scrub_personal_data(str(info.get("version"))), 40)
     # like the rules: a one-person server's title may hold its owner's handle or address
     result.title = quote(scrub_personal_data(str(info.get("title") or "")), 80)
     domain = info.get("domain") if v2 else info.get("uri")

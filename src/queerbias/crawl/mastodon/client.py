@@ -151,6 +151,8 @@ class Caller:
                 return method(*args, **kwargs)
             except MastodonRatelimitError as err:
                 error = err
+                if attempt == self.policy.max_attempts:
+                    break  # no wait that no request follows
                 asked = self._asked_wait()
                 if asked is not None:
                     log.info("%s: asked to wait %.0f s", self.api.api_base_url, asked)

@@ -135,7 +135,8 @@ class _InstanceCrawler:
         self.relevant_tags = frozenset(settings.tags)
         self.caller: Caller | None = None
         self._requests_reported = 0
-        self.admin_agreed: set[str] = set()  # refusals overridden by --allow-instance, for stats and datasheet
+        # Refusals overridden by --allow-instance, in this run and before (for stats.json and the datasheet).
+        self.admin_agreed: set[str] = set(store.stats()["instances"].get(url, {}).get("admin_agreed") or [])
 
     def _commit(self, posts: Sequence[Post] = (), stats: Counter | None = None, **kwargs) -> None:
         """Save through the store, adding the requests made since the last commit."""
@@ -180,9 +181,9 @@ class _InstanceCrawler:
             self._commit(probe=probe.as_dict(), status=f"{SKIPPED}: {why}; crawl it only with --allow-instance "
                                                        "if its admin agreed")
             return
-        if why:
-            self.admin_agreed.add(why)
         self._commit(probe=probe.as_dict(), status=IN_PROGRESS)
+        if why:
+            self._agree(why)
         status, failed = "complete", 0
         feeds = self.settings.feeds()
         for feed in feeds:
@@ -202,8 +203,6 @@ class _InstanceCrawler:
                 log.warning("%s %s: %s", self.url, feed, state)
         if failed and status == "complete":  # a feed that kept failing (429 forever, say) is not done
             status = f"{INCOMPLETE}: {failed} of {len(feeds)} feeds failed; rerun to try them again"
-        if self.admin_agreed:
-            self._commit(admin_agreed=sorted(self.admin_agreed))
         self._commit(status=status)
         totals = self.store.stats()["instances"][self.url]
         log.info("%s: %s; %d requests, %d fetched, %d kept so far", self.url, status, totals["requests"],
@@ -215,14 +214,21 @@ class _InstanceCrawler:
             return api.timeline_local
         return partial(api.timeline_hashtag, feed.removeprefix("tag:"))
 
+    def _agree(self, why: str) -> None:
+        """Record, before anything is crawled under it, a refusal that --allow-instance overrides."""
+        if why not in self.admin_agreed:
+            self.admin_agreed.add(why)
+            self._commit(admin_agreed=sorted(self.admin_agreed))
+
     def _robots_keep_out(self, feed: str, probe: ProbeResult) -> bool:
         """Whether robots.txt closes this feed's path (as Mastodon.py asks for it) and no admin agreed."""
         path = ("/api/v1/timelines/public?local=true" if feed == LOCAL_FEED
                 else "/api/v1/timelines/tag/" + quote(feed.removeprefix("tag:"), safe=""))
         why = probe.robots_refusal(path)
         if why and self.settings.allowed(self.url):
-            self.admin_agreed.add(why)
-        return bool(why) and not self.settings.allowed(self.url)
+            self._agree(why)
+            return False
+        return bool(why)
 
     def _crawl_feed(self, feed: str, probe: ProbeResult) -> str:
         """Page one feed until the cut-off or its end; return its state for stats.json."""
@@ -232,7 +238,7 @@ class _InstanceCrawler:
         if access == LOGIN_REQUIRED and not (self.settings.token_for(self.url) and self.settings.allowed(self.url)):
             return access  # the admin made it login-only: a token alone is no permission
         if access == LOGIN_REQUIRED:
-            self.admin_agreed.add("login-only feeds, read with a token")
+            self._agree("login-only feeds, read with a token")
         if self._robots_keep_out(feed, probe):
             return ROBOTS_DISALLOWED
         fetch = self._feed_method(feed)

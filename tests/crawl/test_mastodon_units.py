@@ -8,7 +8,6 @@ from datetime import datetime, timezone
 from email.utils import format_datetime
 
 import pytest
-
 from mastodon import MastodonAPIError
 
 from queerbias.crawl.agent import build_user_agent

@@ -99,9 +99,9 @@ def json_encoding(response: requests.Response) -> str | None:
     """How to decode the body of `response`: a JSON answer (or one without a type) in its declared
     charset, else UTF-8 or the UTF-16/32 its bytes show; UndecodableAnswer if the body is not in it.
     Other types keep requests' choice."""
-    header = email.message.Message()
-    header["Content-Type"] = response.headers.get("Content-Type", "")
     declared = response.headers.get("Content-Type", "").strip()
+    header = email.message.Message()
+    header["Content-Type"] = declared
     if declared and "json" not in header.get_content_type():
         return response.encoding
     body = response.content

@@ -7,11 +7,12 @@ link-local targets, on redirects too; see `queerbias.crawl.addresses`), every
 request has a total deadline (`queerbias.crawl.deadline`: a server that drips its answer
 is cut off), bodies are cut off at a size limit instead of being read whole, redirects
 are followed by us, hop by hop, so that the caller can check each new address (its
-site's robots.txt and TDM reservation) before it is fetched, and requests to one host are spaced by a politeness delay, longer when the
-site's robots.txt asks for it (`Crawl-delay`). A host that answers 429 (or 503 with
-`Retry-After`) is left alone for as long as it asks; if that is longer than
-`max_host_wait`, its pages wait for a later run. The User-Agent says who is
-crawling and why, with a contact, so site owners can object.
+site's robots.txt and TDM reservation) before it is fetched, and requests to one host
+are spaced by a politeness delay, longer when the site's robots.txt asks for it
+(`Crawl-delay`). A host that answers 429 (or 503 with `Retry-After`) is left alone for
+as long as it asks; if that is longer than `max_host_wait`, its pages wait for a later
+run. The User-Agent says who is crawling and why, with a contact, so site owners can
+object.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ def render_datasheet(stats: dict[str, Any]) -> str:
         "posts are written by individuals and reveal things about them that the GDPR protects "
         "(Art. 9). Posts name neither their author nor their address: `doc_id` and `account` are "
         "keyed pseudonyms that only the holder of the crawl key can link to a person, and "
-        "mentions, e-mail addresses, handles and phone numbers in the text (also in obfuscated "
-        "spellings such as `name(at)host`), and in posts the display names their status carried, "
+        "mentions, e-mail addresses, handles and phone numbers in the text (also in the spellings "
+        "people use to dodge scrapers), and in posts the display names their status carried, "
         "are replaced by placeholders. Posts deleted at their origin, authors who opted out and "
         "people who asked to be forgotten are kept out by the crawl's sealed removal list.",
         "## Collection process",

@@ -85,6 +85,14 @@ class EqualiseSettings:
     sign_term: float = 0.0
     #: scale of d (nats) in the sign term: smaller reads the sign of d more sharply
     temperature: float = 1.0
+    #: weight of the counterfactual pairing term: the divergence of the two sentences'
+    #: next-token distributions at every shared position after the identity phrase
+    #: (train/objectives/pairing.py)
+    clp_term: float = 0.0
+    #: js (Jensen-Shannon), symmetric_kl, or kl (KL of sent_less's from sent_more's context)
+    clp_divergence: Literal["js", "symmetric_kl", "kl"] = "js"
+    #: compare only the first N such positions of each pair (None: all)
+    clp_positions: int | None = None
 
 
 @dataclass
@@ -168,8 +176,9 @@ class TrainConfig:
     warmup_ratio: float = 0.0
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
-    #: training precision; checkpoint scoring always runs in float32
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    #: training precision; checkpoint scoring always runs in float32. auto: bf16 on a CUDA GPU
+    #: that supports it, fp32 on a CPU (train/precision.py: bf16 on a CPU can stall)
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     #: torch threads per process (None = torch's default)
     threads: int | None = None
     mlm_probability: float = 0.15
@@ -396,10 +405,13 @@ def _validate_objective(config: TrainConfig, require) -> None:
     require(config.pairs.batch_size >= 1, "pairs.batch_size", "must be at least 1")
     require(config.objective != "dpo" or config.kind != "masked", "objective",
             "dpo needs a causal LM (preference tuning scores continuations); this model is masked")
-    for key in ("weight", "pair_term", "group_term", "sign_term"):
+    for key in ("weight", "pair_term", "group_term", "sign_term", "clp_term"):
         require(getattr(config.equalise, key) >= 0, f"equalise.{key}", "must not be negative")
-    terms = config.equalise.pair_term + config.equalise.group_term + config.equalise.sign_term
-    require(terms > 0, "equalise.pair_term", "group_term and sign_term cannot all be 0")
+    terms = (config.equalise.pair_term + config.equalise.group_term + config.equalise.sign_term
+             + config.equalise.clp_term)
+    require(terms > 0, "equalise.pair_term", "group_term, sign_term and clp_term cannot all be 0")
+    require(config.equalise.clp_positions is None or config.equalise.clp_positions >= 1,
+            "equalise.clp_positions", "must be at least 1 (or null for every position)")
     require(config.equalise.temperature > 0, "equalise.temperature", "must be positive")
     require(config.pairs.groups_per_batch is None or config.pairs.groups_per_batch >= 1,
             "pairs.groups_per_batch", "must be at least 1")

@@ -66,6 +66,11 @@ class PairSettings:
     groups_per_batch: int | None = None
     #: let evaluation pairs share sentences with training pairs; recorded in every summary
     allow_overlap: bool = False
+    #: also train on counterfactual pairs mined from real text (pairs/mining.py): "corpus"
+    #: (the training corpus), or JSONL files / corpus folders; counts go into config.yaml's record
+    mine: list[str] | None = None
+    #: language (de, en) -> a CDA lexicon file for mining (default: the packaged ones)
+    mine_lexicons: dict | None = None
 
 
 @dataclass
@@ -398,10 +403,19 @@ def _validate_objective(config: TrainConfig, require) -> None:
     from queerbias.pairs.taxonomy import GROUPS
 
     uses_pairs = config.objective in ("equalise", "dpo")
-    require(not uses_pairs or bool(config.pairs.train), "pairs.train",
+    require(not uses_pairs or bool(config.pairs.train or config.pairs.mine), "pairs.train",
             f"is required for objective {config.objective} (training pairs, e.g. queerbias-de:train)")
     require(uses_pairs or not config.pairs.train, "pairs.train",
             f"has no use for objective {config.objective} (only equalise and dpo train on pairs)")
+    require(config.objective == "equalise" or not config.pairs.mine, "pairs.mine",
+            "applies to objective equalise (mined pairs have no preference triples for dpo)")
+    require(config.pairs.mine is None or bool(config.pairs.mine), "pairs.mine",
+            "is empty; leave it out, or name sources (corpus, a JSONL file or corpus folder)")
+    from queerbias.pairs.mining import LEXICONS
+
+    for language in config.pairs.mine_lexicons or {}:
+        require(language in LEXICONS, f"pairs.mine_lexicons.{language}",
+                f"names a language without mining support; known: {', '.join(LEXICONS)}")
     require(config.pairs.batch_size >= 1, "pairs.batch_size", "must be at least 1")
     require(config.objective != "dpo" or config.kind != "masked", "objective",
             "dpo needs a causal LM (preference tuning scores continuations); this model is masked")

@@ -69,15 +69,16 @@ def run_training(config: TrainConfig) -> dict:
     run_dir = Path(config.output_dir)
     if config.threads:
         torch.set_num_threads(config.threads)
-    training_pairs = load_training_pairs(config)
+    raw_texts = None if config.objective == "dpo" else read_texts(config.data.train, config.data, "train",
+                                                                  config.data.max_train_docs)
+    training_pairs = load_training_pairs(config, raw_texts)
     data = load_benchmark_data(config)
     held_out = training_pairs and overlap_record(config, training_pairs, evaluation_pairs(config, data))
     if config.objective == "dpo":
         _require_causal(config)
         texts, corpus = None, None
     else:
-        texts, corpus = prepare_corpus(config, read_texts(config.data.train, config.data, "train",
-                                                          config.data.max_train_docs))
+        texts, corpus = prepare_corpus(config, raw_texts)
     general = general_texts() if config.eval.general_perplexity else None
     record = {key: value for key, value in {
         "objective": config.objective, "precision": resolve_precision(config.precision),

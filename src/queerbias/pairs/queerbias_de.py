@@ -206,8 +206,9 @@ def build_queerbias_de() -> PairSet:
     )
 
 
-def split_keys() -> dict[str, dict[str, str]]:
-    """pair id -> the columns a split can be made by: frame, template, category, group."""
+def split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
+    """pair id -> the columns a split can be made by: frame, template, category, group (the
+    generated set is always the same, so `pair_set` is not needed)."""
     return {pair.pair_id: {**filled.keys, "category": pair.category, "group": pair.group}
             for pair, filled in _build(load_templates())}
 

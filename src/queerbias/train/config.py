@@ -56,8 +56,9 @@ class DataSettings:
 class PairSettings:
     """The counterfactual pairs `equalise` and `dpo` train on, and the held-out guard."""
 
-    #: a split side (`queerbias-de:train`), a registered pair set or a pair file
-    train: str | None = None
+    #: a split side (`queerbias-de:train`), a registered pair set or a pair file, or a list of
+    #: them (e.g. German frames and English WinoQueer v0: [queerbias-de-frames:train, winoqueer-v0:train])
+    train: str | list[str] | None = None
     #: pairs per micro-batch (equalise)
     batch_size: int = 32
     #: draw every batch evenly over the identity groups (round-robin) rather than at random

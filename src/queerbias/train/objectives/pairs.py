@@ -28,13 +28,13 @@ def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | No
     if not config.pairs.train and not config.pairs.mine:
         return None
     parts = []
-    if config.pairs.train:
+    for key, spec in training_sources(config.pairs.train):
         try:
-            parts.append(load_pairs(config.pairs.train))
+            parts.append(load_pairs(spec, identical="drop"))
         except QueerbiasError as err:
-            raise QueerbiasError(f"config key 'pairs.train': {err}") from err
+            raise QueerbiasError(f"config key '{key}': {err}") from err
         if not parts[-1].pairs:
-            raise QueerbiasError(f"config key 'pairs.train': {config.pairs.train} holds no pairs")
+            raise QueerbiasError(f"config key '{key}': {spec} holds no pairs")
     if config.pairs.mine:
         parts.append(_mined(config, corpus or []))
     if len(parts) == 1:
@@ -43,6 +43,15 @@ def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | No
     return PairSet(" + ".join(part.name for part in parts), combined, "combined",
                    meta={"parts": [{"name": part.name, "checksum": part.checksum, "n": len(part)} for part in parts],
                          **parts[-1].meta})
+
+
+def training_sources(train: str | list[str] | None) -> list[tuple[str, str]]:
+    """(config key, pair spec) of each configured training pair set."""
+    if not train:
+        return []
+    if isinstance(train, str):
+        return [("pairs.train", train)]
+    return [(f"pairs.train[{index}]", spec) for index, spec in enumerate(train)]
 
 
 def _mined(config, corpus: list[str]) -> PairSet:

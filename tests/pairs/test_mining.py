@@ -83,3 +83,11 @@ def test_mining_refusals(tmp_path):
         _config(tmp_path, pairs__mine=["corpus"], pairs__mine_lexicons={"fr": "x.yaml"})
     with pytest.raises(QueerbiasError, match="'pairs.mine' is empty"):
         _config(tmp_path, pairs__train="queerbias-de:train", pairs__mine=[])
+
+
+def test_optional_training_pairs_are_added_when_available(tmp_path, monkeypatch):
+    config = _config(tmp_path, pairs__train="queerbias-de:train", pairs__train_optional=["nowhere.csv"])
+    assert len(load_training_pairs(config)) == 2344  # a missing optional set is skipped
+    config = _config(tmp_path, pairs__train="queerbias-de:train", pairs__train_optional=["queerbias-de-frames:train"])
+    combined = load_training_pairs(config)
+    assert combined.name == "queerbias-de:train + queerbias-de-frames:train" and len(combined) > 2344

@@ -59,6 +59,9 @@ class PairSettings:
     #: a split side (`queerbias-de:train`), a registered pair set or a pair file, or a list of
     #: them (e.g. German frames and English WinoQueer v0: [queerbias-de-frames:train, winoqueer-v0:train])
     train: str | list[str] | None = None
+    #: pair sets added to the training pairs when they are on this machine (cached or in the
+    #: shared data folder), else skipped with a warning: e.g. [winoqueer-v0:train]
+    train_optional: list[str] | None = None
     #: pairs per micro-batch (equalise)
     batch_size: int = 32
     #: draw every batch evenly over the identity groups (round-robin) rather than at random

@@ -9,16 +9,20 @@ of shared sentences) is recorded in every summary the run writes.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections.abc import Sequence
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import load_pairs
 from queerbias.pairs.mining import load_lexicons, mine_pairs, mined_pair_set
+from queerbias.pairs.registry import available_offline
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.splits import shared_sentences
 from queerbias.train.data import read_texts
 from queerbias.train.objectives.cda import targeted
+
+log = logging.getLogger(__name__)
 
 
 def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | None:
@@ -28,7 +32,13 @@ def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | No
     if not config.pairs.train and not config.pairs.mine:
         return None
     parts = []
-    for key, spec in training_sources(config.pairs.train):
+    optional = []
+    for index, spec in enumerate(config.pairs.train_optional or []):
+        if available_offline(spec):
+            optional.append((f"pairs.train_optional[{index}]", spec))
+        else:
+            log.warning("training pairs %s are not available offline; trained without them", spec)
+    for key, spec in training_sources(config.pairs.train) + optional:
         try:
             parts.append(load_pairs(spec, identical="drop"))
         except QueerbiasError as err:

@@ -144,7 +144,7 @@ class GruffSuite(Suite):
                 if mask.any():
                     yield cell("pronouns", f"{setting} {pronoun}", mask)
 
-    def extras(self, before, after, options) -> dict:
+    def extras(self, before, after, options, settings) -> dict:
         """Paper Fig. 8: Spearman correlation of the two models' accusative stereotype scores."""
         from queerbias.suites.gruff.metrics import distinct, stereotype_correlation
 

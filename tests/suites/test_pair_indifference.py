@@ -20,7 +20,6 @@ from queerbias.suites.pairs.indifference import (
     stereotype_excess,
 )
 from queerbias.suites.pairs.suite import PairSettings, PairsSuite
-
 from report.score_dirs import with_scores, write_score_dir
 
 FAST = CompareOptions(n_resamples=500, seed=3)

@@ -164,19 +164,29 @@ def specificity(stereotype_gap: Mapping, definitional_gap: Mapping) -> dict | No
     return {"stereotype_shrink_pct": stereo, "definitional_shrink_pct": definitional, "ratio": ratio}
 
 
+def _aligned(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"group": before["group"], "d_before": gaps(before), "d_after": gaps(after),
+                         "biased_before": before["biased"], "biased_after": after["biased"]})
+
+
+def gap_extra(before: pd.DataFrame, after: pd.DataFrame, margin: float, options) -> dict:
+    """`{"pair_gap": ...}` of a comparison of two runs' aligned rows (`gap_change`), seeded by `cell_rng`."""
+    gap = gap_change(_aligned(before, after), margin, cell_rng(options.seed, "pair gap"), options.n_resamples,
+                     options.ci_level)
+    return {"pair_gap": json_safe(gap)}
+
+
 def paired_extras(before: pd.DataFrame, after: pd.DataFrame, margin: float, options) -> dict:
     """`pair_gap` and `direction` of a comparison of two pair runs' aligned rows, each from its
     own seeded generator (`cell_rng`), so adding one does not move the other's interval."""
-    aligned = pd.DataFrame({"group": before["group"], "d_before": gaps(before), "d_after": gaps(after),
-                            "biased_before": before["biased"], "biased_after": after["biased"]})
-    gap = gap_change(aligned, margin, cell_rng(options.seed, "pair gap"), options.n_resamples, options.ci_level)
+    aligned = _aligned(before, after)
     direction = direction_change(aligned, cell_rng(options.seed, "direction"), options.n_resamples,
                                  options.ci_level)
     names = ("crossed", "harmful", "excess_raised", "groups")
     groups = {group: json_safe({k: v for k, v in entry.items() if k not in names})
               | {"crossed": entry["crossed"], "harmful": entry["harmful"]}
               for group, entry in direction["groups"].items()}
-    return {"pair_gap": json_safe(gap),
+    return gap_extra(before, after, margin, options) | {
             "direction": json_safe({k: v for k, v in direction.items() if k not in names})
             | {name: direction[name] for name in names[:3]} | {"groups": groups}}
 
@@ -186,22 +196,23 @@ def indifference_tables(document: dict) -> list:
     tables = []
     for comparison in document["comparisons"]:
         gap, direction = comparison.get("pair_gap"), comparison.get("direction")
-        if not gap or not direction:
+        if not gap:
             continue
         label = f"{comparison['after']['label']} against {comparison['before']['label']}"
-        figures = [("mean |d| (nats)", gap, "abs_d", 3), (f"% pairs with |d| < {gap['margin']:g} nats", gap,
-                                                           "below_margin", 1),
-                   ("stereotype excess (pp)", direction, "excess", 2)]
+        figures = [("mean |d| (nats)", gap, "abs_d", 3),
+                   (f"% pairs with |d| < {gap['margin']:g} nats", gap, "below_margin", 1)]
+        figures += [("stereotype excess (pp)", direction, "excess", 2)] if direction else []
         tables.append(Table(
             header=["Pair-level figure", "before", "after", "Δ [95% CI]", "p"],
             rows=[[title, fmt(e[f"{key}_before"], digits), fmt(e[f"{key}_after"], digits),
                    Cell(with_ci(e[f"delta_{key}"], e[f"ci_{key}"], digits), marks=_stars(e[f"p_{key}"])),
                    format_p(e[f"p_{key}"])] for title, e, key, digits in figures],
-            caption=f"{label}: pair-level indifference and direction over {gap['n']} pairs, "
-                    f"{gap['n_groups']} groups",
+            caption=f"{label}: pair-level figures over {gap['n']} pairs, {gap['n_groups']} groups",
             notes=("|d| = |s_more - s_less| per pair; a group flipping its direction changes neither |d| figure. "
                    "Stereotype excess: mean over groups of max(0, bias score - 50). Intervals and p from a "
                    "paired bootstrap of pairs within groups.")))
+        if not direction:
+            continue
         rows = [[group, fmt(e["bias_before"]), fmt(e["bias_after"]),
                  Cell(with_ci(e["delta_excess"], e["ci_excess"]), marks=_stars(e["p_excess"])),
                  "yes" if e["crossed"] else "", "; ".join(e["harmful"])]

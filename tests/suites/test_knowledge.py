@@ -4,6 +4,7 @@ McNemar and Wilcoxon on a comparison, the best checkpoint by accuracy, and a tin
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from importlib import resources
 
@@ -53,15 +54,15 @@ def test_knowledge_pairs_put_the_identity_first_and_go_both_ways():
     for row in rows:
         more, less = row["sent_more"].split(), row["sent_less"].split()
         assert more[-1] == less[-1] and more != less, row["pair_id"]
-    def queer_first(text: str) -> bool:
-        """Whether the sentence names a queer identity."""
-        return any(word in text.lower() for word in ("schwul", "lesb", "bisex", "pansex", "asex", "demisex", "polyam",
-                                                       "trans", "nicht-binär", "agender", "genderfluid", "genderqueer",
-                                                       "demigender", "inter", "queer", "gay", "non-binary"))
-
-    correct_queer = sum(queer_first(r["sent_more"]) and not queer_first(r["sent_less"]) for r in rows)
-    wrong_queer = sum(queer_first(r["sent_less"]) and not queer_first(r["sent_more"]) for r in rows)
-    assert wrong_queer >= 0.6 * correct_queer
+    names = re.compile(r"schwul|lesb|bisex|pansex|asex|demisex|polyam|trans|nicht-binär|agender|genderfluid|"
+                       r"genderqueer|demigender|\binter\b|intergeschl|intersex|queer|\bgay\b|non-binary", re.I)
+    sides = Counter()
+    for row in rows:
+        more, less = bool(names.search(row["sent_more"])), bool(names.search(row["sent_less"]))
+        if more != less:
+            sides[row["language"], "correct" if more else "wrong"] += 1
+    for language in ("de", "en"):
+        assert sides[language, "wrong"] >= 0.75 * sides[language, "correct"], sides
 
 
 def test_the_default_split_holds_out_whole_facts():

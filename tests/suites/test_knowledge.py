@@ -78,6 +78,7 @@ def test_neutral_mentions_cover_every_group():
     assert {row["counterfactual_group"] for row in rows} <= {*counterfactual_groups, "monogamous"}
     pair_set = load_pairs("queerbias-de-neutral")
     assert pair_set.meta["control"] == "neutral-mentions" and pair_set.meta["language"] == "de"
+    assert load_pairs("queerbias-de-neutral:test").meta["split"]["by"] == ["topic"]
 
 
 def test_a_knowledge_file_whose_rows_are_not_pairs_is_refused_naming_file_and_row(tmp_path):

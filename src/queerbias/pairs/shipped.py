@@ -35,7 +35,8 @@ def shipped_pairs(name: str) -> PairSet:
 
 
 def shipped_split_keys(name: str) -> dict[str, dict[str, str]]:
-    """pair id -> the file's columns (fact, category, group, language, ...)."""
+    """pair id -> the file's columns (fact, category, group, language, ...); the split's pair set
+    is not needed, the shipped file always holds the same rows."""
     path, _ = FILES[name]
     with resources.as_file(resources.files("queerbias").joinpath(path)) as file:
         pairs = read_pairs(file, name=name).pairs
@@ -47,7 +48,7 @@ def knowledge_pairs() -> PairSet:
     return shipped_pairs(KNOWLEDGE)
 
 
-def knowledge_split_keys() -> dict[str, dict[str, str]]:
+def knowledge_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     return shipped_split_keys(KNOWLEDGE)
 
 
@@ -55,5 +56,5 @@ def neutral_mention_pairs() -> PairSet:
     return shipped_pairs(NEUTRAL_MENTIONS)
 
 
-def neutral_mention_split_keys() -> dict[str, dict[str, str]]:
+def neutral_mention_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     return shipped_split_keys(NEUTRAL_MENTIONS)

@@ -21,6 +21,7 @@ TRAINING = {
 }
 BENCHMARKS = [
     {"suite": "pairs", "data": "queerbias-de:test", "sample": 12, "name": "bias"},
+    {"suite": "knowledge", "data": "queerbias-knowledge", "sample": 12, "name": "knowledge"},
     # never on the machine: skipped by every cell, and the report says so
     {"suite": "pairs", "data": "no-such-pairs.csv", "name": "absent", "optional": True},
 ]

@@ -45,7 +45,8 @@ def test_mitigation_study_file_plans_every_method_over_three_seeds(tmp_path, mon
     cells = prepare(load_study(REPO / "configs/study-mitigation-gemma.yaml", output_dir=str(tmp_path / "STUDY")))
     assert [(c.run, c.seed) for c in cells] == [(r, s) for r in ("lm", "targeted", "cda", "equalise", "dpo")
                                                 for s in (0, 1, 2)]
-    assert cells[0].benchmarks == ("bias-frame-disjoint", "bias-ood-en", "bias-ood-winoqueer-de")
+    assert cells[0].benchmarks == ("bias-frame-disjoint", "bias-ood-en", "bias-ood-winoqueer-de", "knowledge",
+                                   "neutral")
     dpo = yaml.safe_load((tmp_path / "STUDY/runs/gemma-3-270m/dpo/seed-1/study-cell.yaml").read_text())
     assert dpo["objective"] == "dpo" and dpo["pairs"]["train"] == "queerbias-de:train?by=frame+template"
 

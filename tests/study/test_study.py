@@ -125,15 +125,25 @@ def test_method_table_reads_every_comparison_figure_and_the_metrics(finished_stu
     root = finished_study.root
     rows = _rows(root / "report/methods.csv")
     figures = {r["figure"] for r in rows}
-    assert figures == {"bias:distance:bias", "bias:distance:soft", "general_perplexity", "perplexity"}
+    assert {"bias:distance:bias", "bias:distance:soft", "bias:pair_gap:abs_d", "bias:direction:excess",
+            "bias:direction:crossed", "knowledge:overall:accuracy", "knowledge:overall:margin",
+            "knowledge:pair_gap:abs_d", "general_perplexity", "perplexity"} <= figures
+    assert not any(f.startswith("bias:overall:") for f in figures)  # pairs: the distance is the headline
     for row in rows:
         cells = [root / "runs" / row["model"] / row["run"] / f"seed-{s}" for s in (0, 1)]
-        if row["figure"].startswith("bias:distance:"):
-            measure = row["figure"].rsplit(":", 1)[1]
-            seeds = [json.loads((c / "compare/bias/delta.json").read_text())["comparisons"][-1]["distance"]
+        if row["figure"].count(":") == 2:
+            benchmark, figure, measure = row["figure"].split(":")
+            seeds = [json.loads((c / f"compare/{benchmark}/delta.json").read_text())["comparisons"][-1][figure]
                      for c in cells]
+            if isinstance(seeds[0].get(measure), list):  # names: each with the seeds that named it
+                counts = {name: sum(name in s[measure] for s in seeds) for s in seeds for name in s[measure]}
+                assert row["names"] == (", ".join(f"{n} ({k}/2 seeds)" for n, k in
+                                                  sorted(counts.items(), key=lambda i: (-i[1], i[0]))) or "none")
+                continue
+            assert _number(row["before"]) == pytest.approx(seeds[0][f"{measure}_before"])
             assert _number(row["after"]) == pytest.approx(np.mean([s[f"{measure}_after"] for s in seeds]))
             assert _number(row["delta"]) == pytest.approx(np.mean([s[f"delta_{measure}"] for s in seeds]))
+            assert _number(row["ci_low"]) == pytest.approx(np.mean([s[f"ci_{measure}"][0] for s in seeds]))
         elif row["figure"] == "perplexity":
             metrics = [[json.loads(line) for line in (c / "metrics.jsonl").read_text().splitlines()] for c in cells]
             assert _number(row["before"]) == pytest.approx(np.mean([m[0]["perplexity"] for m in metrics]))
@@ -189,7 +199,7 @@ def test_html_report_opens_in_headless_chromium(finished_study, tmp_path):
     check = check_page(page, shot, tmp_path / "profile")
     assert check.errors == []
     figures = sorted((finished_study.root / "report/figures").glob("*.png"))
-    assert len(figures) == 5  # heatmap and forest per run, one trade-off
+    assert len(figures) == 10  # per benchmark: heatmap and forest per run, one trade-off
     assert len(check.image_widths) == len(figures) and all(width > 0 for width in check.image_widths)
     assert all(url.startswith(("file:", "data:")) for url in check.requests), check.requests
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000

@@ -31,6 +31,7 @@ figures, only what is missing: `StudyState.complete` is False and the report say
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -322,27 +323,33 @@ def pooled_pvalues(records: list[CellRecord], benchmark: str, scope: str, measur
 class Column:
     benchmark: str
     figure: str  # a comparison-level figure (e.g. distance), or "overall"
-    measure: str
+    measure: str  # a measure of the figure, or the key of a list of names in it (`names`)
     title: str
-    digits: int
+    digits: int = 3
+    #: the figure's entry holds a list of names here (e.g. the groups that crossed 50), not a number
+    names: bool = False
 
 
 @dataclass
 class MethodRow:
     run: str
     model: str
-    figures: dict[Column, OverSeeds | None]
+    #: a number over seeds, or for a `names` column each name with the number of seeds naming it
+    figures: dict[Column, OverSeeds | dict[str, int] | None]
     perplexity: OverSeeds | None
     general_perplexity: OverSeeds | None
     minutes: float | None
     steps: list[int]
     missing: list[str]
+    seeds: int = 0
 
 
 def method_columns(state: StudyState) -> list[Column]:
-    """Per benchmark, every comparison-level figure shaped like the distance to indifference
-    (`<m>_before`, `<m>_after`, `delta_<m>`, `ci_<m>`), read generically; a benchmark without
-    any gives its overall measures."""
+    """Per benchmark: its overall measures where its suite declares no comparison-level headline
+    figure (`Suite.figures`; pairs declares the distance to indifference, as its overall score
+    averages groups pulled in opposite directions into 50), then every comparison-level figure
+    read by its shape: each measure m with `m_before`, `m_after`, `delta_m` and `ci_m`, and each
+    list of names beside them (the groups that crossed 50, say)."""
     columns = []
     for benchmark in state.benchmarks:
         documents = [r.deltas[benchmark] for r in state.records if benchmark in r.deltas]
@@ -353,15 +360,18 @@ def method_columns(state: StudyState) -> list[Column]:
         digits = {m["name"]: m.get("digits", 2) for m in document["measures"]}
         labels = {m["name"]: m["label"] for m in document["measures"]}
         titles = get_suite(document["suite"]).figures
-        found = [(key, shaped) for key, value in last.items()
-                 if key not in ("before", "after", OVERALL, *document["scopes"]) and (shaped := figure_measures(value))]
-        if not found:
-            found = [(OVERALL, [m for m in digits if f"delta_{m}" in last[OVERALL]])]
-        for key, measures in found:
-            for measure in measures:
-                title = (f"{titles.get(key, key).lower()} ({measure})" if key != OVERALL
-                         else f"overall {labels.get(measure, measure)}")
-                columns.append(Column(benchmark, key, measure, f"{benchmark}: {title}", digits.get(measure, 2)))
+        if not titles:
+            columns += [Column(benchmark, OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])
+                        for m in digits if f"delta_{m}" in last[OVERALL]]
+        for key, value in last.items():
+            if key in ("before", "after", OVERALL, *document["scopes"]) or not figure_measures(value):
+                continue
+            title = titles.get(key, key.replace("_", " ")).lower()
+            columns += [Column(benchmark, key, m, f"{benchmark}: {title} ({m})", digits.get(m, 3))
+                        for m in figure_measures(value)]
+            columns += [Column(benchmark, key, name, f"{benchmark}: {title} ({name})", names=True)
+                        for name, item in value.items()
+                        if isinstance(item, list) and all(isinstance(v, str) for v in item)]
     return columns
 
 
@@ -382,13 +392,15 @@ def method_rows(state: StudyState, columns: list[Column]) -> list[MethodRow]:
         for column in columns:
             entries = [(r.deltas.get(column.benchmark) or {}).get("comparisons", [{}])[-1].get(column.figure)
                        for r in records] if finished else []
-            if entries and all(entries):
+            if not entries or not all(entries):
+                figures[column] = None
+            elif column.names:
+                figures[column] = dict(Counter(name for e in entries for name in e.get(column.measure) or ()))
+            else:
                 m = column.measure
                 figures[column] = OverSeeds.of([e.get(f"{m}_before") for e in entries],
                                                [e.get(f"{m}_after") for e in entries],
                                                [e.get(f"ci_{m}") for e in entries], [e.get(f"p_{m}") for e in entries])
-            else:
-                figures[column] = None
         rows.append(MethodRow(run, model, figures,
                               _metric(records, "perplexity") if finished else None,
                               _metric(records, "general_perplexity") if finished else None,
@@ -396,7 +408,7 @@ def method_rows(state: StudyState, columns: list[Column]) -> list[MethodRow]:
                               sorted({r.metrics[-1]["step"] for r in records if r.metrics}),
                               missing + [f"{name} ({column.benchmark})" for column in columns
                                          for name in state.unevaluated(column.benchmark)
-                                         if name.startswith(f"{model}/{run}/")]))
+                                         if name.startswith(f"{model}/{run}/")], len(records)))
     return rows
 
 

@@ -22,7 +22,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: purple (less) to orange (more), colour-blind safe; grey where a model and run lack seeds
 DIVERGING = colormaps["PuOr_r"].with_extremes(bad="#dddddd")
 CELL_PX, ROW_PX, MARGIN_PX = 130, 30, 230
-TRADEOFF_PX = (560, 480)
+TRADEOFF_PX, TRADEOFF_COLUMNS = (560, 480), 3
 
 
 def _labels(entries: list[str]) -> list[str]:
@@ -95,10 +95,17 @@ def tradeoff(rows: list[MethodRow], columns: list[Column], runs: list[str], mode
              path: Path) -> Path | None:
     """Each figure of one benchmark against the change of perplexity (general where measured, else
     in-domain), one point per run (colour) and model (marker), bars: the spread over seeds."""
-    fig, axes = new_figure((TRADEOFF_PX[0] * len(columns), TRADEOFF_PX[1]), ncols=len(columns))
+    columns = [column for column in columns if not column.names]
+    if not columns:
+        return None
+    ncols = min(len(columns), TRADEOFF_COLUMNS)
+    nrows = -(-len(columns) // ncols)
+    fig, axes = new_figure((TRADEOFF_PX[0] * ncols, TRADEOFF_PX[1] * nrows), nrows=nrows, ncols=ncols)
+    for unused in axes[len(columns):]:
+        unused.set_axis_off()
     general = any(row.general_perplexity for row in rows)
     drawn = False
-    for ax, column in zip(axes, columns, strict=True):
+    for ax, column in zip(axes, columns, strict=False):
         for row in rows:
             figure = row.figures.get(column)
             ppl = row.general_perplexity if general else row.perplexity

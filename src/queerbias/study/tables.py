@@ -85,6 +85,8 @@ def group_csv(tables: list[GroupTable], runs: list[str], models: list[str]) -> s
 
 
 def method_table(rows: list[MethodRow], columns: list[Column]) -> Table:
+    """One row per run and model; a list-of-names column (the groups that crossed 50) shows each
+    name with the number of seeds that named it."""
     body = []
     for row in rows:
         steps = "/".join(map(str, row.steps)) or "?"
@@ -94,9 +96,13 @@ def method_table(rows: list[MethodRow], columns: list[Column]) -> Table:
         else:
             for column in columns:
                 figure = row.figures[column]
-                cells.append(Cell(change_text(figure, column.digits),
-                                  marks="*" if figure and figure.every_seed_significant() else "")
-                             if figure else (missing_text(row.missing) if row.missing else "–"))
+                if figure is None:
+                    cells.append(missing_text(row.missing) if row.missing else "–")
+                elif column.names:
+                    cells.append(names_text(figure, row.seeds))
+                else:
+                    cells.append(Cell(change_text(figure, column.digits),
+                                      marks="*" if figure.every_seed_significant() else ""))
             cells += [_perplexity(row.general_perplexity), _perplexity(row.perplexity),
                       "–" if row.minutes is None else f"{row.minutes:.1f} min"]
         body.append(cells)
@@ -109,6 +115,12 @@ def method_table(rows: list[MethodRow], columns: list[Column]) -> Table:
                        "summed); the first cell of a model also scored the shared base.")
 
 
+def names_text(counts: dict[str, int], seeds: int) -> str:
+    """Each name with the share of seeds that named it, most often first; "none" for none."""
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name} ({count}/{seeds} seeds)" for name, count in ordered) or "none"
+
+
 def _perplexity(figure: OverSeeds | None) -> str:
     if figure is None:
         return "–"
@@ -119,20 +131,23 @@ def _perplexity(figure: OverSeeds | None) -> str:
 
 def method_csv(rows: list[MethodRow], columns: list[Column]) -> str:
     header = ["run", "model", "steps", "figure", "seeds", "before", "after", "delta", "relative_pct", "spread",
-              "spread_low", "spread_high", "ci_low", "ci_high", "every_seed_significant", "minutes", "missing"]
+              "spread_low", "spread_high", "ci_low", "ci_high", "every_seed_significant", "minutes", "names",
+              "missing"]
     body = []
     for row in rows:
-        named = [(f"{c.benchmark}:{c.figure}:{c.measure}", row.figures[c]) for c in columns]
-        named += [("general_perplexity", row.general_perplexity), ("perplexity", row.perplexity)]
-        for name, figure in named:
+        named = [(f"{c.benchmark}:{c.figure}:{c.measure}", row.figures[c], c.names) for c in columns]
+        named += [("general_perplexity", row.general_perplexity, False), ("perplexity", row.perplexity, False)]
+        for name, figure, names in named:
             base = [row.run, row.model, "/".join(map(str, row.steps)), name]
             if figure is None:
-                body.append(base + [None] * 12 + [" ".join(row.missing)])
-                continue
-            spread = figure.spread or (None, None, None)
-            ci = figure.ci or (None, None)
-            body.append(base + [figure.seeds, figure.before, figure.after, figure.delta, figure.relative, *spread,
-                                *ci, figure.every_seed_significant(), row.minutes, ""])
+                body.append(base + [None] * 13 + [" ".join(row.missing)])
+            elif names:
+                body.append(base + [row.seeds] + [None] * 10 + [row.minutes, names_text(figure, row.seeds), ""])
+            else:
+                spread = figure.spread or (None, None, None)
+                ci = figure.ci or (None, None)
+                body.append(base + [figure.seeds, figure.before, figure.after, figure.delta, figure.relative, *spread,
+                                    *ci, figure.every_seed_significant(), row.minutes, "", ""])
     return to_csv(header, body)
 
 

@@ -38,6 +38,8 @@ from prepared_runs import (
     with_nan,
 )
 from queerbias.cli import main
+from queerbias.crawl.keys import CrawlKey
+from queerbias.crawl.mastodon.store import CrawlStore
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS_HEADER = "sent_more,sent_less,stereo_antistereo,bias_type\n"
@@ -137,6 +139,14 @@ def _train_config(inputs, name: str, model: str = "gpt2", **overrides) -> Path:
     return path
 
 
+def _unlisted_store(inputs) -> Path:
+    """A Mastodon crawl store whose list of removed posts and authors was deleted (key beside the folder)."""
+    folder = inputs.tmp / "store"
+    CrawlStore(folder, CrawlKey(inputs.tmp / "crawl.key")).close()
+    (folder / "tombstones.json").unlink()
+    return folder
+
+
 BUILDERS = {
     "tmp": lambda i: i.tmp,
     "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
@@ -154,6 +164,9 @@ BUILDERS = {
                                   + f"{'Anna ist nett. ' * 60},{'Lukas ist nett. ' * 60},stereo,gay\n"),
     "unk_pair": lambda i: _write(i, "unk.csv", PAIRS_HEADER + GOOD_ROWS
                                  + "Anna ist Ω.,Anna ist Ψ.,stereo,gay\n"),
+    "knowledge_not_pairs": lambda i: _write(i, "knowledge.csv", "pair_id,sent_more,sent_less,group,fact\n"
+                                            "k1,Schwule Männer lieben Männer.,Heteros lieben Männer.,gay,f1\n"
+                                            "k2,Lesben lieben Frauen.,,lesbian,f2\n"),
     "empty_folder": lambda i: _folder(i, "empty"),
     "tokenizer_only": lambda i: _model_variant(i, "tokenizer-only", "bert", _tokenizer_only),
     "truncated": lambda i: _model_variant(i, "truncated", "bert", _truncate_weights),
@@ -183,6 +196,7 @@ BUILDERS = {
         i, "lexicon-dup.yaml", "entries: []\nnouns: {}\nentries: []\n"))),
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
+    "unlisted_store": _unlisted_store,
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
 }
 
@@ -221,6 +235,9 @@ CASES = [
     ("score --pairs {latin1_pairs} --model {bert}", 2, "row 2: not UTF-8"),
     ("score --pairs {open_quote} --model {bert}", 2, "row 4, field 'sent_less': a quote (\") opened"),
     ("score --pairs {one_line} --model {bert}", 2, "is longer than 131072 characters"),
+    # the knowledge set (issue 20): rows that are not pairs get the pair reader's error
+    ("run knowledge --data {knowledge_not_pairs} --model {gpt2} --out {tmp}/k", 2,
+     "knowledge.csv, row 3, field 'sent_less': empty value"),
     # score: models
     ("score --pairs {pairs} --model {empty_folder}", 2, "the folder is empty"),
     ("score --pairs {pairs} --model {tokenizer_only}", 2, "holds only a tokenizer but no config.json"),
@@ -255,6 +272,8 @@ CASES = [
     ("corpus build --manifest {dup_manifest}", 2, "duplicate key 'name' on lines 1 and 3"),
     ("corpus build --manifest {fifo}", 2, "is not a regular file but a FIFO"),
     ("corpus build --name x --source {binary} -o {tmp}/corpus", 2, "image.jsonl"),
+    ("corpus build --name x --source {unlisted_store}/posts.jsonl --key-file {tmp}/crawl.key -o {tmp}/corpus", 2,
+     "tombstones.json: missing: this folder's list of removed posts and authors cannot be read"),
     ("crawl news --out {tmp}/news --feeds-file {fifo} --contact me@example.org", 2,
      "feeds file is not a regular file"),
     ("gruff generate --templates {latin1_gruff} --out {tmp}/i.csv", 2, "task.tsv, row 2: not UTF-8"),
@@ -282,6 +301,7 @@ CASES = [
 ON_PREPARED_RUNS = [
     ("sample 0", lambda t: ["run", "pairs", "--sample", "0", "--out", str(t / "o")], "--sample must be at least 1"),
     ("sample negative", lambda t: ["score", "--sample", "-3", "--out", str(t / "o")], "--sample must be at least 1"),
+    ("margin 0", lambda t: ["run", "knowledge", "--margin", "0"], "--margin must be a positive number of nats"),
     ("chunk 0", lambda t: ["score", "--chunk-pairs", "0", "--out", str(t / "o")], "--chunk-pairs must be at least 1"),
     ("batch 0", lambda t: ["run", "gruff", "--batch-size", "0"], "--batch-size must be auto or a positive integer"),
     ("not a number", lambda t: ["run", "lou", "--sample", "many"], "--sample must be an integer"),

@@ -31,6 +31,7 @@ from transformers import (
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
+from queerbias.suites.pairs.indifference import closing_clauses, specificity_lines
 from queerbias.train import checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
 from queerbias.train.card import write_card
@@ -150,6 +151,8 @@ def run_training(config: TrainConfig) -> dict:
         print(summary_line(f"final (step {metrics[-1]['step']})", base, metrics[-1]))
         for name, document in compared.items():
             print(compare_line(document, name))
+        for line in specificity_lines(compared):
+            print(line)
         if compared:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
@@ -308,7 +311,8 @@ def compare_line(document: dict, name: str) -> str:
                    if f"delta_{m['name']}" in last["overall"]]
     changes = [f"{label} {fmt(entry.get(f'{key}_before'), digits)} -> {fmt(entry.get(f'{key}_after'), digits)} "
                f"(change {change_text(entry, key, digits)})" for key, label, digits in figures]
-    return f"{name}, {last['before']['label']} -> {last['after']['label']}: {what}" + "; ".join(changes)
+    return (f"{name}, {last['before']['label']} -> {last['after']['label']}: {what}" + "; ".join(changes)
+            + closing_clauses(last))
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:

@@ -73,7 +73,7 @@ def _run(name: str, where: str, model, data, out, label, overwrite: bool, progre
     """Options checked and the output folder too, before any model loads; then the store runs."""
     suite = registry.get_suite(name)
     settings, load_options = _options(suite, options, where)
-    out = None if out is None else checked_out(out)
+    out = None if out is None else checked_out(out, _paths(model, data))
     model = _model(suite, model, load_options, where)
     data = os.fspath(data) if isinstance(data, os.PathLike) else data
     if out is None:
@@ -237,11 +237,16 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     if best is not None and best not in criteria:
         raise QueerbiasError(f"compare: best must be one of {', '.join(criteria)} for {runs[0].suite.name} runs, "
                              f"got {best!r}")
-    out = None if out is None else checked_out(out)
+    out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options, best_criterion=best, ppl_margin_pct=ppl_margin)
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)
+
+
+def _paths(*inputs) -> list:
+    """The inputs that may be paths (a spec string, a path), which an output must not touch."""
+    return [os.fspath(i) for i in inputs if isinstance(i, (str, os.PathLike))]
 
 
 def _record(run) -> RunRecord:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from queerbias.commands.run import add_model_options
+from queerbias.commands.run import add_model_options, checked_out
 from queerbias.errors import QueerbiasError
 from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
 from queerbias.suites.pairs.suite import PairSettings
@@ -71,7 +71,9 @@ def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
 
     if len(args.runs) < 2:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
-    runs = load_runs([parse_run_arg(arg) for arg in args.runs])
+    specs = [parse_run_arg(arg) for arg in args.runs]
+    checked_out(args.out, [path for _, path in specs])
+    runs = load_runs(specs)
     if suite is not None:
         for record in runs:
             if record.suite.name not in (suite, *_views(suite)):
@@ -113,6 +115,7 @@ def _scored_runs(args: argparse.Namespace) -> list:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
+    checked_out(args.out, [args.pairs, *args.model])
     from queerbias.commands.run import model_options, slug
     from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.store import run_to_dir

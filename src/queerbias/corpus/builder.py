@@ -52,6 +52,7 @@ from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.forgotten import Forgotten
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
+from queerbias.outputs import output_path
 from queerbias.text.language import is_german
 from queerbias.text.scrub import scrub_personal_data
 
@@ -213,6 +214,8 @@ class CorpusBuilder:
 
     def run(self) -> dict[str, Any]:
         """Build the corpus; returns the statistics also written to stats.json."""
+        output_path(self.config.output_dir, [spec.path for spec in self.config.sources] + [self.config.opt_out],
+                    option="corpus output folder")  # a source inside it would be rewritten while read
         out = make_private_dir(self.config.output_dir)
         lock = FolderLock(out, "build")
         try:

@@ -16,6 +16,7 @@ processes or on where a run was interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ import pandas as pd
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
+from queerbias.outputs import OutputLock
 from queerbias.report.markdown import summary_markdown
 from queerbias.suites import rows as row_io
 from queerbias.suites.protocol import DataRef, Suite
@@ -71,10 +73,18 @@ def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dic
 def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, extra_meta: dict | None = None,
                overwrite: bool = False, progress: bool = True, **load_options) -> dict:
     """Evaluate `lm` (a loaded model or a spec) on `data` (a spec, or `load_data`'s result) into
-    `out_dir`; returns the summary on every process."""
+    `out_dir`; returns the summary on every process. The main process holds the folder's lock
+    throughout: a second run into the same folder is refused while this one runs."""
     from queerbias.distributed import process_state
 
     state = process_state()
+    with OutputLock(out_dir, f"a {suite.name} run") if state.is_main_process else contextlib.nullcontext():
+        return _run_to_dir(state, suite, lm, data, out_dir, settings, extra_meta, overwrite, progress,
+                           load_options)
+
+
+def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, overwrite, progress,
+                load_options) -> dict:
     settings = settings if settings is not None else suite.Settings()
     out_dir = Path(out_dir)
     started = time.perf_counter()

@@ -18,6 +18,7 @@ from queerbias.errors import DataError
 from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.taxonomy import canonical_group
+from queerbias.text.labels import label_problem, sentence_problem
 
 log = logging.getLogger(__name__)
 
@@ -149,17 +150,30 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
             raise DataError(path, "empty value", row=row, field=field)
         return text
 
+    def sentence(field: str) -> str:
+        text = value(field)
+        problem = sentence_problem(text)
+        if problem:
+            raise DataError(path, f"the sentence {problem}", row=row, field=field)
+        return text
+
+    def label(field: str, required: bool = True) -> str:
+        text, problem = label_problem(value(field, required))
+        if problem:
+            raise DataError(path, f"the group label {problem}", row=row, field=field)
+        return text
+
     pair_id = next((value(c, False, records.identifier) for c in _ID_COLUMNS
                     if c in columns and value(c, False, records.identifier)), str(ordinal))
     category = value("category", False)
     first, second = _sentence_fields(layout)
-    more, less = value(first), value(second)
+    more, less = sentence(first), sentence(second)
     if layout == WINOQUEER:
-        group = value("Gender_ID_x")
-        counter = value("Gender_ID_y", False)
+        group = label("Gender_ID_x")
+        counter = label("Gender_ID_y", False)
         direction = "stereo"
     else:
-        group, counter = value("bias_type"), ""
+        group, counter = label("bias_type"), ""
         direction_field = next((c for c in _DIRECTION_COLUMNS if c in columns), None)
         direction = value(direction_field) if direction_field else "stereo"
         if direction not in ("stereo", "antistereo"):

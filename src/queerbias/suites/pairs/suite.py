@@ -132,7 +132,8 @@ class PairsSuite(Suite):
         from queerbias.scoring.scorer import SentenceEncoder
 
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
-        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name)
+        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
+                                    settings.unscorable)
         if not counts:
             return items, data
         checksum = data.checksum if len(kept) == len(items) else content_checksum(kept)

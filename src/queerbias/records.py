@@ -46,6 +46,12 @@ def parse_json_object(line: str, path: str | Path, row: int, max_field: int | No
     return record
 
 
+def loads_strict(text: str) -> Any:
+    """A JSON document with the rules of a record: no duplicate keys, no NaN/Infinity (a
+    `ValueError` saying which; `json.JSONDecodeError` for broken JSON)."""
+    return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+
+
 class _Refused(ValueError):
     def __init__(self, message: str, field: str | None = None):
         super().__init__(message)
@@ -56,7 +62,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     record: dict[str, Any] = {}
     for key, value in pairs:
         if key in record:
-            raise _Refused("the key appears twice in one object (the second would silently win)", key)
+            raise _Refused(f"the key {key!r} appears twice in one object (the second would silently win)", key)
         record[key] = value
     return record
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from queerbias import killpoint
 from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, CrawlSource
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
@@ -275,6 +276,7 @@ class CorpusBuilder:
             record["account"] = document.provenance["account"]
         line = dumps_line(record)
         handles[split].write(line)
+        killpoint.reached("document")
         size = len(document.text.encode("utf-8"))
         source["kept"].add(words, size)
         self.splits[split].add(words, size)

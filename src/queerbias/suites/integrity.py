@@ -5,8 +5,8 @@ a FIFO or a huge file, or a run is resumed with another chunk size. So every fil
 store reads (summary.json, progress chunks, items files) is a regular, size-bounded UTF-8
 file with strict JSON; a progress chunk carries the number of its items and a digest of
 its rows and is used only when both still hold (a chunk of 5 pairs saved with 2 is
-evaluated again, never summarised as n=2); and the figures of a summary are recomputed
-from its rows when a run is loaded, so an edited summary.json is refused.
+evaluated again, never summarised as n=2); and the headline figures of a summary are
+recomputed from its rows when a run is loaded, so an edited summary.json is refused.
 """
 
 from __future__ import annotations
@@ -72,14 +72,14 @@ def usable_chunk(record: dict, n_items: int, path: Path, line: int) -> bool:
 
 
 def check_summary(suite, rows, summary: dict, settings, path: Path) -> None:
-    """The suite's figures recomputed from the rows must be the ones summary.json holds."""
-    recomputed = suite.summarise(rows, settings)
-    for key, value in recomputed.items():
-        if key in summary:
-            where = _difference(value, summary[key], key)
-            if where:
-                raise QueerbiasError(f"{path}: {where} in summary.json does not follow from the run's rows; the "
-                                     "summary was edited or belongs to other rows; rerun the evaluation")
+    """The headline figures (overall, per group, the suite's extras) recomputed from the rows
+    must be the ones summary.json holds. Only the headline: it is what comparisons, reports
+    and cards read, and it holds no bootstrap interval whose resampling could differ."""
+    recomputed = suite.headline({**suite.summarise(rows, settings), "meta": summary.get("meta", {})}).to_dict()
+    where = _difference(recomputed, suite.headline(summary).to_dict(), "headline")
+    if where:
+        raise QueerbiasError(f"{path}: {where} does not follow from the run's rows; the summary was edited "
+                             "or belongs to other rows; rerun the evaluation")
 
 
 def _difference(computed, written, where: str) -> str | None:

@@ -68,7 +68,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _no_constant(name: str):
-    raise _Refused(f"{name} is not a number JSON allows (NaN/Infinity); give a finite number or text")
+    raise _Refused(f"non-finite number {name}: JSON allows no NaN or Infinity; give a finite number or text")
 
 
 def check_header(path: str | Path, names: list[str] | None, row: int = 1) -> list[str]:

@@ -59,10 +59,19 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
 
 
+MAX_RESAMPLES = 1_000_000  # a million resamples per cell already takes minutes
+
+
 def run(args: argparse.Namespace) -> int:
+    check_resamples(args.resamples)  # before any run is scored or loaded
     if args.model:
         return compare_and_print(_scored_runs(args), args)
     return compare_command(args)
+
+
+def check_resamples(value: int) -> None:
+    if not 1 <= value <= MAX_RESAMPLES:
+        raise QueerbiasError(f"--resamples must be between 1 and {MAX_RESAMPLES:,}, got {value}")
 
 
 def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
@@ -91,8 +100,7 @@ def compare_and_print(runs: list, args: argparse.Namespace) -> int:
     from queerbias.report.delta_tables import delta_table
     from queerbias.report.tables import to_markdown
 
-    if args.resamples < 1:
-        raise QueerbiasError("--resamples must be at least 1")
+    check_resamples(args.resamples)
     options = CompareOptions(soft_test=args.soft_test, correction=args.correction, n_resamples=args.resamples,
                              seed=args.seed)
     document = compare_runs(runs[0], runs[1:], options, best_criterion=args.best, ppl_margin_pct=args.ppl_margin)

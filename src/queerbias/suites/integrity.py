@@ -43,8 +43,7 @@ def read_json(path: Path, what: str, limit: int = MAX_SUMMARY_BYTES):
     except json.JSONDecodeError as err:
         raise QueerbiasError(f"{path}: not valid JSON ({err}); the {what} is damaged or incomplete") from None
     except ValueError as err:
-        raise QueerbiasError(f"{path}: not valid JSON (non-finite number or repeated key: {err}); the {what} "
-                             "is damaged") from None
+        raise QueerbiasError(f"{path}: not valid JSON ({err}); the {what} is damaged") from None
 
 
 def rows_digest(rows: list[dict]) -> str:

@@ -456,7 +456,7 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     if not path.is_dir():
         raise QueerbiasError(f"{path}: not a directory")
     summary_path = path / SUMMARY_FILE
-    if not summary_path.is_file():
+    if not summary_path.exists():  # anything else there is checked as it is read
         raise QueerbiasError(f"{path}: no summary.json, the run did not finish")
     summary = read_json_file(summary_path, "run summary")
     if not isinstance(summary, dict):

@@ -445,6 +445,9 @@ ON_PREPARED_RUNS = [
      "--resamples must be between 1 and"),
     ("resamples huge", lambda t: [*compare(pair_run(t), pair_run(t, "b"))[:-1], "10000000000"],
      "--resamples must be between 1 and"),
+    ("negative seed", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--seed", "-1"], "--seed must be 0 or more"),
+    ("NaN perplexity margin", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--ppl-margin", "nan"],
+     "--ppl-margin must be a finite percentage"),
     ("edited headline", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s["overall"].update(
         bias_score=99.0))), "headline.overall (99.0 written"),
     ("summary a FIFO", lambda t: compare(pair_run(t), fifo_summary(pair_run(t, "b"))),

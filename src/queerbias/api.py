@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pandas as pd
 
+from queerbias.commands.compare import check_numbers
 from queerbias.commands.run import checked_out, slug
 from queerbias.errors import QueerbiasError
 from queerbias.report.runs import check_labels
@@ -229,6 +230,9 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     for name, value in (("resamples", resamples), ("seed", seed)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise QueerbiasError(f"compare: {name} must be an integer, got {value!r}")
+    if isinstance(ppl_margin, bool) or not isinstance(ppl_margin, (int, float)):
+        raise QueerbiasError(f"compare: ppl_margin must be a number, got {ppl_margin!r}")
+    check_numbers(resamples, seed, ppl_margin, prefix="compare: ")
     try:
         options = CompareOptions(soft_test=soft_test, correction=correction, n_resamples=resamples, seed=seed)
     except ValueError as err:

@@ -8,6 +8,7 @@ runs, not when the CLI builds its parser.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from queerbias.commands.run import add_model_options, checked_out
@@ -63,15 +64,21 @@ MAX_RESAMPLES = 1_000_000  # a million resamples per cell already takes minutes
 
 
 def run(args: argparse.Namespace) -> int:
-    check_resamples(args.resamples)  # before any run is scored or loaded
+    check_numbers(args.resamples, args.seed, args.ppl_margin)  # before any run is scored or loaded
     if args.model:
         return compare_and_print(_scored_runs(args), args)
     return compare_command(args)
 
 
-def check_resamples(value: int) -> None:
-    if not 1 <= value <= MAX_RESAMPLES:
-        raise QueerbiasError(f"--resamples must be between 1 and {MAX_RESAMPLES:,}, got {value}")
+def check_numbers(resamples: int, seed: int, ppl_margin: float, prefix: str = "--") -> None:
+    """The comparison's numbers, before any work: a bounded number of resamples, a seed numpy
+    takes, and a perplexity margin that is a number (NaN would switch the guard off)."""
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise QueerbiasError(f"{prefix}resamples must be between 1 and {MAX_RESAMPLES:,}, got {resamples}")
+    if seed < 0:
+        raise QueerbiasError(f"{prefix}seed must be 0 or more, got {seed}")
+    if not math.isfinite(ppl_margin) or ppl_margin < 0:
+        raise QueerbiasError(f"{prefix}ppl-margin must be a finite percentage of 0 or more, got {ppl_margin}")
 
 
 def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
@@ -100,7 +107,7 @@ def compare_and_print(runs: list, args: argparse.Namespace) -> int:
     from queerbias.report.delta_tables import delta_table
     from queerbias.report.tables import to_markdown
 
-    check_resamples(args.resamples)
+    check_numbers(args.resamples, args.seed, args.ppl_margin)
     options = CompareOptions(soft_test=args.soft_test, correction=args.correction, n_resamples=args.resamples,
                              seed=args.seed)
     document = compare_runs(runs[0], runs[1:], options, best_criterion=args.best, ppl_margin_pct=args.ppl_margin)

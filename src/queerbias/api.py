@@ -51,7 +51,7 @@ def score(model: ModelLike, pairs: str | os.PathLike | PairSet, *, out: str | os
 
     `pairs`: a registered benchmark name (`queerbias benchmarks`), a CSV/TSV/JSONL pair file
     or a `PairSet`. `options`: the pair suite's settings (sample, seed, scope, reduction,
-    pll, bos, lowercase, decimals, duplicates, identical, batch_size, chunk_pairs) and, for a
+    pll, bos, lowercase, decimals, duplicates, identical, layout, unscorable, batch_size, chunk_pairs) and, for a
     spec, the loading options (kind, dtype, device, trust_remote_code, allow_pickle_weights).
     `out=None` evaluates in memory and writes nothing; a folder gets pairs.csv, summary.md,
     summary.png and summary.json, and resumes there after an interruption.

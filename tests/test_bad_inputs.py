@@ -385,7 +385,8 @@ CASES = [
     # issue 21: pairs that measure nothing
     (SCORE.replace("{pairs}", "{end_pair}").replace("{bert}", "{gpt2}"), 2,
      "row 4: pair 3 measures nothing: with a causal LM every scored token comes before"),
-    (SCORE.replace("{pairs}", "{no_shared}"), 2, "pair 3 measures nothing: its sentences share no token"),
+    (SCORE.replace("{pairs}", "{no_shared}"), 2, "pair 3 measures nothing: neither sentence has a token that is scored under scope shared (they share none)"),
+    ("export lm-eval --pairs {end_pair} --model {gpt2} --out {tmp}/task", 2, "pair 3 measures nothing"),
     # issue 21: model folders
     ("score --pairs {pairs} --model {int_weights}", 2, "is stored as I64 (integers)"),
     ("score --pairs {pairs} --model {fifo_model}", 2, "notes.txt: a file of a model folder is not a regular file "

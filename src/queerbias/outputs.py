@@ -64,12 +64,40 @@ def run_files(run: str | Path, *, except_: Iterable[str | Path] = ()) -> list[Pa
     return [p for p in root.rglob("*") if p.is_file() and p.resolve() not in keep]
 
 
+def lock_file(path: Path, mode: int, busy: str) -> int:
+    """An exclusive `flock` on `path` (created with `mode`), holding this process id; `busy` is
+    the refusal when another process holds it. Returns the descriptor: closing it unlocks.
+
+    A lock file its holder removed on release is locked afresh: a process that found the
+    file and locked it after the removal sees a different inode and tries again.
+    """
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            if err.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                raise QueerbiasError(busy) from None
+            raise
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
 class OutputLock:
     """Exclusive lock on an output folder while this process writes it (`with OutputLock(dir, what):`).
 
     A folder it had to create is removed again when the block fails and left it empty (a
-    refused run leaves nothing behind). The lock file is removed on release; a process that found the file and locks it after
-    it was removed sees a different inode and tries again, so two holders are impossible.
+    refused run leaves nothing behind); the lock file is removed on release (`lock_file`
+    makes that safe).
     """
 
     def __init__(self, folder: str | Path, what: str):
@@ -79,28 +107,9 @@ class OutputLock:
     def __enter__(self) -> OutputLock:
         self._created = not self.folder.exists()
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / LOCK_FILE
-        while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as err:
-                os.close(fd)
-                if err.errno in (errno.EWOULDBLOCK, errno.EACCES):
-                    raise QueerbiasError(f"{self.folder} is in use by another running queerbias process ({self.what} "
-                                         f"into the same folder); wait for it to finish or choose another "
-                                         "folder") from None
-                raise
-            try:
-                same = os.fstat(fd).st_ino == os.stat(path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
+        self._fd = lock_file(self.folder / LOCK_FILE, 0o644,
+                             f"{self.folder} is in use by another running queerbias process ({self.what} into the "
+                             "same folder); wait for it to finish or choose another folder")
         return self
 
     def __exit__(self, kind, *exc) -> None:

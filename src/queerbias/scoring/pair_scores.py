@@ -184,8 +184,9 @@ def _why_unmeasured(pair: Pair, encoder: SentenceEncoder, kind: str) -> str:
     first, second = (encoder(text) for text in pair.aligned_order)
     pos1, _ = scored_positions(first.ids, second.ids, kind, encoder.config.scope, first.scorable, second.scorable)
     if not pos1:
-        return (f"its sentences share no token that is scored under scope {encoder.config.scope}, so both score "
-                "0 and it would count as a tie")
+        shared = " (they share none)" if encoder.config.scope == "shared" else ""
+        return (f"neither sentence has a token that is scored under scope {encoder.config.scope}{shared}, so both "
+                "score 0 and it would count as a tie")
     return ("with a causal LM every scored token comes before the first token where the sentences differ (the "
             "identity word at the end?), so both sentences get the same score and it would count as a tie")
 

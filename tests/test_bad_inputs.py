@@ -830,3 +830,57 @@ def test_random_damage_to_a_pair_file_is_refused_or_changes_nothing(tmp_path):
         assert checksum == reference, f"{chosen} were read as other pairs"
         outcomes["same"] += 1
     assert outcomes["refused"] > 50 and outcomes["same"] > 5, outcomes
+
+
+def test_random_damage_through_the_cli_never_scores_other_data(tmp_path, model_variants, request, monkeypatch):
+    """The same loop through `queerbias score` with a tiny model (12 files): exit 2 with one
+    line, or exit 0 with exactly the valid file's scores."""
+    import json
+    import random
+
+    monkeypatch.chdir(tmp_path)
+    _log_to_this_stderr(monkeypatch)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    valid = PAIRS_HEADER + GOOD_ROWS
+
+    def score(text: str, name: str):
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(text.encode("utf-8"))
+        lines = []
+        code = main(["score", "--no-progress", "--pairs", str(path), "--model", inputs["bert"],
+                     "--out", str(tmp_path / name)], report=lines.append)
+        summary = tmp_path / name / "summary.json"
+        figures = json.loads(summary.read_text()) if summary.exists() else None
+        return code, lines, figures and (figures["overall"], figures["groups"])
+
+    code, _, reference = score(valid, "valid")
+    assert code == 0
+    rng = random.Random(2121)
+    for number in range(12):
+        chosen = rng.sample(sorted(MUTATIONS), rng.randint(1, 2))
+        text = valid
+        for name in chosen:
+            text = MUTATIONS[name](text, rng)
+        code, lines, figures = score(text, f"m{number}")
+        if code == 0:
+            assert figures == reference, f"{chosen} scored other data"
+        else:
+            assert code == 2 and len(lines) == 1 and figures is None, (chosen, lines)
+
+
+def test_the_output_lock_refuses_a_second_writer_and_leaves_nothing(tmp_path):
+    from queerbias.errors import QueerbiasError
+    from queerbias.outputs import LOCK_FILE, OutputLock
+
+    folder = tmp_path / "run"
+    with OutputLock(folder, "a pairs run"):
+        with pytest.raises(QueerbiasError, match="in use by another running queerbias process"):
+            OutputLock(folder, "a pairs run").__enter__()
+    assert not (folder / LOCK_FILE).exists()
+    with OutputLock(folder, "a pairs run"):  # released: the folder is free again
+        pass
+    fresh = tmp_path / "fresh"
+    with pytest.raises(ValueError), OutputLock(fresh, "a pairs run"):
+        raise ValueError("refused")
+    assert not fresh.exists()  # a refused run leaves no empty folder behind

@@ -39,6 +39,8 @@ from prepared_runs import (
     with_nan,
 )
 from queerbias.cli import main
+from queerbias.crawl.keys import CrawlKey
+from queerbias.crawl.mastodon.store import CrawlStore
 
 REPO = Path(__file__).resolve().parents[1]
 PAIRS_HEADER = "sent_more,sent_less,stereo_antistereo,bias_type\n"
@@ -188,6 +190,14 @@ def _small_vocabulary(folder: Path) -> None:
     (folder / "config.json").write_text(json.dumps(config))
 
 
+def _unlisted_store(inputs) -> Path:
+    """A Mastodon crawl store whose list of removed posts and authors was deleted (key beside the folder)."""
+    folder = inputs.tmp / "store"
+    CrawlStore(folder, CrawlKey(inputs.tmp / "crawl.key")).close()
+    (folder / "tombstones.json").unlink()
+    return folder
+
+
 BUILDERS = {
     "tmp": lambda i: i.tmp,
     "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
@@ -234,6 +244,7 @@ BUILDERS = {
         i, "lexicon-dup.yaml", "entries: []\nnouns: {}\nentries: []\n"))),
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
+    "unlisted_store": _unlisted_store,
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
     # issue 21: outputs that would replace inputs
     "x_pairs": lambda i: _in_folder(i, "X", "pairs.csv", PAIRS_HEADER + GOOD_ROWS),
@@ -338,6 +349,8 @@ CASES = [
     ("corpus build --manifest {dup_manifest}", 2, "duplicate key 'name' on lines 1 and 3"),
     ("corpus build --manifest {fifo}", 2, "is not a regular file but a FIFO"),
     ("corpus build --name x --source {binary} -o {tmp}/corpus", 2, "image.jsonl"),
+    ("corpus build --name x --source {unlisted_store}/posts.jsonl --key-file {tmp}/crawl.key -o {tmp}/corpus", 2,
+     "tombstones.json: missing: this folder's list of removed posts and authors cannot be read"),
     ("crawl news --out {tmp}/news --feeds-file {fifo} --contact me@example.org", 2,
      "feeds file is not a regular file"),
     ("gruff generate --templates {latin1_gruff} --out {tmp}/i.csv", 2, "task.tsv, row 2: not UTF-8"),

@@ -215,6 +215,9 @@ BUILDERS = {
                                   + f"{'Anna ist nett. ' * 60},{'Lukas ist nett. ' * 60},stereo,gay\n"),
     "unk_pair": lambda i: _write(i, "unk.csv", PAIRS_HEADER + GOOD_ROWS
                                  + "Anna ist Ω.,Anna ist Ψ.,stereo,gay\n"),
+    "knowledge_not_pairs": lambda i: _write(i, "knowledge.csv", "pair_id,sent_more,sent_less,group,fact\n"
+                                            "k1,Schwule Männer lieben Männer.,Heteros lieben Männer.,gay,f1\n"
+                                            "k2,Lesben lieben Frauen.,,lesbian,f2\n"),
     "empty_folder": lambda i: _folder(i, "empty"),
     "tokenizer_only": lambda i: _model_variant(i, "tokenizer-only", "bert", _tokenizer_only),
     "truncated": lambda i: _model_variant(i, "truncated", "bert", _truncate_weights),
@@ -315,6 +318,9 @@ CASES = [
     ("score --pairs {latin1_pairs} --model {bert}", 2, "row 2: not UTF-8"),
     ("score --pairs {open_quote} --model {bert}", 2, "row 4, field 'sent_less': a quote (\") opened"),
     ("score --pairs {one_line} --model {bert}", 2, "is longer than 131072 characters"),
+    # the knowledge set (issue 20): rows that are not pairs get the pair reader's error
+    ("run knowledge --data {knowledge_not_pairs} --model {gpt2} --out {tmp}/k", 2,
+     "knowledge.csv, row 3, field 'sent_less': empty value"),
     # score: models
     ("score --pairs {pairs} --model {empty_folder}", 2, "the folder is empty"),
     ("score --pairs {pairs} --model {tokenizer_only}", 2, "holds only a tokenizer but no config.json"),
@@ -413,6 +419,7 @@ CASES = [
 ON_PREPARED_RUNS = [
     ("sample 0", lambda t: ["run", "pairs", "--sample", "0", "--out", str(t / "o")], "--sample must be at least 1"),
     ("sample negative", lambda t: ["score", "--sample", "-3", "--out", str(t / "o")], "--sample must be at least 1"),
+    ("margin 0", lambda t: ["run", "knowledge", "--margin", "0"], "--margin must be a positive number of nats"),
     ("chunk 0", lambda t: ["score", "--chunk-pairs", "0", "--out", str(t / "o")], "--chunk-pairs must be at least 1"),
     ("batch 0", lambda t: ["run", "gruff", "--batch-size", "0"], "--batch-size must be auto or a positive integer"),
     ("not a number", lambda t: ["run", "lou", "--sample", "many"], "--sample must be an integer"),

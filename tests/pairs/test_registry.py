@@ -61,9 +61,10 @@ def info(url: str, sha256: str | None = None) -> BenchmarkInfo:
     )
 
 
-def test_registry_declares_the_five_benchmarks():
+def test_registry_declares_the_benchmarks():
     by_name = {b.name: b for b in list_benchmarks()}
-    assert set(by_name) == {"queerbias-de", "winoqueer-de", "winoqueer-de-survey", "winoqueer", "winoqueer-v0"}
+    assert set(by_name) == {"queerbias-de", "queerbias-de-frames", "queerbias-knowledge", "queerbias-de-neutral",
+                            "winoqueer-de", "winoqueer-de-survey", "winoqueer", "winoqueer-v0"}
     assert by_name["winoqueer-de"].pairs == by_name["winoqueer"].pairs == 45540
     assert by_name["winoqueer-de-survey"].pairs == 387
     assert by_name["winoqueer"].urls[0].endswith("katyfelkner/winoqueer/main/data/winoqueer_final.csv")

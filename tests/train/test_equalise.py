@@ -10,10 +10,10 @@ import torch
 
 from queerbias.models import load_model
 from queerbias.pairs.io import load_pairs
-from queerbias.scoring.pair_scores import pair_outcome, pair_score_tensors
+from queerbias.scoring.pair_scores import pair_outcome
 from queerbias.scoring.runner import sample_pairs, score_to_dir
 from queerbias.train.config import config_from_dict
-from queerbias.train.objectives.equalise import equalise_loss, pair_loss, training_scorer
+from queerbias.train.objectives.equalise import batch_tensors, equalise_loss, pair_loss, training_scorer
 from queerbias.train.objectives.pairs import PairBatches
 from queerbias.train.runner import run_training
 
@@ -30,7 +30,8 @@ def test_pair_scores_equal_queerbias_score(family, request, tmp_path):
     score_to_dir(str(model), pairs, tmp_path / "scored", progress=False)
     written = pd.read_csv(tmp_path / "scored" / "pairs.csv").set_index("pair_id")
     lm = load_model(str(model))
-    more, less = pair_score_tensors(training_scorer(lm.model, lm.tokenizer, lm.kind), pairs.pairs)
+    batch = batch_tensors(training_scorer(lm.model, lm.tokenizer, lm.kind), pairs.pairs)
+    more, less = batch.more, batch.less
     assert more.requires_grad
     exact = 0
     for pair, m, l in zip(pairs.pairs, more.tolist(), less.tolist()):

@@ -19,7 +19,7 @@ DEFAULT_MODEL = "embedded:gemma-3-270m"
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "run", help="evaluate a model on a registered suite (pairs, gruff, lou, lou-classifier, gifi)",
+        "run", help="evaluate a model on a registered suite (pairs, gruff, lou, lou-classifier, gifi, knowledge)",
         description="Evaluate one model on one suite: resumable, sharded under accelerate launch, "
                     "summary.json written last. `queerbias suites` lists the suites; docs/new-suite.md "
                     "says how to add one.")

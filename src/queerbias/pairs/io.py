@@ -24,9 +24,12 @@ log = logging.getLogger(__name__)
 
 WINOQUEER = "winoqueer"
 CROWS = "crows-pairs"
+#: our own column names (the shipped knowledge and neutral-mention sets, a run's pairs.csv)
+QUEERBIAS = "queerbias"
 _LAYOUTS = {
     WINOQUEER: ("Gender_ID_x", "sent_x", "sent_y"),
     CROWS: ("sent_more", "sent_less", "bias_type"),
+    QUEERBIAS: ("sent_more", "sent_less", "group"),
 }
 _DIRECTION_COLUMNS = ("stereo_antistereo", "stereo_antistero")  # the latter: WinoQueer v0
 _ID_COLUMNS = ("pair_id", "id", "", "Unnamed: 0")
@@ -132,8 +135,9 @@ def _detect_layout(path: Path, columns, layout: str = "auto") -> str:
         return found[0]
     raise DataError(
         path,
-        "missing columns: expected WinoQueer (Gender_ID_x, sent_x, sent_y) or CrowS-Pairs "
-        f"(sent_more, sent_less, stereo_antistereo, bias_type); found {sorted(columns)}",
+        "missing columns: expected WinoQueer (Gender_ID_x, sent_x, sent_y), CrowS-Pairs "
+        "(sent_more, sent_less, stereo_antistereo, bias_type) or queerbias (sent_more, sent_less, group); "
+        f"found {sorted(columns)}",
         row=1,
     )
 
@@ -173,8 +177,16 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
         counter = label("Gender_ID_y", False)
         direction = "stereo"
     else:
+<<<<<<< HEAD
         group, counter = label("bias_type"), ""
         direction_field = next((c for c in _DIRECTION_COLUMNS if c in columns), None)
+=======
+        if layout == QUEERBIAS:
+            group, counter = value("group"), value("counterfactual_group", False)
+        else:
+            group, counter = value("bias_type"), ""
+        direction_field = next((c for c in (*_DIRECTION_COLUMNS, "direction") if c in columns), None)
+>>>>>>> main
         direction = value(direction_field) if direction_field else "stereo"
         if direction not in ("stereo", "antistereo"):
             raise DataError(path, f"direction must be 'stereo' or 'antistereo', got {direction!r}",

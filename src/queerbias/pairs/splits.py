@@ -123,18 +123,22 @@ def load_split(spec: SplitSpec, name: str, duplicates: str = "error",
 
     resolved = resolve_pairs(spec.source)
     info = get_benchmark(spec.source) if is_registered(spec.source) else None
-    if isinstance(resolved, PairSet):
-        if not (info and info.split_keys):
-            raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no split keys")
+    derived = None
+    if info and info.split_keys:  # a registered set's own key columns (queerbias-de: frame, template)
         module, _, function = info.split_keys.partition(":")
-        keys = getattr(__import__(module, fromlist=[function]), function)()
+        derived = getattr(__import__(module, fromlist=[function]), function)
+    if isinstance(resolved, PairSet):
+        if derived is None:
+            raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no split keys")
         pair_set = resolved
+        keys = derived(pair_set)
     else:
         pair_set = read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical,
                               layout=layout)
         columns = row_columns(resolved)
-        keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category}
-                for p in pair_set.pairs}
+        extra = derived(pair_set) if derived else {}
+        keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,
+                            **extra.get(p.pair_id, {})} for p in pair_set.pairs}
     by = spec.by or ((info.split_by,) if info and info.split_by else None)
     if by is None:
         raise QueerbiasError(f"pair split {name!r}: name the column to split by, e.g. "

@@ -5,8 +5,8 @@ score); `score_pairs` gathers every token position all pairs need, lets the
 scorer compute each distinct one once, and assembles the sentence scores.
 `screen_pairs` runs before: with the tokenizer alone it finds the pairs a model
 cannot score meaningfully (too long, or two texts that are the same tokens).
-`pair_score_tensors` assembles the same sentence scores differentiably, for
-training objectives that must optimise exactly what the benchmark measures.
+`pair_requests` and `oriented_scores` assemble the same sentence scores differentiably,
+for training objectives that must optimise exactly what the benchmark measures.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import torch
 from queerbias.errors import DataError
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.alignment import measures_something, scored_positions
-from queerbias.scoring.scorer import Encoding, NonFiniteScores, Scorer, SentenceEncoder, reduce
+from queerbias.scoring.scorer import Encoding, NonFiniteScores, Request, Scorer, SentenceEncoder, reduce
 
 log = logging.getLogger(__name__)
 
@@ -85,20 +85,26 @@ def _more_less(pair: Pair, first, second):
     return (second, first) if pair.direction == "antistereo" else (first, second)
 
 
-def pair_score_tensors(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(s_more, s_less) per pair as tensors that keep the autograd graph: the positions,
-    BOS handling and reduction of `score_pairs`, unrounded, in one forward pass."""
+def pair_requests(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[list, list[Request]]:
+    """Each pair's plan (encoding and scored positions of both sentences, in the reference's
+    order) and the distinct (sentence, position) requests the plans need, in order."""
     plans = [pair_positions(scorer, pair) for pair in pairs]
     requests = list(dict.fromkeys((enc.ids, p) for plan in plans for enc, positions in plan
                                   for p in positions))
-    values = scorer.logprob_tensor(requests)
+    return plans, requests
+
+
+def oriented_scores(scorer: Scorer, pairs: Sequence[Pair], plans: list, requests: list[Request],
+                    values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s_more, s_less) per pair from the log-probabilities `values` of `requests`: the
+    reduction of `score_pairs`, unrounded, keeping the autograd graph."""
     where = {request: i for i, request in enumerate(requests)}
 
     def sentence(encoding, positions) -> torch.Tensor:
-        picked = values[[where[(encoding.ids, p)] for p in positions]]
+        chosen = values[[where[(encoding.ids, p)] for p in positions]]
         if scorer.config.reduction == "sum":
-            return picked.sum()
-        return picked.mean() if len(positions) else picked.sum()
+            return chosen.sum()
+        return chosen.mean() if len(positions) else chosen.sum()
 
     oriented = [_more_less(pair, sentence(*first), sentence(*second))
                 for pair, (first, second) in zip(pairs, plans)]

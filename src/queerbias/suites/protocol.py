@@ -202,10 +202,11 @@ class Suite(ABC):
         the runs' (compatible) settings."""
         return ()
 
-    def extras(self, before, after, options) -> dict:
+    def extras(self, before, after, options, settings) -> dict:
         """Figures of a comparison beyond the paired cells, stored at the comparison's top level (a
         correlation of the two runs, the distance to indifference); `options` are the compare options
-        (seed, resamples). An extra with a `p` is Bonferroni-adjusted across the AFTER runs."""
+        (seed, resamples), `settings` the BEFORE run's (the pair benchmark's indifference margin). An
+        extra with a `p` is Bonferroni-adjusted across the AFTER runs."""
         return {}
 
     def extra_tables(self, document: dict) -> list:

@@ -17,6 +17,7 @@ REGISTRY: dict[str, str] = {
     "lou": "queerbias.suites.lou.suite:LouLMSuite",
     "lou-classifier": "queerbias.suites.lou.suite:LouClassifierSuite",
     "gifi": "queerbias.suites.gifi.suite:GifiSuite",
+    "knowledge": "queerbias.suites.knowledge.suite:KnowledgeSuite",
 }
 
 

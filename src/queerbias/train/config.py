@@ -56,8 +56,12 @@ class DataSettings:
 class PairSettings:
     """The counterfactual pairs `equalise` and `dpo` train on, and the held-out guard."""
 
-    #: a split side (`queerbias-de:train`), a registered pair set or a pair file
-    train: str | None = None
+    #: a split side (`queerbias-de:train`), a registered pair set or a pair file, or a list of
+    #: them (e.g. German frames and English WinoQueer v0: [queerbias-de-frames:train, winoqueer-v0:train])
+    train: str | list[str] | None = None
+    #: pair sets added to the training pairs when they are on this machine (cached or in the
+    #: shared data folder), else skipped with a warning: e.g. [winoqueer-v0:train]
+    train_optional: list[str] | None = None
     #: pairs per micro-batch (equalise)
     batch_size: int = 32
     #: draw every batch evenly over the identity groups (round-robin) rather than at random
@@ -66,6 +70,11 @@ class PairSettings:
     groups_per_batch: int | None = None
     #: let evaluation pairs share sentences with training pairs; recorded in every summary
     allow_overlap: bool = False
+    #: also train on counterfactual pairs mined from real text (pairs/mining.py): "corpus"
+    #: (the training corpus), or JSONL files / corpus folders; counts go into config.yaml's record
+    mine: list[str] | None = None
+    #: language (de, en) -> a CDA lexicon file for mining (default: the packaged ones)
+    mine_lexicons: dict | None = None
 
 
 @dataclass
@@ -85,6 +94,14 @@ class EqualiseSettings:
     sign_term: float = 0.0
     #: scale of d (nats) in the sign term: smaller reads the sign of d more sharply
     temperature: float = 1.0
+    #: weight of the counterfactual pairing term: the divergence of the two sentences'
+    #: next-token distributions at every shared position after the identity phrase
+    #: (train/objectives/pairing.py)
+    clp_term: float = 0.0
+    #: js (Jensen-Shannon), symmetric_kl, or kl (KL of sent_less's from sent_more's context)
+    clp_divergence: Literal["js", "symmetric_kl", "kl"] = "js"
+    #: compare only the first N such positions of each pair (None: all)
+    clp_positions: int | None = None
 
 
 @dataclass
@@ -168,8 +185,9 @@ class TrainConfig:
     warmup_ratio: float = 0.0
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
-    #: training precision; checkpoint scoring always runs in float32
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    #: training precision; checkpoint scoring always runs in float32. auto: bf16 on a CUDA GPU
+    #: that supports it, fp32 on a CPU (train/precision.py: bf16 on a CPU can stall)
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     #: torch threads per process (None = torch's default)
     threads: int | None = None
     mlm_probability: float = 0.15
@@ -389,17 +407,29 @@ def _validate_objective(config: TrainConfig, require) -> None:
     from queerbias.pairs.taxonomy import GROUPS
 
     uses_pairs = config.objective in ("equalise", "dpo")
-    require(not uses_pairs or bool(config.pairs.train), "pairs.train",
+    require(not uses_pairs or bool(config.pairs.train or config.pairs.mine), "pairs.train",
             f"is required for objective {config.objective} (training pairs, e.g. queerbias-de:train)")
     require(uses_pairs or not config.pairs.train, "pairs.train",
             f"has no use for objective {config.objective} (only equalise and dpo train on pairs)")
+    require(config.objective == "equalise" or not config.pairs.mine, "pairs.mine",
+            "applies to objective equalise (mined pairs have no preference triples for dpo)")
+    require(config.pairs.mine is None or bool(config.pairs.mine), "pairs.mine",
+            "is empty; leave it out, or name sources (corpus, a JSONL file or corpus folder)")
+    from queerbias.pairs.mining import LEXICONS
+
+    for language in config.pairs.mine_lexicons or {}:
+        require(language in LEXICONS, f"pairs.mine_lexicons.{language}",
+                f"names a language without mining support; known: {', '.join(LEXICONS)}")
     require(config.pairs.batch_size >= 1, "pairs.batch_size", "must be at least 1")
     require(config.objective != "dpo" or config.kind != "masked", "objective",
             "dpo needs a causal LM (preference tuning scores continuations); this model is masked")
-    for key in ("weight", "pair_term", "group_term", "sign_term"):
+    for key in ("weight", "pair_term", "group_term", "sign_term", "clp_term"):
         require(getattr(config.equalise, key) >= 0, f"equalise.{key}", "must not be negative")
-    terms = config.equalise.pair_term + config.equalise.group_term + config.equalise.sign_term
-    require(terms > 0, "equalise.pair_term", "group_term and sign_term cannot all be 0")
+    terms = (config.equalise.pair_term + config.equalise.group_term + config.equalise.sign_term
+             + config.equalise.clp_term)
+    require(terms > 0, "equalise.pair_term", "group_term, sign_term and clp_term cannot all be 0")
+    require(config.equalise.clp_positions is None or config.equalise.clp_positions >= 1,
+            "equalise.clp_positions", "must be at least 1 (or null for every position)")
     require(config.equalise.temperature > 0, "equalise.temperature", "must be positive")
     require(config.pairs.groups_per_batch is None or config.pairs.groups_per_batch >= 1,
             "pairs.groups_per_batch", "must be at least 1")

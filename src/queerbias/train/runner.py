@@ -31,6 +31,7 @@ from transformers import (
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
+from queerbias.suites.pairs.indifference import closing_clauses, specificity_lines
 from queerbias.train import checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
 from queerbias.train.card import write_card
@@ -52,6 +53,7 @@ from queerbias.train.modeling import (
 )
 from queerbias.train.objectives.cda import prepare_corpus
 from queerbias.train.objectives.pairs import evaluation_pairs, load_training_pairs, overlap_record
+from queerbias.train.precision import resolve_precision
 from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
@@ -68,18 +70,20 @@ def run_training(config: TrainConfig) -> dict:
     run_dir = Path(config.output_dir)
     if config.threads:
         torch.set_num_threads(config.threads)
-    training_pairs = load_training_pairs(config)
+    raw_texts = None if config.objective == "dpo" else read_texts(config.data.train, config.data, "train",
+                                                                  config.data.max_train_docs)
+    training_pairs = load_training_pairs(config, raw_texts)
     data = load_benchmark_data(config)
     held_out = training_pairs and overlap_record(config, training_pairs, evaluation_pairs(config, data))
     if config.objective == "dpo":
         _require_causal(config)
         texts, corpus = None, None
     else:
-        texts, corpus = prepare_corpus(config, read_texts(config.data.train, config.data, "train",
-                                                          config.data.max_train_docs))
+        texts, corpus = prepare_corpus(config, raw_texts)
     general = general_texts() if config.eval.general_perplexity else None
     record = {key: value for key, value in {
-        "objective": config.objective, "held_out": held_out, "corpus": corpus,
+        "objective": config.objective, "precision": resolve_precision(config.precision),
+        "held_out": held_out, "corpus": corpus,
         "targeted_groups": config.data.identities, "skipped_benchmarks": skipped,
         "general_text": general and {"documents": len(general), "checksum": _checksum(general)},
     }.items() if value}
@@ -147,6 +151,8 @@ def run_training(config: TrainConfig) -> dict:
         print(summary_line(f"final (step {metrics[-1]['step']})", base, metrics[-1]))
         for name, document in compared.items():
             print(compare_line(document, name))
+        for line in specificity_lines(compared):
+            print(line)
         if compared:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
@@ -258,6 +264,7 @@ def _step(checkpoint: Path | None) -> int:
 
 def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
     """Keyword arguments of `TrainingArguments` (and of TRL's configs built on it)."""
+    precision = resolve_precision(config.precision)
     return dict(
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
@@ -269,8 +276,8 @@ def _training_kwargs(config: TrainConfig, run_dir: Path, packing: bool) -> dict:
         warmup_steps=config.warmup_ratio,
         weight_decay=config.weight_decay,
         max_grad_norm=config.max_grad_norm,
-        bf16=config.precision == "bf16",
-        fp16=config.precision == "fp16",
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
         logging_steps=config.logging_steps,
         logging_nan_inf_filter=False,  # a NaN loss must show (train/guards.py), not be averaged away
         save_strategy="steps",
@@ -304,7 +311,8 @@ def compare_line(document: dict, name: str) -> str:
                    if f"delta_{m['name']}" in last["overall"]]
     changes = [f"{label} {fmt(entry.get(f'{key}_before'), digits)} -> {fmt(entry.get(f'{key}_after'), digits)} "
                f"(change {change_text(entry, key, digits)})" for key, label, digits in figures]
-    return f"{name}, {last['before']['label']} -> {last['after']['label']}: {what}" + "; ".join(changes)
+    return (f"{name}, {last['before']['label']} -> {last['after']['label']}: {what}" + "; ".join(changes)
+            + closing_clauses(last))
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:

@@ -144,7 +144,7 @@ class GruffSuite(Suite):
                 if mask.any():
                     yield cell("pronouns", f"{setting} {pronoun}", mask)
 
-    def extras(self, before, after, options) -> dict:
+    def extras(self, before, after, options, settings) -> dict:
         """Paper Figs. 8, 12-14: Spearman correlation of the two models' stereotype scores per case;
         Fig. 5 of both models."""
         from queerbias.suites.gruff.metrics import comparison_extras, distinct

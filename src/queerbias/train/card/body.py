@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from queerbias.suites.pairs.indifference import indifference_tables, specificity_lines
 from queerbias.train.card.run import OBJECTIVES, Benchmark, TrainingRun
 
 #: config sections that configure each objective, listed on the card
@@ -97,7 +98,7 @@ def _training_section(run: TrainingRun) -> str:
                 f"targets {', '.join(_adapter_targets(run)) or 'per architecture'})" if run.lora else "") + ".",
              f"- {steps}, learning rate {c.get('learning_rate')} ({c.get('lr_scheduler')}, warm-up ratio "
              f"{c.get('warmup_ratio')}), batch {c.get('batch_size')} per process × {c.get('grad_accum')} accumulation "
-             f"steps, {c.get('precision')} training, seed {c.get('seed')}, sequences up to "
+             f"steps, {run.record.get('precision') or c.get('precision')} training, seed {c.get('seed')}, sequences up to "
              f"{run.setting('data.max_length')} tokens.",
              f"- Checkpoints every {c.get('eval_every')} steps, each scored on every benchmark below (in float32)."]
     for section in OBJECTIVE_SECTIONS.get(run.objective, ()):
@@ -164,6 +165,7 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
             blocks += _pair_blocks(run, b)
         else:
             blocks.append(_headline_lines(b))
+    blocks += specificity_lines({b.name: b.delta for b in run.benchmarks if b.delta is not None})
     skipped = run.record.get("skipped_benchmarks")
     if skipped:
         blocks.append(f"Not evaluated, as their data was not on the training machine: {', '.join(skipped)}.")
@@ -180,6 +182,7 @@ def _pair_blocks(run: TrainingRun, benchmark: Benchmark) -> list[str]:
                  f"{_evaluation_kind(run, benchmark)}; scored with the WinoQueer shared-token method "
                  f"(scoring id `{benchmark.delta['meta'].get('scoring_id')}`).")
     blocks = [described, to_markdown(before_after_table(benchmark.delta, benchmark.final)).rstrip("\n")]
+    blocks += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [benchmark.final]})]
     best = benchmark.delta.get("best")
     if best:
         blocks.append(best_sentence(best) + " The card reports the last checkpoint; a checkpoint chosen on these "

@@ -9,26 +9,84 @@ of shared sentences) is recorded in every summary the run writes.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections.abc import Sequence
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import load_pairs
+from queerbias.pairs.mining import load_lexicons, mine_pairs, mined_pair_set
+from queerbias.pairs.registry import available_offline
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.splits import shared_sentences
+from queerbias.train.data import read_texts
+from queerbias.train.objectives.cda import targeted
+
+log = logging.getLogger(__name__)
 
 
-def load_training_pairs(config) -> PairSet | None:
-    """The configured training pairs (None for objectives without pairs)."""
-    if not config.pairs.train:
+def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | None:
+    """The configured training pairs (None for objectives without pairs): `pairs.train`, plus
+    the pairs mined (`pairs.mining`) from the sources `pairs.mine` names ("corpus": the
+    training corpus's texts `corpus`, or a JSONL file / corpus folder)."""
+    if not config.pairs.train and not config.pairs.mine:
         return None
-    try:
-        pairs = load_pairs(config.pairs.train)
-    except QueerbiasError as err:
-        raise QueerbiasError(f"config key 'pairs.train': {err}") from err
-    if not pairs.pairs:
-        raise QueerbiasError(f"config key 'pairs.train': {config.pairs.train} holds no pairs")
-    return pairs
+    parts = []
+    optional = []
+    for index, spec in enumerate(config.pairs.train_optional or []):
+        if available_offline(spec):
+            optional.append((f"pairs.train_optional[{index}]", spec))
+        else:
+            log.warning("training pairs %s are not available offline; trained without them", spec)
+    for key, spec in training_sources(config.pairs.train) + optional:
+        try:
+            parts.append(load_pairs(spec, identical="drop"))
+        except QueerbiasError as err:
+            raise QueerbiasError(f"config key '{key}': {err}") from err
+        if not parts[-1].pairs:
+            raise QueerbiasError(f"config key '{key}': {spec} holds no pairs")
+    if config.pairs.mine:
+        parts.append(_mined(config, corpus or []))
+    if len(parts) == 1:
+        return parts[0]
+    combined = [p for part in parts for p in part.pairs]
+    return PairSet(" + ".join(part.name for part in parts), combined, "combined",
+                   meta={"parts": [{"name": part.name, "checksum": part.checksum, "n": len(part)} for part in parts],
+                         **parts[-1].meta})
+
+
+def training_sources(train: str | list[str] | None) -> list[tuple[str, str]]:
+    """(config key, pair spec) of each configured training pair set."""
+    if not train:
+        return []
+    if isinstance(train, str):
+        return [("pairs.train", train)]
+    return [(f"pairs.train[{index}]", spec) for index, spec in enumerate(train)]
+
+
+def _mined(config, corpus: list[str]) -> PairSet:
+    """Pairs mined from the configured sources; a group that `data.identities` targets but
+    no mined pair names is refused (the targeted mitigation would silently not target it)."""
+    texts = []
+    for index, source in enumerate(config.pairs.mine):
+        if source == "corpus":
+            texts += corpus
+        else:
+            try:
+                texts += read_texts(source, config.data, "train", None)
+            except QueerbiasError as err:
+                raise QueerbiasError(f"config key 'pairs.mine[{index}]': {err}") from err
+    mined = mine_pairs(texts, load_lexicons(config.pairs.mine_lexicons))
+    if not mined.pairs:
+        raise QueerbiasError(f"config key 'pairs.mine': no sentence of {', '.join(config.pairs.mine)} names an "
+                             "identity group the lexicons can swap; nothing to train on")
+    if config.data.identities:
+        named = {key.split("/", 1)[1] for key in mined.pairs_per_group}
+        for group in config.data.identities:
+            if not targeted([group]) & named:
+                raise QueerbiasError(f"config key 'pairs.mine': no mined pair names {group} "
+                                     "(config key 'data.identities'); add text that mentions it")
+    return mined_pair_set(mined, "mined:" + "+".join(config.pairs.mine), "mined")
 
 
 def overlap_record(config, training: PairSet, evaluations: dict[str, list[Pair]]) -> dict:

@@ -391,7 +391,7 @@ CASES = [
     ("score --pairs {list_value} --model {bert}", 2, "field 'bias_type': must be text, got the JSON list"),
     ("score --pairs {number_value} --model {bert}", 2, "field 'sent_more': must be text, got the JSON number 7"),
     ("score --pairs {nan_value} --model {bert}", 2, "non-finite number NaN"),
-    ("score --pairs {both_layouts} --model {bert}", 2, "has the columns of both layouts"),
+    ("score --pairs {both_layouts} --model {bert}", 2, "has the columns of several layouts, winoqueer"),
     ("score --pairs {both_layouts} --model {bert} --layout sideways", 2, "--layout must be one of auto"),
     ("score --pairs {long_jsonl} --model {bert}", 2, "field 'note': a value is longer than 131072 characters"),
     # issue 21: labels and sentences that print like others
@@ -630,7 +630,7 @@ API_ROWS = [
      "lies inside the input folder"),
     ("score a pair that measures nothing", lambda t, i: qb_score(i["gpt2"], i["end_pair"]), "pair 3 measures nothing"),
     ("score a file with duplicate columns", lambda t, i: qb_score(i["bert"], i["dup_column"]), "are both named"),
-    ("score a file of both layouts", lambda t, i: qb_score(i["bert"], i["both_layouts"]), "columns of both layouts"),
+    ("score a file of both layouts", lambda t, i: qb_score(i["bert"], i["both_layouts"]), "columns of several layouts"),
     ("score into a folder in use", lambda t, i: qb_score(i["bert"], i["pairs"], out=i["locked"]),
      "is in use by another running queerbias process"),
     ("compare into a run", lambda t, i: _qb().compare(pair_run(t), pair_run(t, "b"), out=t / "a" / "d"),

@@ -127,10 +127,10 @@ def _detect_layout(path: Path, columns, layout: str = "auto") -> str:
                             f"({', '.join(_LAYOUTS[layout])}); found {sorted(columns)}", row=1)
         return layout
     if len(found) > 1:
-        raise DataError(path, "the file has the columns of both layouts (WinoQueer Gender_ID_x, sent_x, sent_y "
-                        "and CrowS-Pairs sent_more, sent_less, bias_type), so which sentence is the stereotypical "
-                        "one is ambiguous; remove one set or pass --layout winoqueer or --layout crows-pairs",
-                        row=1)
+        both = " and ".join(f"{name} ({', '.join(_LAYOUTS[name])})" for name in found)
+        raise DataError(path, f"the file has the columns of several layouts, {both}, so which sentence is the "
+                        "stereotypical one, or which column the group, is ambiguous; remove one set or pass "
+                        f"--layout {' or --layout '.join(found)}", row=1)
     if found:
         return found[0]
     raise DataError(
@@ -177,16 +177,11 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
         counter = label("Gender_ID_y", False)
         direction = "stereo"
     else:
-<<<<<<< HEAD
-        group, counter = label("bias_type"), ""
-        direction_field = next((c for c in _DIRECTION_COLUMNS if c in columns), None)
-=======
         if layout == QUEERBIAS:
-            group, counter = value("group"), value("counterfactual_group", False)
+            group, counter = label("group"), label("counterfactual_group", False)
         else:
-            group, counter = value("bias_type"), ""
+            group, counter = label("bias_type"), ""
         direction_field = next((c for c in (*_DIRECTION_COLUMNS, "direction") if c in columns), None)
->>>>>>> main
         direction = value(direction_field) if direction_field else "stereo"
         if direction not in ("stereo", "antistereo"):
             raise DataError(path, f"direction must be 'stereo' or 'antistereo', got {direction!r}",

@@ -27,7 +27,7 @@ from queerbias.suites.protocol import (
 from queerbias.suites.settings import EXECUTION, SUMMARY, option
 
 POLICIES = ("error", "keep", "drop")
-LAYOUTS = ("auto", "winoqueer", "crows-pairs")
+LAYOUTS = ("auto", "winoqueer", "crows-pairs", "queerbias")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from queerbias.pairs.schema import Pair
 from queerbias.scoring.pair_scores import pair_requests
 from queerbias.train.config import config_from_dict
 from queerbias.train.objectives.equalise import batch_tensors, pair_loss, training_scorer
-from queerbias.train.objectives.pairing import DIVERGENCES, divergence, paired_positions
+from queerbias.train.objectives.pairing import DIVERGENCES, coarsened, divergence, paired_positions
 
 from .helpers import small_config
 
@@ -60,7 +60,8 @@ def test_pairing_term_equals_a_hand_computation(family, kind, request):
     scorer = training_scorer(lm.model, lm.tokenizer, lm.kind)
     settings = config_from_dict(small_config(path, "unused", objective="equalise",
                                              pairs__train="queerbias-de:train", equalise__pair_term=0.0,
-                                             equalise__clp_term=1.0, equalise__clp_divergence=kind)).equalise
+                                             equalise__clp_term=1.0, equalise__clp_divergence=kind,
+                                             equalise__clp_top_k=None)).equalise
     plans, _ = pair_requests(scorer, PAIRS)
     expected = []
     for first, second in plans:
@@ -115,3 +116,22 @@ def test_pairing_gradient_reaches_the_adapter(tiny_llama, tmp_path):
     grads = [p.grad for name, p in model.named_parameters() if "lora_A" in name]
     assert grads and all(g is not None for g in grads) and any(g.abs().sum() > 0 for g in grads)
     assert batch_tensors(scorer, PAIRS).rows.shape[1] == lm.model.config.vocab_size
+
+
+def test_coarsened_divergence_is_a_lower_bound_equal_without_rest_mass():
+    torch.manual_seed(0)
+    a = torch.log_softmax(torch.randn(4, 50) * 3, -1)
+    b = torch.log_softmax(torch.randn(4, 50) * 3, -1)
+    for kind in DIVERGENCES:
+        full = divergence(a, b, kind)
+        for k in (5, 20):
+            small_a, small_b = coarsened(a, b, k)
+            assert small_a.shape == (4, k + 1)
+            assert torch.allclose(small_a.exp().sum(-1), torch.ones(4), atol=1e-5)
+            assert (divergence(small_a, small_b, kind) <= full + 1e-6).all()
+        assert torch.allclose(divergence(*coarsened(a, b, 50), kind), full)
+    # all the mass on the kept tokens: the coarsened divergence is the full one
+    peaked_a = torch.log_softmax(torch.tensor([[9.0, 8.0, -40.0, -40.0]]), -1)
+    peaked_b = torch.log_softmax(torch.tensor([[8.0, 9.0, -40.0, -40.0]]), -1)
+    assert divergence(*coarsened(peaked_a, peaked_b, 2), "js").item() == pytest.approx(
+        divergence(peaked_a, peaked_b, "js").item(), rel=1e-4)

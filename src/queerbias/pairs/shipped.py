@@ -1,8 +1,10 @@
-"""Pair sets shipped as files inside the package: the knowledge set and the neutral mentions.
+"""Pair sets shipped as files inside the package: control and out-of-distribution sets.
 
-Both are control sets for judging a mitigation (issue 20, docs/scoring.md): definitional
-pairs whose correct sentence a model should keep preferring, and neutral sentences that
-merely mention an identity. They are read with the ordinary pair reader (`pairs.io`, the
+The knowledge set and the neutral mentions are control sets for judging a mitigation
+(issue 20, docs/scoring.md): definitional pairs whose correct sentence a model should keep
+preferring, and neutral sentences that merely mention an identity. The OOD sets
+(data/ood/) are stereotype pairs written independently of queerbias-de's templates, in
+other German frames and inflections, with first names, and in French and Spanish. They are read with the ordinary pair reader (`pairs.io`, the
 queerbias column layout), so a broken row is refused the usual way, naming file and row;
 `split_keys` gives their columns to held-out splits (`NAME:test`, by `fact` by default).
 """
@@ -10,6 +12,7 @@ queerbias column layout), so a broken row is refused the usual way, naming file 
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from importlib import resources
 
 from queerbias.pairs.io import read_pairs, row_columns
@@ -19,7 +22,11 @@ KNOWLEDGE = "queerbias-knowledge"
 NEUTRAL_MENTIONS = "queerbias-de-neutral"
 #: registered name -> (file in the package, what the set is for, recorded in every run's data reference)
 FILES = {KNOWLEDGE: ("data/knowledge/knowledge.csv", "definitional"),
-         NEUTRAL_MENTIONS: ("data/neutral_mentions/neutral_mentions.csv", "neutral-mentions")}
+         NEUTRAL_MENTIONS: ("data/neutral_mentions/neutral_mentions.csv", "neutral-mentions"),
+         "queerbias-de-ood-plural": ("data/ood/de_plural_frames.csv", "out-of-distribution"),
+         "queerbias-de-ood-names": ("data/ood/de_names.csv", "out-of-distribution"),
+         "queerbias-fr-ood": ("data/ood/fr.csv", "out-of-distribution"),
+         "queerbias-es-ood": ("data/ood/es.csv", "out-of-distribution")}
 
 
 def shipped_pairs(name: str) -> PairSet:
@@ -58,3 +65,14 @@ def neutral_mention_pairs() -> PairSet:
 
 def neutral_mention_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     return shipped_split_keys(NEUTRAL_MENTIONS)
+
+
+def _split_keys_of(name: str, pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
+    return shipped_split_keys(name)
+
+
+# The OOD sets' loaders and split keys, as the registry names them (it calls builtins
+# without arguments).
+OOD = list(FILES)[2:]
+ood_de_plural, ood_de_names, ood_fr, ood_es = (partial(shipped_pairs, name) for name in OOD)
+ood_de_plural_keys, ood_de_names_keys, ood_fr_keys, ood_es_keys = (partial(_split_keys_of, name) for name in OOD)

@@ -102,6 +102,10 @@ class EqualiseSettings:
     clp_divergence: Literal["js", "symmetric_kl", "kl"] = "js"
     #: compare only the first N such positions of each pair (None: all)
     clp_positions: int | None = None
+    #: compare the distributions on the k tokens most likely under either plus one outcome
+    #: for the rest (a lower bound of the full divergence, many times cheaper on a large
+    #: vocabulary); None: the whole vocabulary
+    clp_top_k: int | None = 256
 
 
 @dataclass
@@ -434,6 +438,8 @@ def _validate_objective(config: TrainConfig, require) -> None:
     require(terms > 0, "equalise.pair_term", "group_term, sign_term and clp_term cannot all be 0")
     require(config.equalise.clp_positions is None or config.equalise.clp_positions >= 1,
             "equalise.clp_positions", "must be at least 1 (or null for every position)")
+    require(config.equalise.clp_top_k is None or config.equalise.clp_top_k >= 1,
+            "equalise.clp_top_k", "must be at least 1 (or null for the whole vocabulary)")
     require(config.equalise.temperature > 0, "equalise.temperature", "must be positive")
     require(config.pairs.groups_per_batch is None or config.pairs.groups_per_batch >= 1,
             "pairs.groups_per_batch", "must be at least 1")

@@ -101,7 +101,8 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
     if settings.clp_term:
         couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
         loss = loss + settings.clp_term * pairing_loss(batch.rows, batch.requests, couples,
-                                                       [p.direction for p in pairs], settings.clp_divergence)
+                                                       [p.direction for p in pairs], settings.clp_divergence,
+                                                       settings.clp_top_k)
     return loss
 
 

@@ -20,6 +20,14 @@ D per position, on log-probability rows a (sent_more's context) and b (sent_less
 (KL(P_a||P_b) + KL(P_b||P_a)) / 2, `kl` = KL(P_b||P_a) (the identity sentence's
 distribution pulled towards the counterfactual's, both receiving gradient). The term is
 the mean over pairs of the sum over the pair's counted positions.
+
+`top_k`: over a 262k-entry vocabulary (Gemma) the full-vocabulary divergence costs far
+more than the forward pass it reads (16 s against under 1 s for 100 positions on one CPU
+thread). With `top_k` = k the two distributions are first coarsened to the k tokens most
+likely under either of them plus one outcome for all the rest. Merging outcomes never
+increases an f-divergence, so this is a lower bound of the full divergence, equal to it
+when the rest holds no probability; language-model distributions put nearly all their
+mass on a few hundred tokens.
 """
 
 from __future__ import annotations
@@ -42,6 +50,22 @@ def divergence(a: torch.Tensor, b: torch.Tensor, kind: str) -> torch.Tensor:
         middle = torch.logsumexp(torch.stack([a, b]), dim=0) - math.log(2.0)
         return 0.5 * ((a.exp() * (a - middle)).sum(-1) + (b.exp() * (b - middle)).sum(-1))
     raise ValueError(f"unknown divergence {kind!r}; expected one of {DIVERGENCES}")
+
+
+def coarsened(a: torch.Tensor, b: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both batches of log-probability rows on the k tokens most likely under either, plus one
+    outcome for the rest of the vocabulary ([n, vocabulary] -> [n, k + 1])."""
+    if k >= a.shape[-1]:
+        return a, b
+    with torch.no_grad():
+        chosen = torch.topk(torch.maximum(a, b), k, dim=-1).indices
+
+    def with_rest(rows: torch.Tensor) -> torch.Tensor:
+        kept = rows.gather(-1, chosen)
+        rest = torch.log1p(-kept.exp().sum(-1).clamp(max=1.0 - 1e-6))
+        return torch.cat([kept, rest.unsqueeze(-1)], dim=-1)
+
+    return with_rest(a), with_rest(b)
 
 
 def paired_positions(kind: str, first, second, limit: int | None = None) -> list[tuple[int, int]]:
@@ -69,7 +93,7 @@ def pairing_requests(kind: str, plans: list, limit: int | None) -> list[list[tup
 
 
 def pairing_loss(rows: torch.Tensor, requests: Sequence, couples: list[list[tuple]],
-                 directions: Sequence[str], kind: str) -> torch.Tensor:
+                 directions: Sequence[str], kind: str, top_k: int | None = None) -> torch.Tensor:
     """Mean over pairs of the summed divergence between the couples' rows.
 
     `rows[i]` is the log-probability row of `requests[i]`; `directions` orients each pair so
@@ -86,7 +110,10 @@ def pairing_loss(rows: torch.Tensor, requests: Sequence, couples: list[list[tupl
             owner.append(number)
     if not owner:
         return rows.sum() * 0.0
-    values = divergence(rows[index_a], rows[index_b], kind)
+    a, b = rows[index_a], rows[index_b]
+    if top_k is not None:
+        a, b = coarsened(a, b, top_k)
+    values = divergence(a, b, kind)
     per_pair = torch.zeros(len(couples), dtype=values.dtype, device=values.device)
     per_pair = per_pair.index_add(0, torch.tensor(owner, device=values.device), values)
     return per_pair.mean()

@@ -293,7 +293,7 @@ ON_PREPARED_RUNS = [
     ("gifi config a number", lambda t: ["gifi", "run", "--config", config_file(t, "3\n")],
      "a GIFI config must be a YAML mapping of keys to values, not a number"),
     ("gifi config unknown key", lambda t: ["gifi", "run", "--config", config_file(t, "limits: 3\n")],
-     "config.yaml.limits is not a setting of this suite"),
+     "config.yaml.limits is unknown"),
     ("gifi config a FIFO", lambda t: ["gifi", "run", "--config", fifo(t)], "fifo.yaml: GIFI config is not a regular file but a FIFO"),
     ("one run", lambda t: compare(pair_run(t)), "need a BEFORE and at least one AFTER run"),
     ("unfinished run", lambda t: compare(pair_run(t), t / "missing"), "not a directory"),

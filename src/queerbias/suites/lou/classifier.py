@@ -27,7 +27,7 @@ from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
-from queerbias.suites.lou.data import ORIGINAL, Example, Instance, TaskInfo
+from queerbias.suites.lou.data import ORIGINAL, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
 
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with truncate_text)
@@ -128,10 +128,6 @@ def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]
         probs[batch] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
     clf.model.train(model_was_training)
     return probs
-
-
-def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], truncate_text: int | None = None) -> np.ndarray:
-    return predict_proba(clf, [(e.text, e.text_pair) for e in examples], truncate_text)
 
 
 def check_labels(clf: LoadedClassifier, task: TaskInfo) -> None:

@@ -1,9 +1,8 @@
-"""Training pairs for `equalise` and `dpo`: loading, the held-out guard, batches.
+"""Training pairs of the pair objectives (equalise, dpo): the `pairs` section, loading, batches.
 
-The guard: a mitigation judged on pairs it trained on proves nothing, so a run whose
-evaluation pairs share a sentence with its training pairs refuses to start, before any
-model loads. `pairs.allow_overlap: true` overrides it, and the override (with the number
-of shared sentences) is recorded in every summary the run writes.
+`pairs.train` names them (a split side, e.g. `queerbias-de:train`, a registered set or a
+file); the overlap guard (`train.overlap`) keeps them apart from the evaluation items, and
+`PairBatches` draws seeded, group-balanced batches from them.
 """
 
 from __future__ import annotations
@@ -11,17 +10,30 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.pairs.io import load_pairs
+from queerbias.options import option
+from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
-from queerbias.pairs.splits import shared_sentences
 
 
-def load_training_pairs(config) -> PairSet | None:
-    """The configured training pairs (None for objectives without pairs)."""
-    if not config.pairs.train:
-        return None
+@dataclass
+class TrainingPairs:
+    """The counterfactual pairs the pair objectives train on, and the held-out guard (config key `pairs`)."""
+
+    train: str | None = option(None, "a split side (`queerbias-de:train`), a registered pair set or a pair file")
+    batch_size: int = option(32, "pairs per micro-batch (equalise)", ge=1)
+    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
+                                 "random")
+    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
+                                                "pairs per group", ge=1)
+    allow_overlap: bool = option(False, "let evaluation items share sentences with the training pairs; recorded "
+                                        "in every summary")
+
+
+def load_training_pairs(config) -> PairSet:
+    """The configured training pairs."""
     try:
         pairs = load_pairs(config.pairs.train)
     except QueerbiasError as err:
@@ -29,31 +41,6 @@ def load_training_pairs(config) -> PairSet | None:
     if not pairs.pairs:
         raise QueerbiasError(f"config key 'pairs.train': {config.pairs.train} holds no pairs")
     return pairs
-
-
-def overlap_record(config, training: PairSet, evaluations: dict[str, list[Pair]]) -> dict:
-    """Refuse evaluation pairs that share a sentence with the training pairs, unless allowed.
-
-    Returns what every summary of the run records about it.
-    """
-    shared = {name: len(shared_sentences(training.pairs, pairs)) for name, pairs in evaluations.items()}
-    overlapping = {name: n for name, n in shared.items() if n}
-    if overlapping and not config.pairs.allow_overlap:
-        name, n = next(iter(overlapping.items()))
-        raise QueerbiasError(
-            f"the evaluation pairs of benchmark {name!r} share {n} sentences "
-            f"with the training pairs {training.name!r} (config key 'pairs.train'); evaluate on "
-            "held-out pairs (e.g. queerbias-de:test) or set pairs.allow_overlap: true")
-    return {"train_pairs": training.name, "train_checksum": training.checksum,
-            "n_train_pairs": len(training), "allow_overlap": config.pairs.allow_overlap,
-            "shared_sentences": shared}
-
-
-def evaluation_pairs(config, data: dict[str, tuple]) -> dict[str, list[Pair]]:
-    """Each pair benchmark's pairs as it will score them, by output name, from the run's
-    loaded benchmark data (`train.evaluation.load_benchmark_data`)."""
-    return {name: data[name][0] for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
-            if bench.suite == "pairs"}
 
 
 class PairBatches:

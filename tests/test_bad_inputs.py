@@ -184,6 +184,25 @@ BUILDERS = {
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
+    # -- issue 21 item 5 and issue 23 (branch structure): typed training config, overlap, criteria --
+    "train_ok": lambda i: _train_config(i, "ok"),
+    "alpha0": lambda i: _train_config(i, "alpha0", lora__alpha=0),
+    "decay": lambda i: _train_config(i, "decay", weight_decay=-0.1),
+    "clip0": lambda i: _train_config(i, "clip0", max_grad_norm=0),
+    "seed": lambda i: _train_config(i, "seed", seed=-1),
+    "scheduler": lambda i: _train_config(i, "scheduler", lr_scheduler="sawtooth"),
+    "no_benchmarks": lambda i: _train_config(i, "no-benchmarks", eval__benchmarks=[]),
+    "nan_margin": lambda i: _train_config(i, "nan-margin", compare__ppl_margin=math.nan),
+    "unknown_best": lambda i: _train_config(i, "unknown-best", compare__best="fastest"),
+    "gruff_best": lambda i: _train_config(i, "gruff-best", compare__best="distance",
+                                          eval__benchmarks=[{"suite": "pairs", "sample": 2}, {"suite": "gruff"}]),
+    "missing_module": lambda i: _train_config(i, "missing-module", lora__modules_to_save=["no_such_head"]),
+    "corpus_overlap": lambda i: _train_config(i, "corpus-overlap", data__train=str(_write(
+        i, "corpus.jsonl", '{"text": "Ein Satz. Schwule Männer sind nett. Noch einer."}\n')),
+        eval__benchmarks=[{"suite": "pairs", "data": str(_write(i, "eval.csv", PAIRS_HEADER + GOOD_ROWS))}]),
+    "cased_overlap": lambda i: _train_config(i, "cased-overlap", model="bert", data__train=str(_write(
+        i, "corpus-cased.jsonl", '{"text": "schwule männer sind nett."}\n')),
+        eval__benchmarks=[{"suite": "pairs", "data": str(_write(i, "eval2.csv", PAIRS_HEADER + GOOD_ROWS))}]),
 }
 
 
@@ -276,6 +295,34 @@ CASES = [
     ("card {file}", 2, "a-file: not a directory"),
     ("card {bad_metrics_run}", 2, "metrics.jsonl, row 1: invalid JSON"),
     ("card {bad_metrics_run} --out {file}/README.md", 2, "a-file is a file, not a directory"),
+    # -- issue 21 item 5 and issue 23 (branch structure): every key typed and ranged, strict numbers,
+    # the corpus checked against the evaluation items (case-folded for uncased tokenizers) --
+    ("train --config {alpha0}", 2, "config key 'lora.alpha' must be positive, got 0"),
+    ("train --config {decay}", 2, "config key 'weight_decay' must be at least 0, got -0.1"),
+    ("train --config {clip0}", 2, "config key 'max_grad_norm' must be positive, got 0"),
+    ("train --config {seed}", 2, "config key 'seed' must be at least 0, got -1"),
+    ("train --config {scheduler}", 2, "config key 'lr_scheduler' must be one of linear, cosine"),
+    ("train --config {no_benchmarks}", 2, "config key 'eval.benchmarks' is empty"),
+    ("train --config {nan_margin}", 2, "config key 'compare.ppl_margin' must be a (finite) number, got nan"),
+    ("train --config {unknown_best}", 2, "config key 'compare.best' names 'fastest', which is not a "
+                                         "best-checkpoint criterion of suite pairs"),
+    ("train --config {gruff_best}", 2, "'compare.best' names 'distance', which is not a best-checkpoint "
+                                       "criterion of suite gruff (it has highest); set eval.benchmarks[1].best"),
+    ("train --config {missing_module}", 2, "config key 'lora.modules_to_save[0]': gpt2 has no module 'no_such_head'"),
+    ("train --config {corpus_overlap}", 2, "share 1 sentences with the training corpus"),
+    ("train --config {cased_overlap}", 2, "share 1 sentences with the training corpus"),
+    ("train --config {train_ok} seed=--5", 2, "config key 'seed' must be an integer, got '--5'"),
+    (SCORE + " --sample=--5", 2, "--sample must be an integer, got '--5'"),
+    (SCORE + " --sample ²", 2, "--sample must be an integer, got '²'"),
+    (SCORE + " --sample ٣", 2, "--sample must be an integer, got '٣'"),
+    (SCORE + " --seed -1", 2, "--seed must be at least 0, got -1"),
+    (SCORE + " --decimals nan", 2, "--decimals must be an integer, got 'nan'"),
+    ("run gifi --temperature nan", 2, "--temperature must be a (finite) number, got 'nan'"),
+    ("run gifi --top-p inf", 2, "--top-p must be a (finite) number, got 'inf'"),
+    ("compare {pairs} {pairs} --out {tmp}/d --seed -1", 2, "argument --seed: must be at least 0, got -1"),
+    ("compare {pairs} {pairs} --out {tmp}/d --ppl-margin nan", 2,
+     "argument --ppl-margin: must be a finite number, got 'nan'"),
+    # -- end of the block --
 ]
 
 
@@ -322,6 +369,16 @@ ON_PREPARED_RUNS = [
     ("newer schema", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"),
                                                                  lambda s: s.update(schema_version=99))),
      "written by a newer queerbias"),
+    # -- issue 21 item 5 and issue 23 (branch structure): criterion names, checkpoint order --
+    ("unknown criterion", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--best", "fastest"],
+     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance)"),
+    ("another suite's criterion", lambda t: (lambda g: ["compare", f"a={g}", f"b={g}", "--out", str(t / "d"),
+                                                         "--best", "distance"])(gruff_run(t)),
+     "criterion 'distance' is not one of suite gruff (its criteria: highest)"),
+    ("checkpoints in reverse order", lambda t: compare(*(summary_edit(pair_run(t, name), lambda s, at=at: s["meta"].update(step=at))
+                                                         for name, at in (("late", 8), ("base", 0)))),
+     "base (step 0) does not come after late (step 8); give BEFORE first"),
+    # -- end of the block --
 ]
 
 

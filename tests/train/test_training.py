@@ -87,6 +87,18 @@ def test_rerun_with_another_config_is_refused(llama_run, tiny_llama):
         run_training(changed)
 
 
+def test_rerunning_a_finished_run_writes_nothing(llama_run, capsys):
+    """Issue 21: a finished run is never trained again or rewritten (final/, compare/, the card);
+    the rerun says so and returns what the run holds."""
+    config, result = llama_run
+    run = result["run_dir"]
+    files = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.rglob("*") if path.is_file()}
+    again = run_training(config)
+    assert again["finished"] and again["metrics"] == result["metrics"] and again["compare"] == result["compare"]
+    assert {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.rglob("*") if path.is_file()} == files
+    assert "holds a finished run of this config" in capsys.readouterr().out
+
+
 def test_full_finetuning_lowers_loss_and_perplexity(tiny_gpt2, tmp_path):
     config = config_from_dict(small_config(
         tiny_gpt2, tmp_path / "run", method="full", max_steps=8, eval_every=8,

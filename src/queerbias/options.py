@@ -108,30 +108,18 @@ def number(text: str) -> float:
     return float(text.strip())
 
 
-def cli_integer(minimum: int | None = None):
-    """An argparse `type=` for an integer flag (strict, optionally at least `minimum`)."""
-    def parse(text: str) -> int:
+def cli_type(parse: Callable[[str], float], what: str, minimum: float | None = None):
+    """An argparse `type=` that reads a flag with `parse` (`integer`, `number`) and refuses values
+    below `minimum`; `what` names the kind in the error ("an integer")."""
+    def converted(text: str):
         try:
-            value = integer(text)
+            value = parse(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-        if minimum is not None and value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-    return parse
-
-
-def cli_number(minimum: float | None = None):
-    """An argparse `type=` for a finite number flag (optionally at least `minimum`)."""
-    def parse(text: str) -> float:
-        try:
-            value = number(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if minimum is not None and value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, got {value:g}")
         return value
-    return parse
+    return converted
 
 
 # -- building -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from queerbias.commands.run import add_model_options
 from queerbias.errors import QueerbiasError
-from queerbias.options import add_arguments, cli_integer, cli_number, from_args
+from queerbias.options import add_arguments, cli_type, from_args, integer, number
 from queerbias.report.choices import CORRECTIONS, SOFT_TESTS
 from queerbias.suites.pairs.suite import PairSettings
 from queerbias.suites.paths import slug
@@ -52,13 +52,13 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
                    help="paired test on continuous scores (default: wilcoxon)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="p-value correction across groups: holm (family-wise) or bh (false discovery rate)")
-    p.add_argument("--resamples", type=cli_integer(minimum=1), default=10_000,
+    p.add_argument("--resamples", type=cli_type(integer, "an integer", 1), default=10_000,
                    help="bootstrap resamples (default: 10000)")
-    p.add_argument("--seed", type=cli_integer(minimum=0), default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--seed", type=cli_type(integer, "an integer", 0), default=0, help="bootstrap seed (default: 0)")
     criteria = "; ".join(f"{suite.name}: {', '.join(suite.criteria)}" for suite in list_suites() if suite.criteria)
     p.add_argument("--best", default=None, metavar="CRITERION",
                    help=f"best-checkpoint criterion of the runs' suite, the first by default ({criteria})")
-    p.add_argument("--ppl-margin", type=cli_number(minimum=0), default=5.0, metavar="PCT",
+    p.add_argument("--ppl-margin", type=cli_type(number, "a finite number", 0), default=5.0, metavar="PCT",
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
 
 

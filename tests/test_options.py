@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import pytest
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import add_arguments, build, config_key, from_args, from_mapping, integer, number, option
+from queerbias.options import (
+    add_arguments,
+    build,
+    config_key,
+    from_args,
+    from_mapping,
+    integer,
+    number,
+    option,
+)
 
 
 @dataclass(frozen=True)

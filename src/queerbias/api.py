@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pandas as pd
 
+from queerbias.commands.compare import check_numbers
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, to_dict
 from queerbias.report import plots
@@ -53,7 +54,7 @@ def score(model: ModelLike, pairs: str | os.PathLike | PairSet, *, out: str | os
 
     `pairs`: a registered benchmark name (`queerbias benchmarks`), a CSV/TSV/JSONL pair file
     or a `PairSet`. `options`: the pair suite's settings (sample, seed, scope, reduction,
-    pll, bos, lowercase, decimals, duplicates, identical, batch_size, chunk_pairs) and, for a
+    pll, bos, lowercase, decimals, duplicates, identical, layout, unscorable, batch_size, chunk_pairs) and, for a
     spec, the loading options (kind, dtype, device, trust_remote_code, allow_pickle_weights).
     `out=None` evaluates in memory and writes nothing; a folder gets pairs.csv, summary.md,
     summary.png and summary.json, and resumes there after an interruption.
@@ -76,7 +77,7 @@ def _run(name: str, where: str, model, data, out, label, overwrite: bool, progre
     """Options checked and the output folder too, before any model loads; then the store runs."""
     suite = registry.get_suite(name)
     settings, load_options = _options(suite, options, where)
-    out = None if out is None else checked_out(out)
+    out = None if out is None else checked_out(out, _paths(model, data))
     model = _model(suite, model, load_options, where)
     data = os.fspath(data) if isinstance(data, os.PathLike) else data
     if out is None:
@@ -224,15 +225,23 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     for name, value in (("resamples", resamples), ("seed", seed)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise QueerbiasError(f"compare: {name} must be an integer, got {value!r}")
+    if isinstance(ppl_margin, bool) or not isinstance(ppl_margin, (int, float)):
+        raise QueerbiasError(f"compare: ppl_margin must be a number, got {ppl_margin!r}")
+    check_numbers(resamples, seed, ppl_margin, prefix="compare: ")
     try:
         options = CompareOptions(soft_test=soft_test, correction=correction, n_resamples=resamples, seed=seed)
     except ValueError as err:
         raise QueerbiasError(f"compare: {err}") from None
-    out = None if out is None else checked_out(out)
+    out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options, best_criterion=best, ppl_margin_pct=ppl_margin)
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)
+
+
+def _paths(*inputs) -> list:
+    """The inputs that may be paths (a spec string, a path), which an output must not touch."""
+    return [os.fspath(i) for i in inputs if isinstance(i, (str, os.PathLike))]
 
 
 def _record(run) -> RunRecord:

@@ -87,6 +87,13 @@ def auto_or_count(value) -> str | None:
     return f"must be auto or a positive integer, got {value!r}"
 
 
+def positive_nats(value) -> str | None:
+    """A check for margins in nats: positive and finite (NaN or infinity would count every pair)."""
+    if isinstance(value, (int, float)) and 0 < value < math.inf:
+        return None
+    return f"must be a positive number of nats, got {value!r}"
+
+
 def count_or_auto(value) -> int | str:
     """A checked batch size as the scorers take it: "auto" or an int."""
     return "auto" if str(value) == "auto" else integer(str(value))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -80,6 +81,8 @@ class FakeInstance:
     title: str | None = None               # None: the domain
     robots: str | None = None              # robots.txt body; None answers 404
     advertise_feed_access: bool = True     # servers before 4.4 do not say whether feeds need login
+    # path -> seconds between bytes: the answer is dripped one byte at a time (until the client hangs up)
+    drip: dict[str, float] = field(default_factory=dict)
 
     def find(self, id_: str) -> dict | None:
         """A status by local id, also when only its boost is in the timeline."""
@@ -211,10 +214,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        pause = self.server.instance.drip.get(unquote(urlsplit(self.path).path).rstrip("/"))
         try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up reading (size caps)
+            if pause is None:
+                self.wfile.write(data)
+                return
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                with self.server.lock:
+                    self.server.dripped += 1
+                time.sleep(pause)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the client gave up reading (size caps, deadlines)
 
 
 class Fediverse:
@@ -245,6 +257,7 @@ class FakeMastodonServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.rate_remaining = RATE_LIMIT
         self.requests: list[dict] = []
+        self.dripped = 0  # bytes sent of dripped answers
         self._gate = threading.Event()
         self._gate.set()
         self._pause_after: int | None = None

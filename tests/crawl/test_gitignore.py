@@ -31,7 +31,7 @@ def test_every_documented_output_path_is_ignored():
         pytest.skip("not a git checkout")
     outputs = _documented_outputs()
     assert {"corpora/raw/mastodon", "corpora/raw/news", "corpora/opt-out.txt"} <= outputs
-    files = ("posts.jsonl", "reid.jsonl", "state.json", "stats.json", "forgotten.json", "train.jsonl")
+    files = ("posts.jsonl", "reid.jsonl", "state.json", "stats.json", "tombstones.json", "forgotten.json", "train.jsonl")
     candidates = sorted({path if Path(path).suffix else f"{path}/{name}" for path in outputs for name in files})
     answer = subprocess.run(["git", "check-ignore", "--stdin"], cwd=REPO, input="\n".join(candidates),
                             capture_output=True, text=True)

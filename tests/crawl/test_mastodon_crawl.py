@@ -336,18 +336,24 @@ def test_robots_txt_rules_and_deny_list_are_respected(tmp_path):
         assert "robots.txt disallows" in per[r.url]["status"] and "robots.txt disallows" in per[o.url]["status"]
         assert "rules mention AI or scraping: 'Kein Scraping" in per[ru.url]["status"]
         assert "--allow-instance" in per[ru.url]["status"]
-        # A GPTBot block alone is Mastodon's default robots.txt: reported, not a refusal of our agent.
-        assert per[ok.url]["status"] == "complete" and per[ok.url]["probe"]["ai_crawlers_disallowed"]
-        assert per[ok.url]["kept"] == 3
+        # A GPTBot block (Mastodon's default robots.txt) opts the instance out of AI training: skipped.
+        assert per[ok.url]["status"].startswith("skipped: its robots.txt disallows AI-training crawlers")
+        assert per[ok.url]["probe"]["ai_crawlers_disallowed"] and ok.timeline_requests() == []
         assert "olga" not in json.dumps(per[ok.url]["probe"])
 
-        # The admin agreed: --allow-instance overrides robots.txt and rules (never the deny-list).
-        allowed = run_crawl(tmp_path / "b", r.url, ru.url, allowed_instances=frozenset({r.url, ru.url}))
+        # The admin agreed: --allow-instance overrides robots.txt and rules (never the deny-list), and says so.
+        allowed = run_crawl(tmp_path / "b", r.url, ru.url, ok.url,
+                            allowed_instances=frozenset({r.url, ru.url, ok.url}))
         assert all(i["status"] == "complete" for i in allowed["instances"].values())
+        assert allowed["instances"][ok.url]["kept"] == 3
+        assert allowed["instances"][ok.url]["admin_agreed"][0].startswith(
+            "its robots.txt disallows AI-training crawlers")
+        assert allowed["instances"][ru.url]["admin_agreed"][0].startswith("its rules mention AI or scraping")
 
         # The deny-list: no request at all to a denied instance, and its users' posts seen elsewhere dropped.
         before = len(denied.requests)
-        dropped = run_crawl(tmp_path / "c", denied.url, ok.url, deny_list=frozenset({denied.netloc}))["instances"]
+        dropped = run_crawl(tmp_path / "c", denied.url, ok.url, deny_list=frozenset({denied.netloc}),
+                            allowed_instances=frozenset({denied.url, ok.url}))["instances"]
         assert dropped[denied.url]["status"] == "skipped: on the instance deny-list"
         assert len(denied.requests) == before
         assert dropped[ok.url]["dropped"] == {"instance_denied": 1} and dropped[ok.url]["kept"] == 2

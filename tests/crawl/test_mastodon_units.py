@@ -8,11 +8,12 @@ from datetime import datetime, timezone
 from email.utils import format_datetime
 
 import pytest
+from mastodon import MastodonAPIError
 
 from queerbias.crawl.agent import build_user_agent
 from queerbias.crawl.backoff import retry_after_seconds
 from queerbias.crawl.keys import CrawlKey
-from queerbias.crawl.mastodon.cleaning import clean_post_html
+from queerbias.crawl.mastodon.cleaning import clean_html
 from queerbias.crawl.mastodon.client import describe_error
 from queerbias.crawl.mastodon.etiquette import is_denied, rule_against_ai
 from queerbias.crawl.mastodon.filters import drop_reason, opted_out
@@ -109,7 +110,7 @@ def test_outputs_are_private(tmp_path, crawl_key):
     store.close()
     assert out.stat().st_mode & 0o777 == 0o700
     assert {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()} == {
-        name: 0o600 for name in (POSTS, REID, STATE, STATS, ".lock")}
+        name: 0o600 for name in (POSTS, REID, STATE, STATS, "tombstones.json", ".lock")}
 
 
 def test_key_pseudonyms_and_sealing(tmp_path):
@@ -183,7 +184,7 @@ def test_cleaning_replaces_personal_data_and_keeps_times_and_unicode_emoji():
     html = "<p>Treffen um 10:30:00 :party_parrot: 🎉 für <a href='https://x.example'>https://x.example</a> " \
            "alle @carla@c.example, mail@example.org und carla@c.example, Tel. 0171 2345678</p>" \
            "<p>#Queer #foo #LGBTQIA</p><p>#foo #bar</p>"
-    assert clean_post_html(html, MATCHER) == ("Treffen um 10:30:00 🎉 für alle <user>, <email> und <email>, "
+    assert clean_html(html, MATCHER).text == ("Treffen um 10:30:00 🎉 für alle <user>, <email> und <email>, "
                                               "Tel. <phone>\n\n#Queer #LGBTQIA")
 
 
@@ -210,12 +211,16 @@ def test_retry_after_in_seconds_or_as_a_date():
     assert retry_after_seconds("soon", now) is None and retry_after_seconds(None, now) is None
 
 
-def test_error_descriptions_quote_at_most_200_characters_on_one_line():
-    html = "<html>\n" + "<p>spam</p>\n" * 20_000
+def test_error_descriptions_hold_a_status_and_a_short_scrubbed_reason_only():
+    html = "<html>\n" + "<p>spam anna@example.org</p>\n" * 20_000
     error = Exception(f"Could not parse response as JSON, response code was 200, bad json content was {html!r}.",
                       "Exception was: Expecting value")
-    text = describe_error(error)
-    assert len(text) <= 200 and "\n" not in text and text.startswith("Exception: Could not parse")
+    assert describe_error(error) == "Exception: the answer is not JSON"
+    hostile = MastodonAPIError("Mastodon API returned error", 500, "Fehler bei Anna Müller, anna@example.org, "
+                               "+49 170 1234567 " + "x" * 500, "ruf an: 0171 2345678")
+    text = describe_error(hostile)
+    assert text.startswith("MastodonAPIError 500: Fehler bei Anna Müller, <email>, <phone>") and len(text) < 110
+    assert "\n" not in text and "1234567" not in text
     assert quote("a\n  b") == "a b"
 
 

@@ -318,6 +318,9 @@ def one_item_feed(site: Site, link: str) -> None:
     "User-agent: CCBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
     "User-agent: Google-Extended\nDisallow: /a/queer.html\n",
     "User-agent: queerbias-test\nDisallow: /a/\n",
+    "User-agent: queerbias-news\nDisallow: /a/\n",  # the project's names bind a custom --user-agent too
+    "User-agent: queerbias-crawler\nDisallow: /a/\n",
+    "User-agent: ClaudeBot\nDisallow: /a/\n",
 ])
 def test_ai_training_robots_groups_are_honoured(site, tmp_path, robots):
     site.add("/robots.txt", robots.encode(), "text/plain")

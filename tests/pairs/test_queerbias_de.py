@@ -165,3 +165,20 @@ def test_datasheet_counts_match_the_generated_set(pairs):
     block = re.search(r"<!-- counts:start -->\n(.*?)\n<!-- counts:end -->", readme, re.S)
     assert block, "README lacks the counts block"
     assert block.group(1) == counts_table(pairs), "regenerate with: python -m queerbias.pairs.queerbias_de"
+
+
+def test_training_frames_share_no_frame_predicate_or_sentence_with_the_held_out_split():
+    from queerbias.pairs.queerbias_de import FRAMES, load_templates
+    from queerbias.pairs.resolve import load_pairs
+    from queerbias.pairs.splits import shared_sentences
+    from queerbias.yamlio import load_packaged_yaml
+
+    spec, frames = load_templates(), load_packaged_yaml(FRAMES)
+    assert not set(frames["plural_frames"]) & set(spec["plural_frames"])
+    assert not set(frames["name_frames"]) & set(spec["name_frames"])
+    ours = {n for pool in spec["names"].values() for n in pool}
+    assert not ours & {n for pool in frames["names"].values() for n in pool}
+    train, test = load_pairs("queerbias-de-frames:train"), load_pairs("queerbias-de:test")
+    assert train.meta["split"]["values"] == load_pairs("queerbias-de:train").meta["split"]["values"]
+    assert not shared_sentences(train.pairs, test.pairs)
+    assert all(p.pair_id.startswith("qdf-") for p in train.pairs) and len(train.groups()) == 16

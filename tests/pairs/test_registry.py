@@ -61,14 +61,16 @@ def info(url: str, sha256: str | None = None) -> BenchmarkInfo:
     )
 
 
-def test_registry_declares_the_five_benchmarks():
+def test_registry_declares_the_benchmarks():
     by_name = {b.name: b for b in list_benchmarks()}
-    assert set(by_name) == {"queerbias-de", "winoqueer-de", "winoqueer-de-survey", "winoqueer", "winoqueer-v0"}
+    assert set(by_name) == {"queerbias-de", "queerbias-de-frames", "queerbias-knowledge", "queerbias-de-neutral",
+                            "queerbias-de-ood-plural", "queerbias-de-ood-names", "queerbias-fr-ood", "queerbias-es-ood",
+                            "winoqueer-de", "winoqueer-de-survey", "winoqueer", "winoqueer-v0"}
     assert by_name["winoqueer-de"].pairs == by_name["winoqueer"].pairs == 45540
     assert by_name["winoqueer-de-survey"].pairs == 387
     assert by_name["winoqueer"].urls[0].endswith("katyfelkner/winoqueer/main/data/winoqueer_final.csv")
     assert by_name["winoqueer-v0"].layout == "crows-pairs"
-    assert all(b.licence and b.language in ("de", "en") for b in by_name.values())
+    assert all(b.licence and b.language in ("de", "en", "fr", "es") for b in by_name.values())
 
 
 def test_builtin_name_resolves_to_a_pairset():

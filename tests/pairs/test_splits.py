@@ -94,3 +94,27 @@ def test_plain_names_and_files_are_not_splits(tmp_path):
     path = tmp_path / "odd:train"
     path.write_text("sent_more,sent_less,bias_type\na,b,gay\n", encoding="utf-8")
     assert len(load_pairs(str(path))) == 1  # an existing file wins over the split syntax
+
+
+def test_frame_disjoint_split_shares_no_frame_template_or_sentence():
+    from queerbias.pairs.queerbias_de import split_keys
+
+    train, test = (load_pairs(f"queerbias-de:{part}?by=frame+template") for part in ("train", "test"))
+    keys = split_keys()
+    for column in ("frame", "template"):
+        assert not {keys[p.pair_id][column] for p in train.pairs} & {keys[p.pair_id][column] for p in test.pairs}
+    assert not shared_sentences(train.pairs, test.pairs)
+    assert test.meta["split"]["values"]["frame"]["test"] == ["name/1", "plural/0"]
+
+
+def test_winoqueer_v0_splits_by_predicate(shared_data):
+    from queerbias.pairs.winoqueer_v0 import predicate
+
+    train, test = (load_pairs(f"winoqueer-v0:{part}", identical="drop") for part in ("train", "test"))
+    assert predicate("Michael held hands with Kimberly.") == predicate("She held hands with him.") == \
+        "_ held hands with _."
+    assert predicate("They are very kind.") == "_ is very kind."
+    sides = [{predicate(p.sent_more) for p in part.pairs} for part in (train, test)]
+    assert not sides[0] & sides[1] and "_ held hands with _." in sides[1] and "_ is divorcing _." in sides[0]
+    assert not shared_sentences(train.pairs, test.pairs)
+    assert len(train) + len(test) == 5870 and {"gay", "lesbian"} <= set(test.groups())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from queerbias.corpus.dedupe import content_hash
-from queerbias.text.scrub import remove_invisible, scrub_personal_data
+from queerbias.text.scrub import name_parts, remove_invisible, scrub_and_count, scrub_personal_data
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -19,6 +19,13 @@ from queerbias.text.scrub import remove_invisible, scrub_personal_data
     ("Am 01.05.2024 um 10:30:00 kamen 1.000.000 Menschen; Jahr 2024, 100000 Leute, 0,50 €",
      "Am 01.05.2024 um 10:30:00 kamen 1.000.000 Menschen; Jahr 2024, 100000 Leute, 0,50 €"),
     ("#queer und #LGBTQ bleiben", "#queer und #LGBTQ bleiben"),
+    # obfuscated spellings: .@, fullwidth ＠, IDN hosts, (at) and [dot], dotted and thin-spaced phones
+    (".@alice, ＠bob＠bücher.de und @carla@xn--bcher-kva.de", ".<user>, <user> und <user>"),
+    ("nämé@bücher.de, a(at)b.de, a [at] b [dot] de, a (ät) b (punkt) de, a{at}b.de",
+     "<email>, <email>, <email>, <email>, <email>"),
+    ("+49.170.1234567, +49\u202f170\u20091234567, 030\u202f1234567, 0049 170 12345678",
+     "<phone>, <phone>, <phone>, <phone>"),
+    ("Version 1.2.3, um 12.30 Uhr, am 1.5.2024, Tel.-Nr. folgt", "Version 1.2.3, um 12.30 Uhr, am 1.5.2024, Tel.-Nr. folgt"),
 ])
 def test_personal_data_becomes_placeholders(text, expected):
     assert scrub_personal_data(text) == expected
@@ -32,3 +39,12 @@ def test_invisible_characters_go_but_emoji_joiners_stay():
 
 def test_invisible_characters_do_not_defeat_exact_deduplication():
     assert content_hash("Wir sind queer.") == content_hash("Wir\u200b sind\u2066 queer.\u2069")
+
+
+def test_display_names_go_in_any_case_and_spacing_and_are_counted():
+    text, counts = scrub_and_count("Liebe Grüße, anna   MÜLLER! #AnnaMüller, anna@x.de und @anna. Annamaria bleibt.",
+                                   ["Anna Müller :verified: (sie/ihr)"])
+    assert text == "Liebe Grüße, <name>! <name>, <email> und <user>. Annamaria bleibt."
+    assert counts == {"name": 2, "email": 1, "user": 1}
+    assert name_parts("🏳️‍🌈 Anna Müller :blobcat: (sie/ihr) | Köln") == ["Anna Müller", "Köln"]
+    assert name_parts("Jo 🌈") == [] and scrub_personal_data("Jo kommt mit", ["Jo 🌈"]) == "Jo kommt mit"

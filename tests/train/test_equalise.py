@@ -11,11 +11,11 @@ import torch
 from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_pairs
-from queerbias.scoring.pair_scores import pair_outcome, pair_score_tensors
+from queerbias.scoring.pair_scores import pair_outcome
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
-from queerbias.train.objectives.equalise.loss import equalise_loss, pair_loss, training_scorer
+from queerbias.train.objectives.equalise.loss import batch_tensors, equalise_loss, pair_loss, training_scorer
 from queerbias.train.pairs import PairBatches
 from queerbias.train.runner import run_training
 
@@ -32,7 +32,8 @@ def test_pair_scores_equal_queerbias_score(family, request, tmp_path):
     run_to_dir(PairsSuite(), str(model), pairs, tmp_path / "scored", progress=False)
     written = pd.read_csv(tmp_path / "scored" / "pairs.csv").set_index("pair_id")
     lm = load_model(str(model))
-    more, less = pair_score_tensors(training_scorer(lm.model, lm.tokenizer, lm.kind), pairs.pairs)
+    batch = batch_tensors(training_scorer(lm.model, lm.tokenizer, lm.kind), pairs.pairs)
+    more, less = batch.more, batch.less
     assert more.requires_grad
     exact = 0
     for pair, m, l in zip(pairs.pairs, more.tolist(), less.tolist()):

@@ -8,6 +8,7 @@ runs, not when the CLI builds its parser.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from queerbias.commands.run import add_model_options
@@ -15,7 +16,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.options import add_arguments, cli_type, from_args, integer, number
 from queerbias.report.choices import CORRECTIONS, SOFT_TESTS
 from queerbias.suites.pairs.suite import PairSettings
-from queerbias.suites.paths import slug
+from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.registry import list_suites
 
 #: `queerbias score`'s settings that `compare --model` takes; the sample seed is 0, as
@@ -62,10 +63,25 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
 
 
+MAX_RESAMPLES = 1_000_000  # a million resamples per cell already takes minutes
+
+
 def run(args: argparse.Namespace) -> int:
+    check_numbers(args.resamples, args.seed, args.ppl_margin)  # before any run is scored or loaded
     if args.model:
         return compare_and_print(_scored_runs(args), args)
     return compare_command(args)
+
+
+def check_numbers(resamples: int, seed: int, ppl_margin: float, prefix: str = "--") -> None:
+    """The comparison's numbers, before any work: a bounded number of resamples, a seed numpy
+    takes, and a perplexity margin that is a number (NaN would switch the guard off)."""
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise QueerbiasError(f"{prefix}resamples must be between 1 and {MAX_RESAMPLES:,}, got {resamples}")
+    if seed < 0:
+        raise QueerbiasError(f"{prefix}seed must be 0 or more, got {seed}")
+    if not math.isfinite(ppl_margin) or ppl_margin < 0:
+        raise QueerbiasError(f"{prefix}ppl-margin must be a finite percentage of 0 or more, got {ppl_margin}")
 
 
 def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = ()) -> int:
@@ -74,7 +90,9 @@ def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = ()) -> i
 
     if len(args.runs) < 2:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
-    runs = load_runs([parse_run_arg(arg) for arg in args.runs])
+    specs = [parse_run_arg(arg) for arg in args.runs]
+    checked_out(args.out, [path for _, path in specs])
+    runs = load_runs(specs)
     for record in runs:
         if suites and record.suite.name not in suites:
             raise QueerbiasError(f"{record.path} is a {record.suite.name} run, not a {' or '.join(suites)} run; "
@@ -87,6 +105,7 @@ def compare_and_print(runs: list, args: argparse.Namespace) -> int:
     from queerbias.report.delta_tables import delta_table
     from queerbias.report.tables import to_markdown
 
+    check_numbers(args.resamples, args.seed, args.ppl_margin)
     options = CompareOptions(soft_test=args.soft_test, correction=args.correction, n_resamples=args.resamples,
                              seed=args.seed)
     document = compare_runs(runs[0], runs[1:], options, best_criterion=args.best, ppl_margin_pct=args.ppl_margin)
@@ -109,6 +128,7 @@ def _scored_runs(args: argparse.Namespace) -> list:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
+    checked_out(args.out, [args.pairs, *args.model])
     from queerbias.commands.run import model_options
     from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.store import run_to_dir

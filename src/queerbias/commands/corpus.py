@@ -17,6 +17,7 @@ from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.crawl.keys import KEY_ENV, CrawlKey, default_key_file
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, dumps_line
+from queerbias.outputs import output_path
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 
@@ -69,13 +70,16 @@ def register(subparsers) -> None:
                             f"(default {MAX_CRAWL_AGE_DAYS}; refresh it with `crawl mastodon --refresh`)")
     build.add_argument("--allow-stale", action="store_true",
                        help="build from a Mastodon crawl that is older than --max-crawl-age or has no state")
+    build.add_argument("--key-file", type=Path, metavar="PATH",
+                       help=f"the crawl key that opens the crawls' lists of removed posts and authors (default: "
+                            f"${KEY_ENV}, else {default_key_file()})")
     build.set_defaults(func=run_build)
 
     forget_cmd = commands.add_parser(
         "forget", help="remove a person's posts from crawl stores and built corpora (takedown)",
         description="Remove every post of one person from the Mastodon crawl stores and built corpora in or "
-                    "under DIR, and record them as forgotten so that no later crawl, refresh or build adds "
-                    "them again. Idempotent. Needs the crawl key the stores were written with.")
+                    "under DIR, and put them on every removal list there so that no later crawl, refresh or "
+                    "build adds them again. Idempotent. Needs the crawl key the stores were written with.")
     forget_cmd.add_argument("folders", nargs="+", type=Path, metavar="DIR",
                             help="crawl output folders, corpus folders, or folders above them")
     forget_cmd.add_argument("--account", action="append", default=[], metavar="HANDLE@INSTANCE",
@@ -89,6 +93,7 @@ def register(subparsers) -> None:
 
 def run_taz(args: argparse.Namespace) -> int:
     since = args.since_year if args.since_year is not None else default_since_year()
+    output_path(args.output, args.paths, option="--output", file=True)
     reader = TazReader(KeywordMatcher(DEFAULT_KEYWORDS), since_year=since,
                        until_year=args.until_year, bad=BadRecords(skip=args.skip_bad))
     with atomic_open(args.output) as out:
@@ -135,6 +140,7 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
         "name": args.name, "output_dir": args.output, "seed": args.seed,
         "validation_fraction": args.validation_fraction, "opt_out": args.opt_out,
         "near_duplicate_threshold": args.near_duplicate_threshold, "max_crawl_age_days": args.max_crawl_age,
+        "key_file": args.key_file,
     }
     for key, value in overrides.items():
         if value is not None:
@@ -165,10 +171,7 @@ def run_build(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     if not args.account and not args.url:
         raise QueerbiasError("corpus forget needs --account HANDLE@INSTANCE or --url URL")
-    key_file = args.key_file or default_key_file()
-    if not key_file.exists():
-        raise QueerbiasError(f"no crawl key at {key_file}: pass the key the crawl was made with (--key-file)")
-    key = CrawlKey(key_file, outputs=tuple(args.folders))
+    key = CrawlKey.existing(args.key_file or default_key_file(), outputs=tuple(args.folders))
     for line in forget(args.folders, key, args.account, args.url):
         print(line)
     return 0

@@ -54,9 +54,18 @@ def register(subparsers) -> None:
     cmp.set_defaults(func=lambda args: compare_command(args, ("lou", "lou-classifier")))
 
 
+def model_labels(specs: list[str]) -> list[str]:
+    """One label per --model for the consistency report: the spec as given, with its position
+    added when the same spec is given twice (folder basenames would merge runs/x/final and
+    runs/y/final)."""
+    counts = {spec: specs.count(spec) for spec in specs}
+    return [spec if counts[spec] == 1 else f"{spec} (#{i + 1})" for i, spec in enumerate(specs)]
+
+
 def _out_dirs(args, view: str, specs: list[str]) -> list[Path]:
-    root = checked_out(args.out) if args.out is not None else \
-        Path("runs") / "lou" / view / (slug(specs[0]) if len(specs) == 1 else "multi")
+    root = checked_out(args.out if args.out is not None else
+                       Path("runs") / "lou" / view / (slug(specs[0]) if len(specs) == 1 else "multi"),
+                       (args.data, *specs))
     return [root] if len(specs) == 1 else [root / f"{i:02d}-{slug(spec)}" for i, spec in enumerate(specs)]
 
 
@@ -89,7 +98,7 @@ def run_classify(args) -> int:
     load = {"dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
             "allow_pickle_weights": args.allow_pickle_weights}
     summaries = {}
-    for spec, out in zip(args.model, outs, strict=True):
+    for spec, out, label in zip(args.model, outs, model_labels(args.model), strict=True):
         parts = []
         for task in tasks:
             model = spec
@@ -99,7 +108,7 @@ def run_classify(args) -> int:
             target = out if len(tasks) == 1 else out / task
             task_settings = LouClassifierSettings(**{**settings.__dict__, "tasks": (task,)})
             parts.append(evaluate(suite, args, model, target, task_settings, extra_meta={"base": spec}))
-        summaries[slug(spec)] = {"tasks": {k: v for part in parts for k, v in part["tasks"].items()}}
+        summaries[label] = {"tasks": {k: v for part in parts for k, v in part["tasks"].items()}}
     if len(summaries) > 1 and process_state().is_main_process:
         root = outs[0].parent
         document = ranking_consistency(summaries, lou_spec().strategies)

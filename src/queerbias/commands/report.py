@@ -25,8 +25,11 @@ def run(args: argparse.Namespace) -> int:
     from queerbias.fileio import atomic_write
     from queerbias.report.runs import load_runs, parse_run_arg
     from queerbias.report.score_tables import headline_plot, render_headline_tables
+    from queerbias.suites.paths import checked_out
 
-    runs = load_runs([parse_run_arg(arg) for arg in args.runs])
+    specs = [parse_run_arg(arg) for arg in args.runs]
+    checked_out(args.out, [path for _, path in specs])
+    runs = load_runs(specs)
     suites = sorted({r.suite.name for r in runs})
     if len(suites) > 1:
         raise QueerbiasError(f"runs of several suites ({', '.join(suites)}); report one suite at a time")

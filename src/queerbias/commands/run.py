@@ -70,7 +70,7 @@ def model_options(args) -> dict:
 
 def out_dir(args, suite, spec: str) -> Path:
     """--out, checked before any model loads; default runs/<suite>/<model>."""
-    return default_out(suite.name, spec) if args.out is None else checked_out(args.out)
+    return checked_out(default_out(suite.name, spec) if args.out is None else args.out, (args.data, spec))
 
 
 def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:

@@ -4,8 +4,8 @@ Each document passes these filters in order; the first that fails names the drop
 reason in stats.json:
 
     opted_out         its doc_id or URL is on the opt-out list (a URL prefix covers the pages
-                      below it, at a path boundary), or its author is on the forgotten list
-                      of its crawl store or of the output folder (`corpus forget`)
+                      below it, at a path boundary), or it or its author is on the removal
+                      list of a crawl store or of the output folder (`corpus.crawl_state`)
     too_short         fewer words than the minimum for its kind (MIN_WORDS)
     exact_duplicate   same normalised text as a document kept earlier
     not_german        `queerbias.text.language.is_german` says no
@@ -41,7 +41,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, CrawlSource
+from queerbias import killpoint
+from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, CrawlSource, Removals
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
 from queerbias.corpus.documents import Document
@@ -49,9 +50,9 @@ from queerbias.corpus.io import BadRecords
 from queerbias.corpus.sources import SourceSpec, iter_source
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
 from queerbias.crawl.inputs import read_small_text
-from queerbias.crawl.mastodon.forgotten import Forgotten
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
+from queerbias.outputs import output_path
 from queerbias.text.language import is_german
 from queerbias.text.scrub import scrub_personal_data
 
@@ -86,6 +87,7 @@ class BuildConfig:
     description: str = ""
     intended_use: str = ""
     maintainer: str = ""
+    key_file: Path | None = None  # the crawl key that opens removal lists (default: the crawler's)
 
     def __post_init__(self) -> None:
         self.min_words = {**MIN_WORDS, **self.min_words}
@@ -166,8 +168,8 @@ class CorpusBuilder:
     def __init__(self, config: BuildConfig, now: datetime | None = None):
         self.config = config
         self.now = now or datetime.now(timezone.utc)
-        self.forgotten: frozenset[str] = Forgotten.load(config.output_dir).accounts if config.output_dir.is_dir() \
-            else frozenset()
+        self.removed = Removals(config.key_file)
+        self.removed.add_folder(config.output_dir)
         self.opt_out_ids, self.opt_out_urls = (
             load_opt_out(config.opt_out) if config.opt_out else (frozenset(), ()))
         self.near = (NearDuplicateIndex(config.near_duplicate_threshold, config.num_perm,
@@ -182,7 +184,7 @@ class CorpusBuilder:
     def drop_reason(self, document: Document, words: int) -> str | None:
         """The first filter `document` fails, or None to keep it."""
         if document.doc_id in self.opt_out_ids or (document.url and url_opted_out(document.url, self.opt_out_urls)) \
-                or document.provenance.get("account") in self.forgotten:
+                or self.removed.covers(document):
             return "opted_out"
         if words < self.config.min_words[document.kind]:
             return "too_short"
@@ -203,16 +205,18 @@ class CorpusBuilder:
             "first_published": None, "last_published": None})
 
     def _crawl_source(self, spec: SourceSpec) -> CrawlSource | None:
-        """The crawl state of a Mastodon source, checked for freshness; its forgotten people are dropped."""
-        crawl = CrawlSource.beside(spec.path) if spec.format == "jsonl" else None
+        """The crawl state of a Mastodon source, checked for freshness; what its removal list holds is dropped."""
+        crawl = CrawlSource.beside(spec.path, self.removed.key) if spec.format == "jsonl" else None
         if crawl is not None:
             if not self.config.allow_stale:
                 crawl.require_fresh(self.now, self.config.max_crawl_age_days)
-            self.forgotten |= crawl.forgotten
+            self.removed.add(crawl.tombstones)
         return crawl
 
     def run(self) -> dict[str, Any]:
         """Build the corpus; returns the statistics also written to stats.json."""
+        output_path(self.config.output_dir, [spec.path for spec in self.config.sources] + [self.config.opt_out],
+                    option="corpus output folder")  # a source inside it would be rewritten while read
         out = make_private_dir(self.config.output_dir)
         lock = FolderLock(out, "build")
         try:
@@ -272,6 +276,7 @@ class CorpusBuilder:
             record["account"] = document.provenance["account"]
         line = dumps_line(record)
         handles[split].write(line)
+        killpoint.reached("document")
         size = len(document.text.encode("utf-8"))
         source["kept"].add(words, size)
         self.splits[split].add(words, size)

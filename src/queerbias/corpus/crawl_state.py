@@ -1,21 +1,29 @@
-"""What a crawl store tells a corpus build: how fresh it is, and who must not be in it.
+"""What a crawl store tells a corpus build: how fresh it is, and what must not be in it.
 
 A built corpus is only as current as the crawl it came from: posts deleted upstream and
 authors who opted out since are removed by `crawl mastodon --refresh`, and the store's
 `checked_at` says when every stored post was last known to be wanted. The build records
 that state with its inputs and refuses a store checked longer ago than the maximum age
-(or never), unless told to proceed. It also drops the posts of everyone in the store's
-forgotten list, whatever the posts file says.
+(or never), unless told to proceed.
+
+It also drops every post, and every post of every author, on the removal list of a store
+it reads or of its own output folder (`crawl.mastodon.tombstones`), whatever the posts
+file says: a posts.jsonl restored from a backup brings nobody back. The lists are sealed,
+so the build needs the crawl key; a store whose list is missing or does not open is refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from queerbias.crawl.mastodon.forgotten import Forgotten
-from queerbias.crawl.mastodon.store import read_state
+from queerbias.corpus.documents import Document
+from queerbias.crawl.keys import CrawlKey, default_key_file
+from queerbias.crawl.mastodon.records import DOC_PREFIX
+from queerbias.crawl.mastodon.store import STATE, read_state
+from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 
 MAX_CRAWL_AGE_DAYS = 30  # GDPR Art. 12(3): requests are answered within a month
@@ -29,17 +37,23 @@ class CrawlSource:
     key_fingerprint: str | None
     checked_at: str | None
     posts: int
-    forgotten: frozenset[str]
+    tombstones: Tombstones
+    admin_agreed: int  # instances crawled despite a refusal because their admin agreed (--allow-instance)
 
     @classmethod
-    def beside(cls, posts_file: Path) -> CrawlSource | None:
-        """The Mastodon store `posts_file` belongs to, or None when there is no crawl state next to it."""
+    def beside(cls, posts_file: Path, key: Callable[[], CrawlKey]) -> CrawlSource | None:
+        """The Mastodon store `posts_file` belongs to (its removal list opened with `key()`), or None when
+        there is no crawl state next to it."""
         folder = Path(posts_file).parent
         state = read_state(folder)
         if state is None:
             return None
+        crawl_key = key()
+        crawl_key.require_fingerprint(state.get("key_fingerprint"), folder / STATE)
+        tombstones = Tombstones.load(folder, crawl_key, expected=state.get("tombstones"), required=True)
+        agreed = sum(bool(inst.get("admin_agreed")) for inst in (state.get("instances") or {}).values())
         return cls(folder, state.get("key_fingerprint"), state.get("checked_at"), int(state.get("records") or 0),
-                   Forgotten.load(folder).accounts)
+                   tombstones, agreed)
 
     def age_days(self, now: datetime) -> float | None:
         if not self.checked_at:
@@ -57,5 +71,39 @@ class CrawlSource:
                 f"{self.folder}` first, or pass --allow-stale to build anyway")
 
     def as_dict(self) -> dict:
+        counts = self.tombstones.counts()
         return {"key_fingerprint": self.key_fingerprint, "checked_at": self.checked_at, "posts": self.posts,
-                "forgotten_accounts": len(self.forgotten)}
+                "removed_posts": counts["posts"], "removed_accounts": counts["accounts"],
+                "instances_admin_agreed": self.admin_agreed}
+
+
+class Removals:
+    """Everything one build must leave out: the union of the removal lists it read."""
+
+    def __init__(self, key_file: Path | None = None):
+        self._key_file = key_file
+        self._key: CrawlKey | None = None
+        self.posts: set[str] = set()
+        self.accounts: set[str] = set()
+
+    def key(self) -> CrawlKey:
+        """The crawl key, opened when a list first needs it (a build of news and taz alone needs none)."""
+        if self._key is None:
+            self._key = CrawlKey.existing(self._key_file or default_key_file())
+        return self._key
+
+    def add(self, tombstones: Tombstones) -> None:
+        self.posts |= set(tombstones.posts)
+        self.accounts |= set(tombstones.accounts)
+
+    def add_folder(self, folder: Path) -> None:
+        """The list a `corpus forget` left in a built corpus's folder, if there is one."""
+        if Tombstones.present(folder):
+            self.add(Tombstones.load(folder, self.key()))
+
+    def covers(self, document: Document) -> bool:
+        """Whether `document` is a post on a removal list, or by an author on one."""
+        account = document.provenance.get("account")
+        if account is None:
+            return False
+        return account in self.accounts or document.doc_id.removeprefix(DOC_PREFIX) in self.posts

@@ -23,7 +23,8 @@ DEFAULT_USE = (
     "or gender identity, and not for training classifiers that target queer people."
 )
 _REASON_TEXT = {
-    "opted_out": "on the opt-out list (doc_id, or URL / URL prefix), or its author asked to be forgotten",
+    "opted_out": "on the opt-out list (doc_id, or URL / URL prefix), or it or its author is on a crawl's list of "
+                 "removed posts and authors (deleted at its origin, opted out, or forgotten on request)",
     "too_short": "fewer words than the minimum for its kind",
     "exact_duplicate": "same text as a kept document after Unicode NFKC, case folding and "
                        "whitespace normalisation",
@@ -44,8 +45,10 @@ def render_datasheet(stats: dict[str, Any]) -> str:
     """The datasheet as Markdown, from a build's statistics alone (so a takedown can re-render it)."""
     settings, totals, about = stats["settings"], stats["totals"], stats["about"]
     sources = stats["sources"]
-    source_rows = [[name, s["documents"], s["words"], s["mb"], s["first_published"],
-                    s["last_published"]] for name, s in sources.items()]
+    withheld = "withheld (takedown)" if stats.get("forgotten_after_build") else None
+    source_rows = [[name, s["documents"], s["words"], s["mb"], s["first_published"] or withheld,
+                    s["last_published"] or withheld] for name, s in sources.items()]
+    agreed = sum((i.get("crawl_state") or {}).get("instances_admin_agreed", 0) for i in stats["inputs"])
     split_rows = [[split, s["documents"], s["words"], s["mb"]]
                   for split, s in stats["splits"].items()]
     input_rows = [[f"`{i['path']}`", i["format"], i["documents_read"], i["bad_records"],
@@ -77,8 +80,10 @@ def render_datasheet(stats: dict[str, Any]) -> str:
         "posts are written by individuals and reveal things about them that the GDPR protects "
         "(Art. 9). Posts name neither their author nor their address: `doc_id` and `account` are "
         "keyed pseudonyms that only the holder of the crawl key can link to a person, and "
-        "mentions, e-mail addresses, handles and phone numbers in the text are replaced by "
-        "placeholders.",
+        "mentions, e-mail addresses, handles and phone numbers in the text (also in the spellings "
+        "people use to dodge scrapers), and in posts the display names their status carried, "
+        "are replaced by placeholders. Posts deleted at their origin, authors who opted out and "
+        "people who asked to be forgotten are kept out by the crawl's sealed removal list.",
         "## Collection process",
         _table(["input", "format", "documents read", "bad records skipped", "crawl last checked",
                 "description"], input_rows),
@@ -86,7 +91,10 @@ def render_datasheet(stats: dict[str, Any]) -> str:
         "keyword list); news articles from `queerbias crawl news` (RSS/Atom feeds, article "
         "pages extracted with trafilatura, provenance with feed URL and fetch time); taz "
         "articles from the taz2024full archive via `queerbias corpus taz` (keyword "
-        "metadata first, then title and text).",
+        "metadata first, then title and text)."
+        + (f" {agreed} Mastodon instance(s) were crawled although their robots.txt or rules refuse crawlers "
+           "like ours (AI-training crawlers included), because their admins agreed (`--allow-instance`); the "
+           "crawl's `stats.json` names them and the reason under `admin_agreed`." if agreed else ""),
         "## Preprocessing",
         f"Filters in order (the first that fails names the reason): opt-out list, minimum "
         f"words ({min_words}), exact duplicates, German only "

@@ -3,13 +3,15 @@
 Nothing stores a handle, so the person is found by deriving their keyed pseudonym from
 `HANDLE@INSTANCE` with the crawl key, or, from a URL, through the sealed
 re-identification data (a post's uri or url, or a profile URL that the stored post
-URLs lie below). In every Mastodon store the pseudonym is first added to the store's
-forgotten list (so no later crawl, refresh or rebuilt state brings the person back),
-then their posts are removed. In every built corpus their lines are removed (by
-account pseudonym, and by the doc_ids just removed from the stores, for corpora built
-before lines carried the account), the pseudonym is recorded there too, and stats.json
-and datasheet.md are rewritten, stats.json last. Running it again removes nothing and
-says so. A store or corpus written with another key is refused.
+URLs lie below). In every Mastodon store the pseudonym and their posts are first put on
+the store's sealed removal list (so no later crawl, refresh or rebuilt state brings the
+person back, from whichever instance), then their posts are removed. In every built corpus
+their lines are removed (by account pseudonym, and by the doc_ids just removed from the
+stores, for corpora built before lines carried the account), the removals are listed there
+too, and stats.json and datasheet.md are rewritten, stats.json last; the first and last
+publication dates of a source that lost lines are withheld, since they may be the
+person's. Running it again removes nothing and says so. A store or corpus written with
+another key is refused.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from urllib.parse import urlsplit
 from queerbias.corpus.builder import SPLITS, write_outputs_summary
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock
 from queerbias.crawl.keys import CrawlKey, normalise_handle
-from queerbias.crawl.mastodon.forgotten import Forgotten
 from queerbias.crawl.mastodon.records import DOC_PREFIX
 from queerbias.crawl.mastodon.store import POSTS, STATE, CrawlStore, read_state
+from queerbias.crawl.mastodon.tombstones import FORGOTTEN, Tombstones
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_open
 
@@ -76,7 +78,8 @@ def forget_in_corpus(folder: Path, key: CrawlKey, accounts: set[str], doc_ids: s
         raise DataError(stats_path, f"unreadable corpus statistics ({err}); rebuild the corpus") from None
     for entry in inputs:
         key.require_fingerprint((entry.get("crawl_state") or {}).get("key_fingerprint"), stats_path)
-    Forgotten.load(folder).add(accounts, key.fingerprint)
+    Tombstones.load(folder, key).add(posts={d.removeprefix(DOC_PREFIX): FORGOTTEN for d in doc_ids},
+                                     accounts=dict.fromkeys(accounts, FORGOTTEN))
     kept: dict[str, list[dict]] = {}
     removed = 0
     for split in SPLITS:
@@ -101,7 +104,9 @@ def forget_in_corpus(folder: Path, key: CrawlKey, accounts: set[str], doc_ids: s
 
 
 def _recount(stats: dict, kept: dict[str, list[dict]]) -> None:
-    """Documents, words and MB per split, per source and in total, from the lines that remain."""
+    """Documents, words and MB per split, per source and in total, from the lines that remain. A source
+    that lost lines loses its first and last publication dates too: they may have been the person's, and
+    the lines do not carry dates to recompute them from."""
     def tally(records):
         size = sum(len(r["text"].encode("utf-8")) for r in records)
         return {"documents": len(records), "words": sum(len(r["text"].split()) for r in records),
@@ -113,7 +118,10 @@ def _recount(stats: dict, kept: dict[str, list[dict]]) -> None:
     for record in every:
         by_source.setdefault(record["source"], []).append(record)
     for name, entry in stats["sources"].items():
-        entry.update(tally(by_source.get(name, [])))
+        counts = tally(by_source.get(name, []))
+        if counts["documents"] < entry["documents"]:
+            entry.update(first_published=None, last_published=None)
+        entry.update(counts)
 
 
 def forget(folders: list[Path], key: CrawlKey, accounts: list[str], urls: list[str]) -> list[str]:

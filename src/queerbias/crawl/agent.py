@@ -4,6 +4,11 @@ An admin or site owner who sees our requests must be able to object. A User-Agen
 without a contact gives them nobody to write to, so neither crawler runs without one:
 pass `--contact you@uni.example` (or a URL), or a whole `--user-agent` that contains an
 e-mail address or an http(s) URL.
+
+robots.txt groups are matched against the agent's own product token and, whatever
+`--user-agent` says, against the project's tokens that admins are told to block
+(`PROJECT_AGENTS`), and the AI-training crawlers' groups (`AI_TRAINING_AGENTS`) bind us
+too: our texts train language models, and an admin who shut those out has said no.
 """
 
 from __future__ import annotations
@@ -15,6 +20,11 @@ from queerbias.errors import QueerbiasError
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z]{2,}")
 _URL = re.compile(r"https?://[\w\-]+(?:\.[\w\-]+)+")
+# Crawlers that collect text to train AI models, by the robots.txt tokens their operators publish
+# (OpenAI GPTBot, Common Crawl CCBot, Google-Extended, Applebot-Extended, Anthropic ClaudeBot and
+# anthropic-ai, Meta meta-externalagent, ByteDance Bytespider, cohere-training-data-crawler).
+AI_TRAINING_AGENTS = ("GPTBot", "CCBot", "Google-Extended", "Applebot-Extended", "ClaudeBot", "anthropic-ai",
+                      "meta-externalagent", "Bytespider", "cohere-training-data-crawler")
 PURPOSES = {
     "queerbias-crawler": "research corpus on anti-LGBTQ+ bias in German language models",
     "queerbias-news": "research crawler collecting German news about LGBTQ+ topics for "
@@ -45,6 +55,14 @@ def require_contact(user_agent: str) -> None:
                              "a web page (--contact, or inside --user-agent)")
 
 
+PROJECT_AGENTS = tuple(PURPOSES)
+
+
 def agent_token(user_agent: str) -> str:
     """The product token robots.txt groups are matched against (`queerbias-news/0.1 (...)` -> `queerbias-news`)."""
     return user_agent.split("/", 1)[0].split()[0].strip().lower() if user_agent.strip() else ""
+
+
+def our_agents(user_agent: str) -> tuple[str, ...]:
+    """The robots.txt tokens that speak for us: the User-Agent's own and the project's."""
+    return tuple(dict.fromkeys(a for a in (agent_token(user_agent), *PROJECT_AGENTS) if a))

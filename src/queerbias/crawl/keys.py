@@ -67,6 +67,14 @@ class CrawlKey:
         self._aead = AESGCM(self._derive(b"re-identification seal"))
         self.fingerprint = self._derive(b"fingerprint").hex()[:16]
 
+    @classmethod
+    def existing(cls, path: Path, outputs: tuple[Path, ...] = ()) -> CrawlKey:
+        """The key at `path`, refused if it is not there: reading old outputs needs the key they were
+        made with, and a fresh one would match nothing."""
+        if not Path(path).expanduser().exists():
+            raise QueerbiasError(f"no crawl key at {path}: pass the key the crawl was made with (--key-file)")
+        return cls(path, outputs)
+
     def _create(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:

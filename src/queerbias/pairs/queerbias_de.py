@@ -18,6 +18,7 @@ from queerbias.pairs.schema import Pair, PairSet
 from queerbias.yamlio import load_packaged_yaml
 
 TEMPLATES = "data/queerbias_de/templates.yaml"
+FRAMES = "data/queerbias_de/training_frames.yaml"
 COPULA = "sind"
 
 
@@ -177,14 +178,14 @@ def _generate(spec: dict) -> Iterator[_Filled]:
                                       {"frame": f"name/{index}", "template": template})
 
 
-def _build(spec: dict) -> list[tuple[Pair, _Filled]]:
+def _build(spec: dict, prefix: str = "qde") -> list[tuple[Pair, _Filled]]:
     """Every pair with what it was built from; ids look like `qde-phase-0042`."""
     counters: Counter[str] = Counter()
     built = []
     for filled in _generate(spec):
         counters[filled.category] += 1
         pair = Pair(
-            pair_id=f"qde-{filled.category}-{counters[filled.category]:04d}",
+            pair_id=f"{prefix}-{filled.category}-{counters[filled.category]:04d}",
             sent_more=filled.text(filled.phrase),
             sent_less=filled.text(filled.counterfactual),
             group=filled.group,
@@ -206,10 +207,37 @@ def build_queerbias_de() -> PairSet:
     )
 
 
-def split_keys() -> dict[str, dict[str, str]]:
-    """pair id -> the columns a split can be made by: frame, template, category, group."""
+def split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
+    """pair id -> the columns a split can be made by: frame, template, category, group (the
+    generated set is always the same, so `pair_set` is not needed)."""
+    return _keys(_build(load_templates()))
+
+
+def _keys(built: list[tuple[Pair, _Filled]]) -> dict[str, dict[str, str]]:
     return {pair.pair_id: {**filled.keys, "category": pair.category, "group": pair.group}
-            for pair, filled in _build(load_templates())}
+            for pair, filled in built}
+
+
+def _frames_spec() -> tuple[dict, int]:
+    """queerbias-de's identities and predicates in the training frames of `FRAMES`: its frames
+    and name pools replaced, its plural phrases extended (and the frames file's version)."""
+    spec, frames = load_templates(), load_packaged_yaml(FRAMES)
+    identities = [{**entry, "plural": {**entry["plural"], **frames["plural"].get(entry["group"], {})}}
+                  for entry in spec["identities"]]
+    return {**spec, "plural_frames": frames["plural_frames"], "name_frames": frames["name_frames"],
+            "names": frames["names"], "identities": identities}, frames["version"]
+
+
+def build_queerbias_de_frames() -> PairSet:
+    """queerbias-de-frames: training pairs in other frames (ids look like `qdf-phase-0042`)."""
+    spec, version = _frames_spec()
+    return PairSet(name="queerbias-de-frames", pairs=[pair for pair, _ in _build(spec, "qdf")],
+                   source=f"queerbias:{FRAMES}", meta={"frames_version": version, "language": "de"})
+
+
+def frames_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
+    """The split keys of queerbias-de-frames (template ids are queerbias-de's)."""
+    return _keys(_build(_frames_spec()[0], "qdf"))
 
 
 def preference_triples(pair_ids: set[str]) -> list[dict[str, str]]:

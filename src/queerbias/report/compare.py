@@ -174,7 +174,7 @@ def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -
     if comparison[OVERALL] is None:
         raise QueerbiasError(f"{before.label} and {after.label} share nothing that could be compared")
     _adjust(comparison, scopes, suite, options.correction)
-    extras = suite.extras(*aligned, options)
+    extras = suite.extras(*aligned, options, before.settings)
     clash = set(extras) & set(comparison)
     if clash:
         raise ValueError(f"{suite.name}: extras {sorted(clash)} would replace parts of the comparison")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.scorer import Request, Scorer, group_requests
+from queerbias.scoring.scorer import Request, Scorer, group_requests, picked
 
 
 class _SoftcappedHead(torch.nn.Module):
@@ -35,24 +35,31 @@ class CausalScorer(Scorer):
         cap = getattr(self.model.config, "final_logit_softcapping", None)
         return body, (_SoftcappedHead(head, cap) if cap else head)
 
-    def _forward(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
-        """(requests, log-probabilities) of every wanted position of these sentences from one
-        right-padded forward pass; keeps the autograd graph unless called under inference mode."""
+    def _distributions(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """(requests, log-softmax rows over the vocabulary) of every wanted position of these
+        sentences from one right-padded forward pass: the row of (ids, p) is the model's
+        next-token distribution after ids[:p]. Keeps the autograd graph unless called under
+        inference mode."""
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         input_ids, attention = pad_right([ids for ids, _ in wanted], pad_id, self.lm.device)
-        rows, cols, targets, keys = [], [], [], []
+        rows, cols, keys = [], [], []
         for row, (ids, positions) in enumerate(wanted):
             for p in sorted(positions):
                 rows.append(row)
                 cols.append(p - 1)
-                targets.append(ids[p])
                 keys.append((ids, p))
         if not keys:
-            return keys, torch.zeros(0, device=self.lm.device)
+            return keys, None
         device = self.lm.device
-        logprobs = self._logits_at(input_ids, attention, torch.tensor(rows, device=device),
-                                   torch.tensor(cols, device=device))
-        return keys, logprobs[torch.arange(len(keys), device=device), torch.tensor(targets, device=device)]
+        return keys, self._logits_at(input_ids, attention, torch.tensor(rows, device=device),
+                                     torch.tensor(cols, device=device))
+
+    def _forward(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """(requests, log-probabilities of their true tokens), from `_distributions`."""
+        keys, rows = self._distributions(wanted)
+        if rows is None:
+            return keys, torch.zeros(0, device=self.lm.device)
+        return keys, picked(rows, [ids[p] for ids, p in keys])
 
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = list(group_requests(requests).items())
@@ -60,13 +67,13 @@ class CausalScorer(Scorer):
 
         def step(batch: list[int]) -> None:
             with torch.inference_mode():
-                keys, picked = self._forward([wanted[i] for i in batch])
-            results.update(zip(keys, picked.tolist()))
+                keys, values = self._forward([wanted[i] for i in batch])
+            results.update(zip(keys, values.tolist()))
 
         self.batch_size.run([len(ids) for ids, _ in wanted], step)
         return results
 
-    def logprob_tensor(self, requests: list[Request]) -> torch.Tensor:
-        keys, picked = self._forward(list(group_requests(requests).items()))
+    def distribution_tensor(self, requests: list[Request]) -> torch.Tensor:
+        keys, rows = self._distributions(list(group_requests(requests).items()))
         order = {key: i for i, key in enumerate(keys)}
-        return picked[torch.tensor([order[r] for r in requests], dtype=torch.long, device=picked.device)]
+        return rows[torch.tensor([order[r] for r in requests], dtype=torch.long, device=rows.device)]

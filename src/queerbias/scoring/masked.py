@@ -12,7 +12,7 @@ import torch
 from queerbias.errors import QueerbiasError
 from queerbias.scoring.batching import pad_right
 from queerbias.scoring.encoding import Encoding
-from queerbias.scoring.scorer import Request, Scorer
+from queerbias.scoring.scorer import Request, Scorer, picked
 
 
 class MaskedScorer(Scorer):
@@ -40,8 +40,12 @@ class MaskedScorer(Scorer):
                              if encoding.word_ids[q] == word]
 
     def _forward(self, requests: list[Request]) -> torch.Tensor:
-        """Log-probability of each request's true token with its position masked, one row per
-        request; keeps the autograd graph unless called under inference mode."""
+        """Log-probability of each request's true token with its position masked."""
+        return picked(self.distribution_tensor(requests), [ids[position] for ids, position in requests])
+
+    def distribution_tensor(self, requests: list[Request]) -> torch.Tensor:
+        """Log-softmax over the vocabulary at each request's position with that position masked,
+        one row per request; keeps the autograd graph unless called under inference mode."""
         mask_id = self.tokenizer.mask_token_id
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         rows = []
@@ -53,21 +57,17 @@ class MaskedScorer(Scorer):
         device = self.lm.device
         input_ids, attention = pad_right(rows, pad_id, device)
         where = torch.tensor([position for _, position in requests], device=device)
-        targets = torch.tensor([ids[position] for ids, position in requests], device=device)
-        row_index = torch.arange(len(requests), device=device)
-        return self._logits_at(input_ids, attention, row_index, where)[row_index, targets]
+        return self._logits_at(input_ids, attention, torch.arange(len(requests), device=device), where)
 
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         results: dict[Request, float] = {}
 
         def step(batch: list[int]) -> None:
             with torch.inference_mode():
-                picked = self._forward([requests[i] for i in batch]).tolist()
-            for index, value in zip(batch, picked):
+                values = self._forward([requests[i] for i in batch]).tolist()
+            for index, value in zip(batch, values):
                 results[requests[index]] = value
 
         self.batch_size.run([len(ids) for ids, _ in requests], step)
         return results
 
-    def logprob_tensor(self, requests: list[Request]) -> torch.Tensor:
-        return self._forward(list(requests))

@@ -5,8 +5,8 @@ score); `score_pairs` gathers every token position all pairs need, lets the
 scorer compute each distinct one once, and assembles the sentence scores.
 `screen_pairs` runs before: with the tokenizer alone it finds the pairs a model
 cannot score meaningfully (too long, or two texts that are the same tokens).
-`pair_score_tensors` assembles the same sentence scores differentiably, for
-training objectives that must optimise exactly what the benchmark measures.
+`pair_requests` and `oriented_scores` assemble the same sentence scores differentiably,
+for training objectives that must optimise exactly what the benchmark measures.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import torch
 
 from queerbias.errors import DataError
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import scored_positions
+from queerbias.scoring.alignment import measures_something, scored_positions
 from queerbias.scoring.encoding import Encoding, SentenceEncoder
-from queerbias.scoring.scorer import NonFiniteScores, Scorer, reduce
+from queerbias.scoring.scorer import NonFiniteScores, Request, Scorer, reduce
 
 log = logging.getLogger(__name__)
 
@@ -86,20 +86,26 @@ def _more_less(pair: Pair, first, second):
     return (second, first) if pair.direction == "antistereo" else (first, second)
 
 
-def pair_score_tensors(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(s_more, s_less) per pair as tensors that keep the autograd graph: the positions,
-    BOS handling and reduction of `score_pairs`, unrounded, in one forward pass."""
+def pair_requests(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[list, list[Request]]:
+    """Each pair's plan (encoding and scored positions of both sentences, in the reference's
+    order) and the distinct (sentence, position) requests the plans need, in order."""
     plans = [pair_positions(scorer, pair) for pair in pairs]
     requests = list(dict.fromkeys((enc.ids, p) for plan in plans for enc, positions in plan
                                   for p in positions))
-    values = scorer.logprob_tensor(requests)
+    return plans, requests
+
+
+def oriented_scores(scorer: Scorer, pairs: Sequence[Pair], plans: list, requests: list[Request],
+                    values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s_more, s_less) per pair from the log-probabilities `values` of `requests`: the
+    reduction of `score_pairs`, unrounded, keeping the autograd graph."""
     where = {request: i for i, request in enumerate(requests)}
 
     def sentence(encoding, positions) -> torch.Tensor:
-        picked = values[[where[(encoding.ids, p)] for p in positions]]
+        chosen = values[[where[(encoding.ids, p)] for p in positions]]
         if scorer.config.reduction == "sum":
-            return picked.sum()
-        return picked.mean() if len(positions) else picked.sum()
+            return chosen.sum()
+        return chosen.mean() if len(positions) else chosen.sum()
 
     oriented = [_more_less(pair, sentence(*first), sentence(*second))
                 for pair, (first, second) in zip(pairs, plans)]
@@ -107,18 +113,21 @@ def pair_score_tensors(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[torch.Ten
 
 
 def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str = "error",
-                 where: str = "pairs") -> tuple[list[Pair], dict]:
+                 where: str = "pairs", kind: str | None = None, unscorable: str = "error") -> tuple[list[Pair], dict]:
     """Check every pair with the tokenizer alone, before any weights load.
 
     A sentence longer than the model takes is refused (`long_sentences: error`, the
     default), its pair left out (`skip`) or cut (`truncate`, which the encoder does).
     Two different texts that the tokenizer turns into the same ids (words it only
     knows as `[UNK]`) measure nothing, like identical sentences: refused unless
-    `identical` is keep (they score as ties) or drop. Returns the pairs kept and, when
-    any pair was found, the counts to record (`where` names the data in errors).
+    `identical` is keep (they score as ties) or drop. With the model's `kind`, a pair whose
+    two scores cannot differ (`alignment.measures_something`: no scored token, or a causal
+    LM's tokens all before the difference) is refused, naming it, unless `unscorable` is
+    drop. Returns the pairs kept and, when any pair was found, the counts to record
+    (`where` names the data in errors).
     """
     policy = encoder.config.long_sentences
-    long, same = [], []
+    long, same, unmeasured = [], [], []
     encoded: dict[tuple[str, bool], Encoding] = {}  # sentences repeat across pairs (v0: 3 times on average)
 
     def encode(text: str, cut: bool) -> Encoding:
@@ -133,8 +142,11 @@ def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str
             if policy != "truncate":
                 continue
             first, second = (encode(text, True) for text in pair.aligned_order)
-        if first.ids == second.ids and pair.sent_more != pair.sent_less:
-            same.append(pair)  # identical texts were settled when the file was read
+        if first.ids == second.ids:
+            if pair.sent_more != pair.sent_less:
+                same.append(pair)  # identical texts were settled when the file was read
+        elif kind is not None and not _measures_something(first, second, kind, encoder.config.scope):
+            unmeasured.append(pair)
     if long and policy == "error":
         pair, length = long[0]
         raise DataError(where, f"pair {pair.pair_id} has a sentence of {length} tokens, more than "
@@ -146,19 +158,44 @@ def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str
                         "tokenizer turns them into the same tokens (unknown words?), so it measures "
                         f"nothing{_and_more(len(same))}; pass --identical keep (a tie) or drop",
                         row=same[0].source_row)
-    if not long and not same:
+    if unmeasured and unscorable == "error":
+        pair = unmeasured[0]
+        raise DataError(where, f"pair {pair.pair_id} measures nothing: {_why_unmeasured(pair, encoder, kind)}"
+                        f"{_and_more(len(unmeasured))}; fix the pair, or pass --unscorable drop to leave such "
+                        "pairs out (they are counted in the results)", row=pair.source_row)
+    if not long and not same and not unmeasured:
         return list(pairs), {}
-    log.warning("%s: %d pairs have a sentence longer than %s tokens (%s), %d tokenize "
-                "identically (%s)", where, len(long), encoder.max_length, policy, len(same), identical)
+    log.warning("%s: %d pairs have a sentence longer than %s tokens (%s), %d tokenize identically (%s), "
+                "%d measure nothing (%s)", where, len(long), encoder.max_length, policy, len(same), identical,
+                len(unmeasured), unscorable)
     left_out = {p.key for p, _ in long} if policy == "skip" else set()
     if identical == "drop":
         left_out |= {p.key for p in same}
+    left_out |= {p.key for p in unmeasured}
     kept = [p for p in pairs if p.key not in left_out]
     if not kept:
-        raise DataError(where, "no pair is left to score: every pair is too long or "
-                        "tokenizes identically")
-    return kept, {"long_pairs": len(long), "token_identical_pairs": len(same),
-                  "token_identical_policy": identical}
+        raise DataError(where, "no pair is left to score: every pair is too long, tokenizes identically "
+                        "or measures nothing")
+    counts = {"long_pairs": len(long), "token_identical_pairs": len(same), "token_identical_policy": identical}
+    if unmeasured:
+        counts |= {"unscorable_pairs": len(unmeasured), "unscorable_policy": unscorable}
+    return kept, counts
+
+
+def _measures_something(first: Encoding, second: Encoding, kind: str, scope: str) -> bool:
+    pos1, pos2 = scored_positions(first.ids, second.ids, kind, scope, first.scorable, second.scorable)
+    return measures_something(first.ids, pos1, second.ids, pos2, kind)
+
+
+def _why_unmeasured(pair: Pair, encoder: SentenceEncoder, kind: str) -> str:
+    first, second = (encoder(text) for text in pair.aligned_order)
+    pos1, _ = scored_positions(first.ids, second.ids, kind, encoder.config.scope, first.scorable, second.scorable)
+    if not pos1:
+        shared = " (they share none)" if encoder.config.scope == "shared" else ""
+        return (f"neither sentence has a token that is scored under scope {encoder.config.scope}{shared}, so both "
+                "score 0 and it would count as a tie")
+    return ("with a causal LM every scored token comes before the first token where the sentences differ (the "
+            "identity word at the end?), so both sentences get the same score and it would count as a tie")
 
 
 def _and_more(count: int) -> str:

@@ -113,10 +113,17 @@ class Scorer(ABC):
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         """Batched computation for distinct requests not seen before."""
 
-    @abstractmethod
     def logprob_tensor(self, requests: list[Request]) -> torch.Tensor:
         """The same log-probabilities as one tensor in request order, computed now (no
         cache, one batch) with the autograd graph: what training objectives backpropagate."""
+        return picked(self.distribution_tensor(requests), [ids[p] for ids, p in requests])
+
+    @abstractmethod
+    def distribution_tensor(self, requests: list[Request]) -> torch.Tensor:
+        """The distribution each request's token is scored from: log-softmax rows over the
+        vocabulary ([requests, vocabulary], fp32) in request order, with the autograd graph.
+        `logprob_tensor` picks the true tokens from these rows; the counterfactual pairing
+        loss compares whole rows of a pair's two sentences."""
 
     # -- views ----------------------------------------------------------------------
 
@@ -146,8 +153,8 @@ class Scorer(ABC):
         if split is None:
             return None
         body, head = split
-        probe = self.encode("Das ist ein kurzer Test, ob alles passt.")
-        ids = torch.tensor([probe.ids], device=self.lm.device)
+        probe = self.encoder("Das ist ein kurzer Test, ob alles passt.").ids[:self.lm.max_length]  # fits the context
+        ids = torch.tensor([probe], device=self.lm.device)
         mask = torch.ones_like(ids)
         with torch.inference_mode():
             full = self.model(input_ids=ids, attention_mask=mask).logits[0].float()
@@ -170,6 +177,12 @@ class Scorer(ABC):
         else:
             logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
         return torch.log_softmax(logits.float(), dim=-1)
+
+
+def picked(rows: torch.Tensor, targets: Sequence[int]) -> torch.Tensor:
+    """rows[i, targets[i]] for every row: the log-probability of each true token."""
+    index = torch.arange(rows.shape[0], device=rows.device)
+    return rows[index, torch.tensor(list(targets), dtype=torch.long, device=rows.device)]
 
 
 def reduce(values: Sequence[float], reduction: str) -> float:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from queerbias.errors import QueerbiasError
-from queerbias.fileio import require_output_dir
+from queerbias.outputs import output_path
 
 SUMMARY_FILE = "summary.json"  # written last: its presence means the run finished
 PARTIAL_DIR = ".partial"  # progress of an unfinished run
@@ -27,8 +26,7 @@ def default_out(suite_name: str, spec: str) -> Path:
     return Path("runs") / suite_name / slug(spec)
 
 
-def checked_out(value: str | Path) -> Path:
-    """An output directory that can be written: not empty, not a file, not read-only."""
-    if not str(value).strip():
-        raise QueerbiasError("--out must name a directory (an empty value would write into the current one)")
-    return require_output_dir(Path(value))
+def checked_out(value: str | Path, inputs=()) -> Path:
+    """An output directory that can be written (not empty, not a file, not read-only) and that
+    is not, does not contain and does not lie inside any of `inputs` (`outputs.output_path`)."""
+    return output_path(value, inputs)

@@ -16,7 +16,7 @@ parser from the registered suites); methods import the numeric stack when they r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -238,10 +238,11 @@ class Suite(ABC):
         the runs' (compatible) settings."""
         return ()
 
-    def extras(self, before, after, options) -> dict:
+    def extras(self, before, after, options, settings) -> dict:
         """Figures of a comparison beyond the paired cells, stored at the comparison's top level (a
         correlation of the two runs, the distance to indifference); `options` are the compare options
-        (seed, resamples). An extra with a `p` is Bonferroni-adjusted across the AFTER runs."""
+        (seed, resamples), `settings` the BEFORE run's (the pair benchmark's indifference margin). An
+        extra with a `p` is Bonferroni-adjusted across the AFTER runs."""
         return {}
 
     def extra_tables(self, document: dict) -> list:
@@ -255,6 +256,17 @@ class Suite(ABC):
         overall = comparison[OVERALL]
         return "", overall, [(m["name"], m["label"], m.get("digits", 2)) for m in measures
                              if f"delta_{m['name']}" in overall]
+
+    def closing_clauses(self, comparison: dict) -> str:
+        """What the closing line adds after the figures ("; ..." clauses; "" for none). Pairs: the
+        pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
+        return ""
+
+    def closing_lines(self, documents: Mapping[str, dict]) -> list[str]:
+        """Lines a training run's close and its card add across all its benchmarks' delta documents
+        (by benchmark name), once per suite among them. Pairs: the specificity ratio against the
+        knowledge set."""
+        return []
 
     # -- presenting -----------------------------------------------------------------
 

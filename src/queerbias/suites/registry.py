@@ -25,6 +25,7 @@ REGISTRY: dict[str, str] = {
     "lou": "queerbias.suites.lou.suite:LouLMSuite",
     "lou-classifier": "queerbias.suites.lou.suite:LouClassifierSuite",
     "gifi": "queerbias.suites.gifi.suite:GifiSuite",
+    "knowledge": "queerbias.suites.knowledge.suite:KnowledgeSuite",
 }
 ENTRY_POINT_GROUP = "queerbias.suites"
 #: the suite of summaries written before runs named their suite (pair runs)

@@ -186,10 +186,11 @@ class Lexicon:
         self._patterns = [(entry, entry.source.pattern()) for entry in entries]
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> Lexicon:
-        """Parse a lexicon file (default: the packaged German one); errors name the entry."""
+    def load(cls, path: str | Path | None = None, packaged: str = LEXICON) -> Lexicon:
+        """Parse a lexicon file (default: the packaged one, German unless `packaged` names
+        another); errors name the entry."""
         if path is None:
-            where, text = LEXICON, resources.files("queerbias").joinpath(LEXICON).read_text(encoding="utf-8")
+            where, text = packaged, resources.files("queerbias").joinpath(packaged).read_text(encoding="utf-8")
         else:
             where, text = str(path), read_text_utf8(path, "CDA lexicon (config key 'cda.lexicon')")
         raw = load_yaml(where, text)  # unique keys; errors name the file and line
@@ -226,7 +227,11 @@ class Lexicon:
 
     def mentions(self, text: str) -> set[str]:
         """The groups whose identity phrases occur in `text`."""
-        return {self._group(entry, match, text) for entry, match in self.matches(text)}
+        return set(self.mentioned(text))
+
+    def mentioned(self, text: str) -> list[str]:
+        """The group of each identity phrase in `text`, leftmost first."""
+        return [self._group(entry, match, text) for entry, match in self.matches(text)]
 
     def swap(self, text: str) -> Swap:
         """Replace every identity phrase by its counterfactual."""

@@ -26,7 +26,7 @@ from queerbias.pairs.taxonomy import GROUPS
 from queerbias.train import benchmarks
 from queerbias.train.benchmarks import BenchmarkSettings
 from queerbias.train.objectives import registry as objectives
-from queerbias.train.pairs import TrainingPairs
+from queerbias.train.pairs import TrainingPairs, check_training_pairs
 from queerbias.yamlio import load_yaml_mapping
 
 
@@ -112,8 +112,9 @@ class TrainConfig:
                                  lt=1)
     weight_decay: float = option(0.0, "AdamW weight decay", ge=0)
     max_grad_norm: float = option(1.0, "gradient clipping norm", gt=0)
-    precision: Literal["fp32", "bf16", "fp16"] = option("fp32", "training precision; checkpoint scoring always "
-                                                                "runs in float32")
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = option(
+        "auto", "training precision; checkpoint scoring always runs in float32. auto: bf16 on a CUDA GPU that "
+                "supports it or a CPU with bf16 instructions, fp32 elsewhere (`train.precision`)")
     threads: int | None = option(None, "torch threads per process; null: torch's default", ge=1)
     mlm_probability: float = option(0.15, "masked LMs: the share of tokens masked", gt=0, lt=1)
     merge: bool = option(False, "also export the adapter merged into the base model (RUN/merged/)")
@@ -198,11 +199,7 @@ def validate(config: TrainConfig) -> None:
             "is empty; leave it out to keep every document")
     benchmarks.check(config.eval.benchmarks, config.compare.best, require)
     objective = objectives.get_objective(config.objective)
-    with_pairs = [o.name for o in objectives.list_objectives() if o.uses_pairs]
-    require(not objective.uses_pairs or bool(config.pairs.train), "pairs.train",
-            f"is required for objective {objective.name} (training pairs, e.g. queerbias-de:train)")
-    require(objective.uses_pairs or not config.pairs.train, "pairs.train",
-            f"has no use for objective {objective.name} (only {' and '.join(with_pairs)} train on pairs)")
+    check_training_pairs(config, objective, objectives.list_objectives(), require)
     require(objective.needs_kind is None or config.kind in (None, objective.needs_kind), "objective",
             f"{objective.name} needs a {objective.needs_kind} LM ({objective.needs_kind_reason}); this model is "
             f"{config.kind}")

@@ -27,7 +27,7 @@ class NonFiniteTraining(QueerbiasError):
     """Training produced NaN or infinity: the run has diverged (or started broken)."""
 
 
-_ADVICE = ("lower learning_rate (or max_grad_norm, or use precision fp32); checkpoints saved "
+_ADVICE = ("lower learning_rate (or max_grad_norm, or use precision fp32 or auto); checkpoints saved "
            "before stay complete, and a rerun resumes from the last of them")
 
 

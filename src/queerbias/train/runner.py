@@ -33,6 +33,7 @@ from queerbias.suites.registry import get_suite
 from queerbias.train import benchmarks, checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
 from queerbias.train.card import write_card
+from queerbias.train.card.body import closing_lines
 from queerbias.train.config import TrainConfig, save_config
 from queerbias.train.corpus import prepare_corpus
 from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
@@ -43,6 +44,7 @@ from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.overlap import check_overlap
 from queerbias.train.pairs import load_training_pairs
+from queerbias.train.precision import resolve_precision
 from queerbias.train.trainer import training_arguments
 from queerbias.yamlio import load_yaml_mapping
 
@@ -64,15 +66,16 @@ def run_training(config: TrainConfig) -> dict:
         torch.set_num_threads(config.threads)
     inspected = inspect_model(config.model, kind=config.kind, trust_remote_code=config.trust_remote_code)
     _require_kind(config, objective, inspected.kind)
-    training_pairs = load_training_pairs(config) if objective.uses_pairs else None
+    raw_texts = (read_texts(config.data.train, config.data, "train", config.data.max_train_docs)
+                 if objective.uses_corpus else None)
+    training_pairs = load_training_pairs(config, raw_texts) if objective.uses_pairs else None
     data = benchmarks.load_data(config)
-    texts, corpus = (prepare_corpus(config, objective, read_texts(config.data.train, config.data, "train",
-                                                                 config.data.max_train_docs))
-                     if objective.uses_corpus else (None, None))
+    texts, corpus = prepare_corpus(config, objective, raw_texts) if objective.uses_corpus else (None, None)
     overlap = check_overlap(config, data, training_pairs, texts, lowercases(inspected.tokenizer, ScoringConfig()))
     general = general_texts() if config.eval.general_perplexity else None
     record = {key: value for key, value in {
-        "objective": config.objective, **overlap, "corpus": corpus,
+        "objective": config.objective, "precision": resolve_precision(config.precision), **overlap,
+        "corpus": corpus,
         "targeted_groups": config.data.identities, "skipped_benchmarks": skipped,
         "general_text": general and {"documents": len(general), "checksum": _checksum(general)},
     }.items() if value}
@@ -145,6 +148,8 @@ def run_training(config: TrainConfig) -> dict:
         print(summary_line(f"final (step {metrics[-1]['step']})", base, metrics[-1]))
         for name, document in compared.items():
             print(compare_line(document, name))
+        for line in closing_lines(compared):
+            print(line)
         if compared:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
@@ -219,10 +224,13 @@ def compare_line(document: dict, name: str) -> str:
     """The last checkpoint's change against base in one line, with interval and p, of the figures its
     suite sums a change up with (`Suite.closing_figures`: pairs: the distance to indifference)."""
     last = document["comparisons"][-1]
-    title, entry, figures = get_suite(document["suite"]).closing_figures(last, document["measures"])
+    suite = get_suite(document["suite"])
+    title, entry, figures = suite.closing_figures(last, document["measures"])
     changes = [f"{label} {fmt(entry.get(f'{key}_before'), digits)} -> {fmt(entry.get(f'{key}_after'), digits)} "
                f"(change {change_text(entry, key, digits)})" for key, label, digits in figures]
-    return f"{name}, {last['before']['label']} -> {last['after']['label']}: {title}" + "; ".join(changes)
+    return (f"{name}, {last['before']['label']} -> {last['after']['label']}: {title}" + "; ".join(changes)
+            + suite.closing_clauses(last))
+
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:

@@ -12,10 +12,12 @@ from transformers import Trainer, TrainingArguments
 from queerbias.train.data import build_dataset, make_collator, tokenize
 from queerbias.train.modeling import attach_adapter, honours_num_items_in_batch
 from queerbias.train.objectives.protocol import TrainerSetup
+from queerbias.train.precision import resolve_precision
 
 
 def training_arguments(config, run_dir: Path, packing: bool) -> dict:
     """Keyword arguments of `TrainingArguments` (and of TRL's configs built on it)."""
+    precision = resolve_precision(config.precision)
     return dict(
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
@@ -27,8 +29,8 @@ def training_arguments(config, run_dir: Path, packing: bool) -> dict:
         warmup_steps=config.warmup_ratio,
         weight_decay=config.weight_decay,
         max_grad_norm=config.max_grad_norm,
-        bf16=config.precision == "bf16",
-        fp16=config.precision == "fp16",
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
         logging_steps=config.logging_steps,
         logging_nan_inf_filter=False,  # a NaN loss must show (train/guards.py), not be averaged away
         save_strategy="steps",

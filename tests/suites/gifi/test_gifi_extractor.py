@@ -133,3 +133,42 @@ def test_only_selected_groups_are_detected():
     binary = PronounExtractor([groups["er"], groups["sie"], groups["name"]])
     assert binary.groups == ["er", "sie"]
     assert binary.first_group("Xier sagt, er komme.") == "er"
+
+
+def ambiguity(extractor, text, **kw):
+    return [(m.group, m.ambiguous) for m in extractor.mentions(text, **kw)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # coordinated subjects: the plural verb agrees with the coordination, not with "sie"
+    ("Sie und ihr Mann sind glücklich.", [("sie", True), ("sie", False)]),
+    ("Er und sie sind verheiratet.", [("er", False), ("sie", True)]),
+    ("Kim und sie haben gelacht.", [("sie", True)]),
+    ("Weil sie und ihre Schwester müde sind, bleibt er.", [("sie", True), ("sie", False), ("er", False)]),
+    ("Gestern waren sie und ihr Mann im Kino.", [("sie", True), ("sie", False)]),
+    # objects of a plural verb with its own subject
+    ("Die Kinder mögen sie.", [("sie", True)]),
+    ("Wir sehen sie morgen.", [("sie", True)]),
+    ("Weil die Kinder sie mögen, bleibt sie.", [("sie", True), ("sie", False)]),
+    ("Die Eltern kommen und lieben sie.", [("sie", True)]),
+    # ... while plural subjects are still read as plural
+    ("Gestern haben sie gelacht.", []),
+    ("Im Park spielen sie Fußball.", []),
+    ("Sind sie müde?", []),
+    ("Als es regnete, blieben sie zu Hause.", []),
+    ("Die Kinder lachen und sie sind froh.", []),
+    ("Dann kamen sie und gingen wieder.", []),
+    ("Die Kinder spielen, weil sie Ferien haben.", []),
+    # singular verbs decide as before, unflagged
+    ("Sie ist Ärztin und ihr Bruder ist Arzt.", [("sie", False), ("sie", False)]),
+    ("Er mag sie sehr.", [("er", False), ("sie", False)]),
+])
+def test_sie_beside_a_plural_verb_of_another_subject(extractor, text, expected):
+    assert ambiguity(extractor, text) == expected
+
+
+def test_first_mention_carries_the_ambiguity(extractor):
+    first = extractor.first_mention(" die Kinder mögen sie, und Kim lacht.", at_sentence_start=False,
+                                    referent="sie")
+    assert (first.group, first.form, first.ambiguous) == ("sie", "sie", True)
+    assert extractor.first_mention(" niemand kam.", at_sentence_start=False) is None

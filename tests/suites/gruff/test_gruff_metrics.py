@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
@@ -11,7 +12,11 @@ from scipy import stats
 from queerbias.suites.gruff.metrics import (
     accuracy,
     case_correlations,
+    case_tests,
+    comparison_extras,
     over_resolution,
+    pronoun_case_figures,
+    pronoun_spread,
     pronoun_tests,
     setting_figures,
     stereotype_correlation,
@@ -131,3 +136,53 @@ def test_pronoun_tests_over_occupations():
     er_xier = tests[("er", "xier")]
     assert er_xier["effect"] == 1.0 and er_xier["p"] == pytest.approx(stats.wilcoxon(
         [100 * (i + 1) / 6 for i in range(6)], [100 * i / 6 for i in range(6)]).pvalue)
+
+
+def test_model_correlations_cover_every_case():
+    # Figs. 8, 12-14: acc the same ranking in both models, nom the reverse, dat and poss absent
+    a = _stereotype_items({"acc": [0, 1, 2, 3], "nom": [0, 1, 2, 3]})
+    b = _stereotype_items({"acc": [0, 1, 2, 3], "nom": [3, 2, 1, 0]})
+    found = comparison_extras(a, b)
+    assert list(found) == ["model_correlation", "model_correlation_nom", "model_correlation_dat",
+                           "model_correlation_poss", "fidelity_by_pronoun_case"]
+    # Fig. 5 of both models: er referents answered sie in 0+1+2+3 of 16 -> 10/16 right; sie always right
+    assert found["fidelity_by_pronoun_case"]["before"]["er"]["acc"]["accuracy"] == 62.5
+    assert found["fidelity_by_pronoun_case"]["after"]["er"]["nom"]["accuracy"] == 62.5
+    assert found["fidelity_by_pronoun_case"]["after"]["sie"]["nom"]["accuracy"] == 100.0
+    assert found["model_correlation"]["case"] == "acc" and found["model_correlation"]["rho"] == pytest.approx(1.0)
+    assert found["model_correlation_nom"]["rho"] == pytest.approx(-1.0)
+    assert found["model_correlation_dat"]["rho"] is None and found["model_correlation_dat"]["n"] == 0
+
+
+def _fidelity_items():
+    """Occupations A-D, er referents, d1: accuracy per case nom 100/50/50/0, acc 50/50/0/0 (two items each)."""
+    correct = {"nom": [2, 1, 1, 0], "acc": [1, 1, 0, 0]}
+    rows = [(occupation, "d1", case, "masculine", "er", "sie", "er" if j < k else "sie")
+            for case, counts in correct.items() for occupation, k in zip("ABCD", counts, strict=True) for j in range(2)]
+    return _items(rows)
+
+
+def test_pronoun_spread_is_mean_and_sd_over_occupations():
+    # per occupation over both cases: A 3/4, B 2/4, C 1/4, D 0/4
+    spread = pronoun_spread(_fidelity_items(), "er")
+    assert spread["n"] == 16 and spread["accuracy"] == 37.5
+    assert spread["se"] == pytest.approx(100 * math.sqrt(0.375 * 0.625 / 16))  # kept: the binomial SE
+    occupations = [75.0, 50.0, 25.0, 0.0]
+    assert spread["occupations"] == pytest.approx({"n": 4, "mean": 37.5, "sd": float(np.std(occupations, ddof=1))})
+    assert pronoun_spread(_fidelity_items(), "xier")["occupations"] == {"n": 0, "mean": None, "sd": None}
+
+
+def test_fig5_and_the_test_between_cases():
+    items = _fidelity_items()
+    figures = pronoun_case_figures(items)
+    assert figures["er"]["nom"]["accuracy"] == 50.0 and figures["er"]["acc"]["accuracy"] == 25.0
+    assert figures["sie"]["nom"]["n"] == 0
+    tests = case_tests(items)
+    assert list(tests) == ["er"]
+    (row,) = tests["er"]
+    assert (row["a"], row["b"], row["n"], row["mean_a"], row["mean_b"]) == ("nom", "acc", 4, 50.0, 25.0)
+    assert row["p"] == pytest.approx(stats.wilcoxon([100, 50, 50, 0], [50, 50, 0, 0]).pvalue)
+    assert row["effect"] == 1.0 and row["p_bonferroni"] == row["p"]
+    summary = summarise(items)
+    assert summary["case_tests"] == tests and summary["introduced"]["by_pronoun_case"] == figures
+    assert summary["introduced"]["by_pronoun"]["er"]["occupations"]["mean"] == 37.5

@@ -109,7 +109,9 @@ def test_compare_same_model_is_unchanged_and_other_model_is_tested(gpt2_run, tin
     paths = write_outputs(document, tmp_path / "cmp")
     assert paths[-1].name == "delta.json" and {p.name for p in paths} >= {"delta.md", "delta.csv", "delta.tex",
                                                                            "forest.png"}
-    assert "accusative stereotype scores" in (tmp_path / "cmp" / "delta.md").read_text()
+    text = (tmp_path / "cmp" / "delta.md").read_text()
+    assert "accusative stereotype scores" in text and "(paper Fig. 5)" in text and "poss (Fig. 14, genitive)" in text
+    assert {"model_correlation_nom", "model_correlation_dat", "model_correlation_poss"} <= set(document["comparisons"][0])
 
 
 def test_compare_refuses_runs_on_other_items(gpt2_run, tiny_templates_dir, tmp_path):

@@ -6,7 +6,7 @@ address-checked HTTP session), `client` (Mastodon.py client with bounded, reset-
 Retry-After-aware retries), `probe` (what an instance allows), `etiquette` (deny-list,
 robots.txt and rules verdicts), `cleaning` (post HTML to corpus text), `filters` (why a
 post is dropped), `records` (corpus record and sealed re-identification data), `store`
-(the private, locked output folder; crash-safe resume), `forgotten` (the takedown list),
-`crawler` (threads, paging, cursors), `refresh` (re-checking stored posts) and `cli`
+(the private, locked output folder; crash-safe resume), `tombstones` (the sealed list of
+removed posts and authors), `crawler` (threads, paging, cursors), `refresh` (re-checking stored posts) and `cli`
 (`queerbias crawl mastodon`).
 """

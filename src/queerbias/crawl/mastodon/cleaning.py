@@ -1,25 +1,56 @@
 """Turn a post's HTML into corpus text.
 
 Links and custom `:emoji:` shortcodes carry no language and would leak URLs into the
-corpus; mentions, e-mail addresses, bare handles and phone numbers become placeholders
-(`queerbias.text.scrub`), and invisible characters go; Unicode emoji are language and stay.
-Lines made only of hashtags (the tag blocks under many posts) keep just the tags
-that name a keyword, so "#queer #fediverse #mastodon" becomes "#queer".
+corpus; the display names the status carries (its author's, and those of accounts it
+mentions or quotes), mentions, e-mail addresses, bare handles and phone numbers become
+placeholders (`queerbias.text.scrub`), and invisible characters go; Unicode emoji are
+language and stay. Lines made only of hashtags (the tag blocks under many posts) keep just
+the tags that name a keyword, so "#queer #fediverse #mastodon" becomes "#queer". A post's
+`tags` are then cut to the hashtags still in its text, so that no tag keeps what the
+cleaning removed (the author's name as a hashtag, say).
+
+A status whose text cannot be written as UTF-8 (a lone surrogate, which JSON's `\\ud800`
+escapes let a server send) is `BadText`: lxml would silently cut the text at it, so it is
+refused before anything is cleaned, and the crawler skips and counts it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections import Counter
+from dataclasses import dataclass
 
 from queerbias.text.html import html_to_text
 from queerbias.text.keywords import KeywordMatcher
-from queerbias.text.scrub import scrub_personal_data
+from queerbias.text.scrub import scrub_and_count
 
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*:(?![\w:])")
 _HASHTAG_LINE = re.compile(r"^(?:#\w+\s*)+$")
+_HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
 _SPACES = re.compile(r"[ \t]+")
+
+
+class BadText(ValueError):
+    """A status whose text is not valid Unicode (a lone surrogate)."""
+
+
+def require_utf8(status) -> None:
+    """BadText unless every string of `status` can be written as UTF-8."""
+    try:
+        json.dumps(status, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadText("status with text that is not valid Unicode (a lone surrogate)") from None
+
+
+@dataclass(frozen=True)
+class CleanedText:
+    """A post's corpus text and how many pieces of personal data were replaced, per kind."""
+
+    text: str
+    scrubbed: Counter
 
 
 def _reduce_hashtag_line(line: str, matcher: KeywordMatcher, relevant_tags: frozenset[str]) -> str:
@@ -27,12 +58,18 @@ def _reduce_hashtag_line(line: str, matcher: KeywordMatcher, relevant_tags: froz
     return " ".join(t for t in tags if t[1:].lower() in relevant_tags or matcher.find(t))
 
 
-def clean_post_html(html: str, matcher: KeywordMatcher, relevant_tags: frozenset[str] = frozenset()) -> str:
-    """Plain NFC text of a post: no links or custom emoji, no personal data; hashtag lines cut to relevant tags."""
+def _fold_tag(tag: str) -> str:
+    return unicodedata.normalize("NFKC", tag).casefold()
+
+
+def clean_html(html: str, matcher: KeywordMatcher, relevant_tags: frozenset[str] = frozenset(),
+               names: tuple[str, ...] = ()) -> CleanedText:
+    """Plain NFC text of a post: no links or custom emoji, no `names` or other personal data; hashtag
+    lines cut to relevant tags."""
     text = html_to_text(html)
     text = _URL.sub(" ", text)
     text = _SHORTCODE.sub(" ", text)
-    text = scrub_personal_data(text)
+    text, scrubbed = scrub_and_count(text, names)
     lines = []
     for line in text.split("\n"):
         line = _SPACES.sub(" ", line).strip()
@@ -40,4 +77,29 @@ def clean_post_html(html: str, matcher: KeywordMatcher, relevant_tags: frozenset
             line = _reduce_hashtag_line(line, matcher, relevant_tags)
         lines.append(line)
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    return unicodedata.normalize("NFC", text)
+    return CleanedText(unicodedata.normalize("NFC", text), scrubbed)
+
+
+def carried_names(status) -> tuple[str, ...]:
+    """The display names a status carries: its author's, and those of accounts it mentions or quotes
+    (servers that send them with mentions; Mastodon 4.4 quotes)."""
+    accounts = [status.get("account")]
+    accounts += [m for m in status.get("mentions") or [] if isinstance(m, dict)]
+    quote = status.get("quote")
+    if isinstance(quote, dict) and isinstance(quote.get("quoted_status"), dict):
+        accounts.append(quote["quoted_status"].get("account"))
+    names = [str(a.get("display_name") or "") for a in accounts if isinstance(a, dict)]
+    return tuple(dict.fromkeys(name for name in names if name.strip()))
+
+
+def clean_status(status, matcher: KeywordMatcher, relevant_tags: frozenset[str] = frozenset()) -> CleanedText:
+    """The cleaned text of an (unwrapped) status, with the display names it carries scrubbed too."""
+    require_utf8(status)
+    return clean_html(status.get("content") or "", matcher, relevant_tags, carried_names(status))
+
+
+def tags_in_text(tags, text: str) -> list[str]:
+    """The status's tag names (lower case, sorted) that are still a hashtag in the cleaned `text`."""
+    present = {_fold_tag(t) for t in _HASHTAG.findall(text)}
+    names = {str(t.get("name") or "").lower() for t in tags or [] if isinstance(t, dict) and t.get("name")}
+    return sorted(name for name in names if _fold_tag(name) in present)

@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True,
-                   help="output folder (posts.jsonl, reid.jsonl, state.json, stats.json, forgotten.json)")
+                   help="output folder (posts.jsonl, reid.jsonl, state.json, stats.json, tombstones.json)")
     p.add_argument("--refresh", action="store_true",
                    help="re-check every stored post against its origin: remove deleted posts and authors who "
                         "opted out, replace edited posts")
@@ -74,8 +74,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"the crawl key for pseudonyms and sealed data, outside OUT (default: ${KEY_ENV}, else "
                         f"{default_key_file()}; created 0600 on first use)")
     p.add_argument("--allow-instance", action="append", default=[], metavar="URL",
-                   help="this instance's admin agreed to be crawled: crawl it despite robots.txt, rules that "
-                        "mention AI or scraping, or login-only feeds (with a token); repeatable")
+                   help="this instance's admin agreed to be crawled: crawl it despite robots.txt (AI-training "
+                        "opt-outs included), rules that mention AI or scraping, or login-only feeds (with a token); "
+                        "recorded in stats.json; repeatable")
     p.add_argument("--deny-list", action="append", default=[], type=Path, metavar="PATH",
                    help="file of instance hosts never to crawl (one per line), added to the shipped list")
     p.add_argument("--accept-missing-indexable", action="store_true",

@@ -34,11 +34,13 @@ from mastodon import (
 )
 
 from queerbias.crawl.addresses import AddressPolicy, RefusedAddress, UnresolvableHost
-from queerbias.crawl.mastodon.transport import BoundedSession, ResponseTooLarge
+from queerbias.crawl.mastodon.transport import BoundedSession, RefusedAnswer
 from queerbias.crawl.quoting import quote
+from queerbias.text.scrub import scrub_personal_data
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+REASON_CHARS = 80  # of a server's own text in a stored error
 
 
 class RunLimitReached(Exception):
@@ -66,7 +68,7 @@ class Stopped(Exception):
 
 
 class Refused(Exception):
-    """A request that no retry can change: unresolvable host, internal address, oversized answer."""
+    """A request that no retry can change: unresolvable host, internal address, oversized or undecodable answer."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def _refusal(error: BaseException) -> BaseException | None:
     """Our own refusal behind a MastodonNetworkError (Mastodon.py wraps whatever the session raised)."""
     seen = 0
     while error is not None and seen < 10:
-        if isinstance(error, (UnresolvableHost, RefusedAddress, ResponseTooLarge)):
+        if isinstance(error, (UnresolvableHost, RefusedAddress, RefusedAnswer)):
             return error
         error, seen = error.__cause__ or error.__context__, seen + 1
     return None
@@ -149,6 +151,8 @@ class Caller:
                 return method(*args, **kwargs)
             except MastodonRatelimitError as err:
                 error = err
+                if attempt == self.policy.max_attempts:
+                    break  # no wait that no request follows
                 asked = self._asked_wait()
                 if asked is not None:
                     log.info("%s: asked to wait %.0f s", self.api.api_base_url, asked)
@@ -169,15 +173,31 @@ class Caller:
 
 
 def describe_error(error: BaseException | None) -> str:
-    """One line for stats and logs: the exception type, the HTTP status and at most 200 characters of text."""
+    """One line for stats and logs: the exception type, the HTTP status and a short, scrubbed reason.
+
+    What a server sent (an error page, a JSON `error` text, a reason phrase) may name people or
+    run to megabytes, and a failed request's URL holds status ids: none of it is repeated beyond
+    `REASON_CHARS` characters with personal data replaced.
+    """
     if error is None:
         return "unknown error"
-    if isinstance(error, (Refused, ServerAskedToWait, RetriesExhausted, RequestBudgetExhausted)):
-        return quote(f"{type(error).__name__}: {error}")
+    name = type(error).__name__
+    if isinstance(error, Refused):  # ours, but may quote a header the server chose
+        return f"{name}: {_short(error)}"
+    if type(error).__module__.startswith("queerbias."):
+        return quote(f"{name}: {error}")  # our own words
+    if isinstance(error, MastodonNetworkError):
+        cause = error.__cause__ or error.__context__
+        return f"{name}: network error ({type(cause).__name__})" if cause else f"{name}: network error"
     args = error.args
     status = args[1] if len(args) > 1 and isinstance(args[1], int) else None
-    detail = " ".join(str(a) for a in args[2:] if a) if status is not None else (str(args[0]) if args else "")
-    if status is None and len(args) > 1 and isinstance(args[0], str) and args[0].startswith("Could not parse"):
-        detail = args[0]
-    head = type(error).__name__ + (f" {status}" if status else "")
-    return quote(f"{head}: {detail}" if detail else head)
+    if args and isinstance(args[0], str) and args[0].startswith("Could not parse response as JSON"):
+        return f"{name}: the answer is not JSON"
+    if status is not None:
+        reason = " ".join(str(a) for a in args[2:] if a)
+        return f"{name} {status}: {_short(reason)}" if reason else f"{name} {status}"
+    return f"{name}: {_short(args[0])}" if args else name
+
+
+def _short(text: object) -> str:
+    return quote(scrub_personal_data(str(text)), REASON_CHARS)

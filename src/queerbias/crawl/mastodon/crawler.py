@@ -23,13 +23,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from functools import partial
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from mastodon import MastodonAPIError, MastodonError
 
 from queerbias.crawl.addresses import AddressPolicy, host_port
 from queerbias.crawl.keys import CrawlKey
-from queerbias.crawl.mastodon.cleaning import clean_post_html
+from queerbias.crawl.mastodon.cleaning import BadText, clean_status
 from queerbias.crawl.mastodon.client import (
     Caller,
     Refused,
@@ -54,8 +54,9 @@ log = logging.getLogger(__name__)
 
 # Feed and instance states in stats.json besides "complete".
 IN_PROGRESS, BUDGET_USED = "in progress", "request budget used up; rerun to continue"
-PROBE_FAILED, SKIPPED, RATE_LIMITED = "probe failed", "skipped", "rate limited"
-MALFORMED, INSTANCE_DENIED = "malformed", "instance_denied"
+PROBE_FAILED, SKIPPED, RATE_LIMITED, INCOMPLETE = "probe failed", "skipped", "rate limited", "incomplete"
+MALFORMED, BAD_TEXT, INSTANCE_DENIED = "malformed", "bad_text", "instance_denied"
+ROBOTS_DISALLOWED = "robots_disallowed"
 _DENIED = {401: LOGIN_REQUIRED, 403: LOGIN_REQUIRED, 422: LOGIN_REQUIRED, 404: DISABLED}
 _PROBE_ERRORS = (MastodonError, RetriesExhausted, RequestBudgetExhausted, Refused, NotMastodon,
                  ServerAskedToWait)
@@ -134,6 +135,8 @@ class _InstanceCrawler:
         self.relevant_tags = frozenset(settings.tags)
         self.caller: Caller | None = None
         self._requests_reported = 0
+        # Refusals overridden by --allow-instance, in this run and before (for stats.json and the datasheet).
+        self.admin_agreed: set[str] = set(store.stats()["instances"].get(url, {}).get("admin_agreed") or [])
 
     def _commit(self, posts: Sequence[Post] = (), stats: Counter | None = None, **kwargs) -> None:
         """Save through the store, adding the requests made since the last commit."""
@@ -163,7 +166,7 @@ class _InstanceCrawler:
             return
         token = self.settings.token_for(self.url)
         self.caller = Caller(make_client(self.url, user_agent=self.settings.user_agent, token=token,
-                                         policy=self.addresses),
+                                         policy=self.addresses, timeout=self.settings.request_timeout),
                              max_requests=self.settings.max_requests, policy=self.policy, sleep=self.sleep,
                              stop=self.stop)
         try:
@@ -172,15 +175,18 @@ class _InstanceCrawler:
             log.warning("%s: probe failed: %s", self.url, describe_error(err))
             self._commit(status=f"{PROBE_FAILED}: {describe_error(err)}")
             return
-        why = refusal(probe, self.settings.allowed(self.url))
-        if why:
+        why = refusal(probe)
+        if why and not self.settings.allowed(self.url):
             log.warning("%s: skipped: %s", self.url, why)
             self._commit(probe=probe.as_dict(), status=f"{SKIPPED}: {why}; crawl it only with --allow-instance "
                                                        "if its admin agreed")
             return
         self._commit(probe=probe.as_dict(), status=IN_PROGRESS)
-        status = "complete"
-        for feed in self.settings.feeds():
+        if why:
+            self._agree(why)
+        status, failed = "complete", 0
+        feeds = self.settings.feeds()
+        for feed in feeds:
             try:
                 state = self._crawl_feed(feed, probe)
             except RequestBudgetExhausted:
@@ -191,9 +197,12 @@ class _InstanceCrawler:
                 break
             except (MastodonError, RetriesExhausted, Refused) as err:
                 state = f"failed: {describe_error(err)}"
+                failed += 1
             self._commit(feeds={feed: state})
             if state != "complete":
                 log.warning("%s %s: %s", self.url, feed, state)
+        if failed and status == "complete":  # a feed that kept failing (429 forever, say) is not done
+            status = f"{INCOMPLETE}: {failed} of {len(feeds)} feeds failed; rerun to try them again"
         self._commit(status=status)
         totals = self.store.stats()["instances"][self.url]
         log.info("%s: %s; %d requests, %d fetched, %d kept so far", self.url, status, totals["requests"],
@@ -205,6 +214,22 @@ class _InstanceCrawler:
             return api.timeline_local
         return partial(api.timeline_hashtag, feed.removeprefix("tag:"))
 
+    def _agree(self, why: str) -> None:
+        """Record, before anything is crawled under it, a refusal that --allow-instance overrides."""
+        if why not in self.admin_agreed:
+            self.admin_agreed.add(why)
+            self._commit(admin_agreed=sorted(self.admin_agreed))
+
+    def _robots_keep_out(self, feed: str, probe: ProbeResult) -> bool:
+        """Whether robots.txt closes this feed's path (as Mastodon.py asks for it) and no admin agreed."""
+        path = ("/api/v1/timelines/public?local=true" if feed == LOCAL_FEED
+                else "/api/v1/timelines/tag/" + quote(feed.removeprefix("tag:"), safe=""))
+        why = probe.robots_refusal(path)
+        if why and self.settings.allowed(self.url):
+            self._agree(why)
+            return False
+        return bool(why)
+
     def _crawl_feed(self, feed: str, probe: ProbeResult) -> str:
         """Page one feed until the cut-off or its end; return its state for stats.json."""
         access = probe.live_feeds if feed == LOCAL_FEED else probe.hashtag_feeds
@@ -212,6 +237,10 @@ class _InstanceCrawler:
             return access
         if access == LOGIN_REQUIRED and not (self.settings.token_for(self.url) and self.settings.allowed(self.url)):
             return access  # the admin made it login-only: a token alone is no permission
+        if access == LOGIN_REQUIRED:
+            self._agree("login-only feeds, read with a token")
+        if self._robots_keep_out(feed, probe):
+            return ROBOTS_DISALLOWED
         fetch = self._feed_method(feed)
         cursor = self.store.cursor(self.url, feed)
         floor, top, max_id = cursor.get("newest_id"), cursor.get("pass_top_id"), cursor.get("pass_max_id")
@@ -252,13 +281,15 @@ class _InstanceCrawler:
                 if is_denied(uri_host(str(original.get("uri") or "")), self.settings.deny_list):
                     dropped[INSTANCE_DENIED] += 1
                     continue
-                text = clean_post_html(original.get("content") or "", self.matcher, self.relevant_tags)
-                reason = drop_reason(original, text, self.matcher, self.settings.accept_missing_indexable)
+                cleaned = clean_status(original, self.matcher, self.relevant_tags)
+                reason = drop_reason(original, cleaned.text, self.matcher, self.settings.accept_missing_indexable)
                 if reason:
                     dropped[reason] += 1
                     continue
-                posts.append(make_post(original, text, key=self.key, matcher=self.matcher, instance=self.url,
+                posts.append(make_post(original, cleaned, key=self.key, matcher=self.matcher, instance=self.url,
                                        local_domain=local_domain, now=now))
+            except BadText:
+                dropped[BAD_TEXT] += 1  # a lone surrogate: skipped, never fatal for the instance
             except (MalformedStatus, KeyError, TypeError, ValueError, AttributeError):
                 dropped[MALFORMED] += 1  # one odd status must not stop its feed on every run
         return posts, fetched, dropped, False

@@ -3,9 +3,12 @@
 An instance is skipped, and the reason printed, when it is on the deny-list (the
 project's list of admins who asked us to stay away, plus any `--deny-list` file),
 when its robots.txt shuts our agent (or every agent) out of the API or cannot be read,
-or when its rules mention AI or scraping. Feeds an admin made login-only are not
-crawled with a token either. Everything but the deny-list yields to `--allow-instance`,
-which says that this admin agreed explicitly.
+when it shuts out the AI-training crawlers (GPTBot and the like; Mastodon ships that by
+default: this corpus trains language models, and silence is not consent), or when its
+rules mention AI or scraping. A feed whose path robots.txt closes to either is not paged,
+and feeds an admin made login-only are not crawled with a token either. Everything but the
+deny-list yields to `--allow-instance`, which says that this admin agreed explicitly; the
+crawler records each refusal it overrode under the instance's `admin_agreed`.
 """
 
 from __future__ import annotations
@@ -66,14 +69,15 @@ def is_denied(netloc: str, deny_list: frozenset[str]) -> bool:
     return any(netloc == d or name == d or name.endswith("." + d) for d in deny_list)
 
 
-def refusal(probe: ProbeResult, allowed: bool) -> str | None:
-    """Why the probed instance is not to be crawled, or None; `allowed` means its admin agreed explicitly."""
-    if allowed:
-        return None
+def refusal(probe: ProbeResult) -> str | None:
+    """Why the probed instance is not to be crawled unless its admin agreed explicitly, or None."""
     if probe.robots == ROBOTS_DISALLOW:
         return "its robots.txt disallows our crawler at the API"
     if probe.robots == ROBOTS_UNREACHABLE:
         return "its robots.txt could not be read, so its wishes are unknown; rerun later"
+    if probe.ai_crawlers_disallowed:
+        return ("its robots.txt disallows AI-training crawlers (GPTBot and the like), and this corpus trains "
+                "language models")
     rule = rule_against_ai(probe.rules)
     if rule:
         return f"its rules mention AI or scraping: {rule!r}"

@@ -13,23 +13,30 @@ Opt-out signals of an account:
   those servers' accounts as consenting, for researchers who decide otherwise;
 - `discoverable: false` ("feature my profile and posts in discovery") and
   `noindex: true` ("keep my profile out of search engines");
-- one of #nobot, #nobots, #noindex, #noai, #nosearch, #noarchive in the bio, or in a
-  profile field's name or value. The same tags on a post opt that post out.
+- one of #nobot, #nobots, #noindex, #noai, #noki, #nosearch, #noarchive in the display
+  name, the bio, or a profile field's name or value. The same tags on a post opt that post out.
+
+Mastodon normalises hashtags, so a tag counts however it is spelt: in any case, with
+fullwidth letters or the fullwidth `＃`, with accents, and with zero-width characters, soft
+hyphens, underscores or hyphens inside (`#Ｎｏ\u200bＢｏｔ`, `#no_ai` and `#NoKI` all opt out).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from queerbias.text.html import html_to_text
 from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.language import is_german
+from queerbias.text.scrub import remove_invisible
 
 NOT_PUBLIC, OPTED_OUT, NSFW, BOT, AUTOMATED, NOT_GERMAN, NO_KEYWORD, EMPTY = (
     "not_public", "opted_out", "nsfw", "bot", "automated", "not_german", "no_keyword", "empty")
 
-OPT_OUT_TAGS = ("nobot", "nobots", "noindex", "noai", "nosearch", "noarchive")
-_OPT_OUT_TAG = re.compile(r"#(?:" + "|".join(OPT_OUT_TAGS) + r")(?![\w])", re.IGNORECASE)
+OPT_OUT_TAGS = ("nobot", "nobots", "noindex", "noai", "noki", "nosearch", "noarchive")
+_OPT_OUT_TAG = re.compile(r"#(?:" + "|".join(OPT_OUT_TAGS) + r")(?![\w])")
+_JOINERS = re.compile(r"(?<=\w)[_\-\u2010\u2011]+(?=\w)")
 _NSFW_TAG = re.compile(r"#nsfw\b", re.IGNORECASE)
 # Templated announcements servers and their admins post by script.
 _AUTOMATED = re.compile(
@@ -41,6 +48,18 @@ _AUTOMATED = re.compile(
 )
 
 
+def fold_tags(text: str) -> str:
+    """`text` spelt the way Mastodon compares hashtags, and a little more: NFKC (fullwidth letters and
+    `＃`), no invisible characters, no accents, no underscores or hyphens between letters, case-folded."""
+    text = remove_invisible(unicodedata.normalize("NFKC", text))
+    text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if unicodedata.category(ch) != "Mn")
+    return _JOINERS.sub("", text).casefold()
+
+
+def _has_opt_out_tag(text: str) -> bool:
+    return bool(_OPT_OUT_TAG.search(fold_tags(text)))
+
+
 def opted_out(account, accept_missing_indexable: bool = False) -> bool:
     """Whether the author said, by any of the signals above, that their posts are not to be collected."""
     indexable = account.get("indexable")
@@ -49,14 +68,15 @@ def opted_out(account, accept_missing_indexable: bool = False) -> bool:
     if account.get("discoverable") is False or account.get("noindex") is True:
         return True
     fields = account.get("fields") or []
-    profile = [account.get("note") or ""]
-    profile += [part for f in fields if isinstance(f, dict) for part in (f.get("name") or "", f.get("value") or "")]
-    return any(_OPT_OUT_TAG.search(html_to_text(str(part))) for part in profile)
+    profile = [html_to_text(str(account.get("note") or "")), str(account.get("display_name") or "")]
+    profile += [html_to_text(str(part)) for f in fields if isinstance(f, dict)
+                for part in (f.get("name") or "", f.get("value") or "")]
+    return any(_has_opt_out_tag(part) for part in profile)
 
 
 def _post_opted_out(status) -> bool:
-    tags = {str(t.get("name") or "").lower() for t in status.get("tags") or [] if isinstance(t, dict)}
-    return bool(tags & set(OPT_OUT_TAGS)) or bool(_OPT_OUT_TAG.search(html_to_text(status.get("content") or "")))
+    tags = {fold_tags(str(t.get("name") or "")) for t in status.get("tags") or [] if isinstance(t, dict)}
+    return bool(tags & set(OPT_OUT_TAGS)) or _has_opt_out_tag(html_to_text(status.get("content") or ""))
 
 
 def drop_reason(status, text: str, matcher: KeywordMatcher, accept_missing_indexable: bool = False) -> str | None:

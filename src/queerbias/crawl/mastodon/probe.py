@@ -1,6 +1,8 @@
 """Ask an instance what it allows before crawling it.
 
-`/robots.txt` says whether crawlers are welcome at the API. `/api/v2/instance` tells
+`/robots.txt` says whether crawlers are welcome at the API: our agent (the User-Agent's
+token and the project's, whatever `--user-agent` says) and the AI-training crawlers
+(GPTBot and the like), each at the path of every feed we would page. `/api/v2/instance` tells
 the Mastodon version, the rules and, since 4.4, whether hashtag and live feeds are
 public, login-only or disabled. Knowing that up front is what lets the crawler report
 "needs login" or "disabled" instead of mistaking an empty answer for "no posts", and
@@ -11,23 +13,23 @@ Misskey server) ends the probe with one line, without retries.
 from __future__ import annotations
 
 import urllib.robotparser
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 
 import requests
 from mastodon import MastodonAPIError, MastodonNotFoundError
 
 from queerbias.crawl.addresses import RefusedAddress, UnresolvableHost
-from queerbias.crawl.agent import agent_token
+from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
 from queerbias.crawl.mastodon.client import Caller, Refused, RequestBudgetExhausted
-from queerbias.crawl.mastodon.transport import ResponseTooLarge
+from queerbias.crawl.mastodon.transport import RefusedAnswer
 from queerbias.crawl.quoting import quote
 from queerbias.text.scrub import scrub_personal_data
 
 PUBLIC, LOGIN_REQUIRED, DISABLED, UNKNOWN = "public", "login_required", "disabled", "unknown"
 ROBOTS_ALLOW, ROBOTS_DISALLOW, ROBOTS_NONE, ROBOTS_UNREACHABLE = (
     "allowed", "disallowed", "no robots.txt", "unreachable")
-API_PATH = "/api/v1/timelines/tag/queer"  # what robots.txt is asked about: the feeds we page
-AI_CRAWLERS = ("GPTBot", "CCBot", "Google-Extended")
+API_PATH = "/api/v1/timelines/tag/queer"  # what robots.txt is asked about for the instance as a whole
 
 
 class NotMastodon(Exception):
@@ -46,10 +48,11 @@ class ProbeResult:
     rules: list[str] = field(default_factory=list)
     terms_of_service: str | None = None   # "published", "not published" or None when not asked
     robots: str = ROBOTS_NONE             # for our agent at the API: ROBOTS_* above
-    ai_crawlers_disallowed: bool = False  # robots.txt shuts out GPTBot, CCBot or Google-Extended
+    ai_crawlers_disallowed: bool = False  # robots.txt shuts out an AI-training crawler (GPTBot, ...) at the API
+    robots_refusal: Callable[[str], str | None] = field(default=lambda path: None, repr=False, compare=False)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "robots_refusal"}
 
 
 def _access(feed_config) -> str:
@@ -74,7 +77,7 @@ def _robots(caller: Caller, result: ProbeResult) -> None:
     try:
         response = api.session.get(url, timeout=api.request_timeout,
                                    headers={"User-Agent": api.user_agent, "Accept": "text/plain"})
-    except (UnresolvableHost, RefusedAddress, ResponseTooLarge) as err:
+    except (UnresolvableHost, RefusedAddress, RefusedAnswer) as err:
         raise Refused(str(err)) from None
     except requests.RequestException:
         result.robots = ROBOTS_UNREACHABLE
@@ -86,9 +89,20 @@ def _robots(caller: Caller, result: ProbeResult) -> None:
         return
     parser = urllib.robotparser.RobotFileParser(url)
     parser.parse(response.content.decode("utf-8", errors="replace").splitlines())
-    allowed = parser.can_fetch(agent_token(api.user_agent), api.api_base_url + API_PATH)
-    result.robots = ROBOTS_ALLOW if allowed else ROBOTS_DISALLOW
-    result.ai_crawlers_disallowed = not all(parser.can_fetch(a, api.api_base_url + "/") for a in AI_CRAWLERS)
+    ours = our_agents(api.user_agent)
+
+    def robots_refusal(path: str) -> str | None:
+        """Why robots.txt keeps us from `path` (a feed's path and query), or None."""
+        if not all(parser.can_fetch(agent, path) for agent in ours):
+            return f"its robots.txt disallows our crawler at {path}"
+        if not all(parser.can_fetch(agent, path) for agent in AI_TRAINING_AGENTS):
+            return (f"its robots.txt disallows AI-training crawlers (GPTBot and the like) at {path}, and this "
+                    "corpus trains language models")
+        return None
+
+    result.robots_refusal = robots_refusal
+    result.robots = ROBOTS_ALLOW if all(parser.can_fetch(a, API_PATH) for a in ours) else ROBOTS_DISALLOW
+    result.ai_crawlers_disallowed = not all(parser.can_fetch(a, API_PATH) for a in AI_TRAINING_AGENTS)
 
 
 def _not_mastodon(caller: Caller, what: str) -> NotMastodon:
@@ -121,7 +135,7 @@ def probe_instance(caller: Caller) -> ProbeResult:
     result = ProbeResult()
     _robots(caller, result)
     info, v2 = _instance_info(caller)
-    result.version = quote(info.get("version"), 40)
+    result.version = quote(scrub_personal_data(str(info.get("version"))), 40)
     # like the rules: a one-person server's title may hold its owner's handle or address
     result.title = quote(scrub_personal_data(str(info.get("title") or "")), 80)
     domain = info.get("domain") if v2 else info.get("uri")

@@ -9,11 +9,13 @@ with the key before it touches the disk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 from queerbias.crawl.keys import CrawlKey, normalise_handle
+from queerbias.crawl.mastodon.cleaning import CleanedText, tags_in_text
 from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.language import detect_language
 
@@ -55,12 +57,14 @@ class Post:
     record: dict              # the posts.jsonl line, without `seen_on` (the store sets it)
     reidentification: dict    # sealed by the store: uri, url, account, sources, checked_at
     served_by_origin: bool    # this copy came from the server the post was written on
+    scrubbed: Counter = field(default_factory=Counter)  # personal data replaced in the text, per kind
 
 
-def make_post(status, text: str, *, key: CrawlKey, matcher: KeywordMatcher, instance: str,
+def make_post(status, cleaned: CleanedText, *, key: CrawlKey, matcher: KeywordMatcher, instance: str,
               local_domain: str | None = None, now: datetime | None = None) -> Post:
-    """The Post for an unwrapped original `status` whose cleaned text is `text`, seen on `instance`
+    """The Post for an unwrapped original `status` whose cleaned text is `cleaned`, seen on `instance`
     (whose local accounts live on `local_domain`)."""
+    text = cleaned.text
     uri = str(_required(status, "uri"))
     local_id = str(_required(status, "id"))
     created = _required(status, "created_at")
@@ -74,8 +78,7 @@ def make_post(status, text: str, *, key: CrawlKey, matcher: KeywordMatcher, inst
         "created_at": created.astimezone(timezone.utc).isoformat(),
         "language": status.get("language") or detect_language(text)[0],
         "text": text,
-        "tags": sorted({str(t.get("name") or "").lower() for t in status.get("tags") or []
-                        if isinstance(t, dict) and t.get("name")}),
+        "tags": tags_in_text(status.get("tags"), text),
         "keywords": matcher.find(text),
     }
     reidentification = {
@@ -83,4 +86,5 @@ def make_post(status, text: str, *, key: CrawlKey, matcher: KeywordMatcher, inst
         "sources": {instance: local_id},
         "checked_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
     }
-    return Post(pseudonym, record, reidentification, served_by_origin=uri_host(uri) == urlsplit(instance).netloc)
+    return Post(pseudonym, record, reidentification, served_by_origin=uri_host(uri) == urlsplit(instance).netloc,
+                scrubbed=Counter(cleaned.scrubbed))

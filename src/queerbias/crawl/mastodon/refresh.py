@@ -11,6 +11,9 @@ saw it there), or failing that a crawled instance that showed it:
     edited                         replaced by the new text, or removed if it no longer passes the filters
     anything else                  unchanged, or unchecked (error, login needed): kept and asked again next pass
 
+Every removal goes on the store's removal list first (`tombstones`: the post, and for an
+opt-out its author), so no later crawl adds it back from another instance's copy.
+
 A pass remembers when it started; a post counts as checked once it was asked after that,
 so a pass cut short by the request budget, a `Retry-After` or Ctrl-C goes on where it
 stopped. When a pass is complete, state.json's `checked_at` moves to its start: that is
@@ -32,7 +35,7 @@ from urllib.parse import urlsplit
 from mastodon import MastodonAPIError, MastodonError, MastodonNotFoundError
 
 from queerbias.crawl.keys import CrawlKey
-from queerbias.crawl.mastodon.cleaning import clean_post_html
+from queerbias.crawl.mastodon.cleaning import clean_status
 from queerbias.crawl.mastodon.client import (
     Caller,
     Refused,
@@ -105,7 +108,7 @@ class _ServerChecker:
     def _run(self) -> None:
         r = self.r
         caller = Caller(make_client(self.base, user_agent=r.settings.user_agent, token=r.settings.token_for(self.base),
-                                    policy=r.addresses),
+                                    policy=r.addresses, timeout=r.settings.request_timeout),
                         max_requests=r.settings.max_requests, policy=r.policy, sleep=r.sleep, stop=r.stop)
         remove, records, sealed = {}, {}, {}
         for done, (pseudonym, targets, data) in enumerate(self.items, 1):
@@ -141,7 +144,8 @@ class _ServerChecker:
             if str(status.get("uri")) != data["uri"]:
                 r.count(UNCHECKED)  # not the post we stored: a server answering for another one
                 return
-            text = clean_post_html(status.get("content") or "", r.matcher, r.relevant_tags)
+            cleaned = clean_status(status, r.matcher, r.relevant_tags)
+            text = cleaned.text
             reason = drop_reason(status, text, r.matcher, r.settings.accept_missing_indexable)
             stored_text = r.texts.get(pseudonym)
             if reason in _CONTENT_REASONS and text == stored_text:
@@ -152,7 +156,7 @@ class _ServerChecker:
             if reason:
                 remove[pseudonym] = {OPTED_OUT: POST_OPTED_OUT, "not_public": NOT_PUBLIC}.get(reason, EDITED_OUT)
                 return
-            post = make_post(status, text, key=r.key, matcher=r.matcher, instance=self.base, now=r.clock())
+            post = make_post(status, cleaned, key=r.key, matcher=r.matcher, instance=self.base, now=r.clock())
         except (MalformedStatus, KeyError, TypeError, ValueError, AttributeError):
             r.count(UNCHECKED)
             return
@@ -198,10 +202,12 @@ class Refresher:
                 self.counts[outcome] += n
 
     def remove_author(self, pseudonym: str) -> None:
-        """Remove every stored post of the author of `pseudonym`: they opted out."""
+        """Remove every stored post of the author of `pseudonym` and list them as removed: they opted out."""
         account = self.store.account_of(pseudonym)
         if account is not None:
-            self.apply({p: AUTHOR_OPTED_OUT for p in self.store.posts_of({account})}, {}, {})
+            removed = self.store.remove_authors({account: AUTHOR_OPTED_OUT})
+            with self._lock:
+                self.counts.update(removed)
 
     def apply(self, remove: dict, records: dict, sealed: dict) -> None:
         if remove or records or sealed:

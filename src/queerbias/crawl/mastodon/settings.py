@@ -80,6 +80,7 @@ class CrawlSettings:
     since: datetime | None = None
     max_requests: int = DEFAULT_MAX_REQUESTS
     page_size: int = 40
+    request_timeout: float = 30.0  # seconds for a whole request, answer included
     token: str | None = field(default=None, repr=False)  # never printed, never stored
     token_instance: str | None = None
     key_file: Path = field(default_factory=default_key_file)

@@ -6,7 +6,7 @@ Files (folder 0700, files 0600, all under an exclusive lock while a process work
     reid.jsonl      per post, its re-identification data sealed with the crawl key
     state.json      cursors, statistics, the number of committed posts, the key's fingerprint
     stats.json      counts for people (no contacts, no handles)
-    forgotten.json  people who asked to be forgotten (see `forgotten`)
+    tombstones.json the sealed list of removed posts and authors (see `tombstones`)
 
 Appending a page is a commit in three steps: the sealed lines are appended and fsynced,
 then the posts, then state.json (with the new number of committed posts) is replaced
@@ -19,6 +19,9 @@ sightings) rewrites posts.jsonl and then reid.jsonl atomically, with `rewriting`
 the state so that a crash in between is recognised on the next start. A missing
 state.json never truncates anything: the state is rebuilt from the posts (cursors
 start afresh, and the key is checked against stats.json or the sealed data first).
+
+A post on the removal list, or by an author on it, is never stored again, whichever
+instance shows it; every removal is put on the list before the post is taken out.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ from pathlib import Path
 
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir, open_private_append, write_all
 from queerbias.crawl.keys import CrawlKey
-from queerbias.crawl.mastodon.forgotten import Forgotten
 from queerbias.crawl.mastodon.records import DOC_PREFIX, Post
+from queerbias.crawl.mastodon.tombstones import FORGOTTEN, Tombstones
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write
 
@@ -44,7 +47,7 @@ log = logging.getLogger(__name__)
 
 STATE_KIND, STATE_VERSION = "queerbias-mastodon-crawl", 2
 POSTS, REID, STATE, STATS = "posts.jsonl", "reid.jsonl", "state.json", "stats.json"
-FORGOTTEN_DROP = "forgotten"
+REMOVED_EARLIER = "removed_earlier"  # drop reason: the post or its author is on the removal list
 
 
 class StoreError(QueerbiasError):
@@ -60,13 +63,15 @@ def _now() -> str:
 
 
 def new_instance_stats() -> dict:
-    return {"requests": 0, "fetched": 0, "kept": 0, "dropped": {}, "duplicates": 0, "words": 0, "bytes": 0}
+    return {"requests": 0, "fetched": 0, "kept": 0, "dropped": {}, "scrubbed": {}, "duplicates": 0, "words": 0,
+            "bytes": 0}
 
 
 def new_state(fingerprint: str) -> dict:
     return {"kind": STATE_KIND, "version": STATE_VERSION, "key_fingerprint": fingerprint, "records": 0,
             "rewriting": False, "created_at": _now(), "checked_at": None, "instances": {}, "sightings": {},
-            "duplicates": 0, "removed": {}, "refresh": {"pass_started": None, "last": None}}
+            "duplicates": 0, "removed": {}, "tombstones": {"posts": 0, "accounts": 0},
+            "refresh": {"pass_started": None, "last": None}}
 
 
 def read_state(folder: Path) -> dict | None:
@@ -115,22 +120,26 @@ class CrawlStore:
         self._closed = False
         self.failure: str | None = None  # why writing stopped (disk full), for the main thread to report
         try:
-            self.forgotten = Forgotten.load(self.dir)
-            key.require_fingerprint(self.forgotten.key_fingerprint, self.dir / self.forgotten.path.name)
             state = read_state(self.dir)
             self.rebuilt = state is None
             if state is None:
-                self._verify_key_without_state()
+                expected = self._verify_key_without_state()
                 state = new_state(key.fingerprint)
+            else:
+                expected = state.get("tombstones")
             key.require_fingerprint(state.get("key_fingerprint"), self.dir / STATE)
+            self.tombstones = Tombstones.load(self.dir, key, expected=expected)
             self.state = state
+            self.state["tombstones"] = self.tombstones.counts()
             self._meta = self._recover_posts()
             self._recover_reid()
             if self.rebuilt and self._meta:
                 self.state["checked_at"] = self._oldest_check()
                 log.warning("%s was missing; rebuilt it from the %d posts in %s (paging starts afresh)",
                             self.dir / STATE, len(self._meta), self.dir / POSTS)
-            self._purge_forgotten()
+            if not self.tombstones.saved:
+                self.tombstones.save()
+            self._purge_removed()
             self._posts = open_private_append(self.dir / POSTS)
             self._reid = open_private_append(self.dir / REID)
             self._save(with_stats=True)
@@ -140,23 +149,26 @@ class CrawlStore:
 
     # -- opening -------------------------------------------------------------------------------
 
-    def _verify_key_without_state(self) -> None:
-        """Before rebuilding a lost state, make sure the posts were written with this key."""
+    def _verify_key_without_state(self) -> dict | None:
+        """Before rebuilding a lost state, make sure the posts were written with this key; returns the
+        removal-list counts stats.json recorded, for `Tombstones.load` to check the list against."""
         stats_path = self.dir / STATS
         if stats_path.exists():
             try:
-                recorded = json.loads(stats_path.read_text(encoding="utf-8")).get("key_fingerprint")
+                stats = json.loads(stats_path.read_text(encoding="utf-8"))
+                recorded, expected = stats.get("key_fingerprint"), stats.get("tombstones")
             except (OSError, ValueError, AttributeError):
-                recorded = None
+                recorded = expected = None
             if recorded:
                 self.key.require_fingerprint(recorded, stats_path)
-                return
+                return expected if isinstance(expected, dict) else None
         for post, sealed in self._reid_lines():
             self.key.unseal(post, sealed)
-            return
+            return None
         if (self.dir / POSTS).exists() and (self.dir / POSTS).stat().st_size:
             raise StoreError(f"cannot tell which crawl key wrote {self.dir / POSTS}: state.json, stats.json and "
                              "reid.jsonl are missing; restore one of them")
+        return None
 
     def _complete_lines(self, name: str) -> Iterator[bytes]:
         path = self.dir / name
@@ -234,11 +246,11 @@ class CrawlStore:
             log.warning("%s: %d posts have no re-identification data; refresh cannot check them "
                         "(corpus forget still finds them by account)", path, missing)
 
-    def _purge_forgotten(self) -> None:
-        """Remove posts of forgotten people that a crash during `corpus forget` may have left."""
-        doomed = {p for p, m in self._meta.items() if m.account in self.forgotten.accounts}
+    def _purge_removed(self) -> None:
+        """Take out posts on the removal list that a crash between listing and removing them left behind."""
+        doomed = {p: reason for p, m in self._meta.items() if (reason := self.tombstones.covers(p, m.account))}
         if doomed:
-            self._rewrite(remove={p: FORGOTTEN_DROP for p in doomed})
+            self._rewrite(remove=doomed)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -293,8 +305,8 @@ class CrawlStore:
             dropped = Counter(dropped or {})
             new, replace = [], {}
             for post in posts:
-                if post.record["account"] in self.forgotten.accounts:
-                    dropped[FORGOTTEN_DROP] += 1
+                if self.tombstones.covers(post.pseudonym, post.record["account"]):
+                    dropped[REMOVED_EARLIER] += 1
                     continue
                 known = self._meta.get(post.pseudonym)
                 if known is None:
@@ -319,10 +331,10 @@ class CrawlStore:
                     totals["kept"] += 1
                     totals["words"] += len(post.record["text"].split())
                     totals["bytes"] += len(post.record["text"].encode())
+                    _add_counts(totals.setdefault("scrubbed", {}), post.scrubbed)
             for key, value in (stats or {}).items():
                 totals[key] += value
-            for reason, count in dropped.items():
-                totals["dropped"][reason] = totals["dropped"].get(reason, 0) + count
+            _add_counts(totals["dropped"], dropped)
             if feed is not None and cursor is not None:
                 inst["cursors"][feed] = cursor
             for key, value in report.items():
@@ -347,9 +359,13 @@ class CrawlStore:
 
     def _rewrite(self, remove: dict[str, str] | None = None, records: dict[str, dict] | None = None,
                  sealed: dict[str, dict] | None = None) -> Counter:
-        """Rewrite posts.jsonl, then reid.jsonl: drop `remove` (pseudonym -> reason), replace `records`
-        and re-seal `sealed`; merge recorded sightings into `seen_on`. Returns removals per reason."""
+        """Put `remove` (pseudonym -> reason) on the removal list, then rewrite posts.jsonl and reid.jsonl
+        without them, with `records` replaced and `sealed` re-sealed, and recorded sightings merged into
+        `seen_on`. Returns removals per reason."""
         remove, records, sealed = remove or {}, records or {}, sealed or {}
+        if remove:
+            self.tombstones.add(posts=remove)
+            self.state["tombstones"] = self.tombstones.counts()
         self.state["rewriting"] = True
         atomic_write(self.dir / STATE, _json_bytes(self.state), permissions=PRIVATE_FILE)
         reopen = hasattr(self, "_posts")
@@ -382,8 +398,7 @@ class CrawlStore:
         self.state["sightings"] = {}
         self.state["records"] = kept
         self.state["rewriting"] = False
-        for reason, count in removed.items():
-            self.state["removed"][reason] = self.state["removed"].get(reason, 0) + count
+        _add_counts(self.state["removed"], removed)
         if reopen:
             self._posts = open_private_append(self.dir / POSTS)
             self._reid = open_private_append(self.dir / REID)
@@ -399,15 +414,20 @@ class CrawlStore:
             self._save(with_stats=True)
             return removed
 
-    def forget(self, accounts: set[str]) -> Counter:
-        """Record `accounts` as forgotten, then remove all their posts; idempotent."""
+    def remove_authors(self, accounts: dict[str, str]) -> Counter:
+        """Put `accounts` (pseudonym -> reason) on the removal list, then remove all their posts; idempotent."""
         with self._lock:
             self._check_open()
-            self.forgotten.add(accounts, self.key.fingerprint)
-            doomed = {p: FORGOTTEN_DROP for p, m in self._meta.items() if m.account in accounts}
+            self.tombstones.add(accounts=accounts)
+            self.state["tombstones"] = self.tombstones.counts()
+            doomed = {p: accounts[m.account] for p, m in self._meta.items() if m.account in accounts}
             removed = self._rewrite(remove=doomed) if doomed else Counter()
             self._save(with_stats=True)
             return removed
+
+    def forget(self, accounts: set[str]) -> Counter:
+        """`corpus forget`: remove `accounts` for good."""
+        return self.remove_authors(dict.fromkeys(accounts, FORGOTTEN))
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -431,9 +451,9 @@ class CrawlStore:
         per_instance = {}
         for url, inst in sorted(self.state["instances"].items()):
             per_instance[url] = {**inst["stats"], "status": inst["status"], "feeds": inst["feeds"],
-                                 "probe": inst["probe"]}
+                                 "probe": inst["probe"], "admin_agreed": inst.get("admin_agreed", [])}
         return {"posts": self.state["records"], "duplicates": self.state["duplicates"],
-                "removed": self.state["removed"], "forgotten_accounts": len(self.forgotten.accounts),
+                "removed": self.state["removed"], "tombstones": self.tombstones.counts(),
                 "key_fingerprint": self.key.fingerprint, "checked_at": self.state["checked_at"],
                 "refresh": self.state["refresh"], "instances": per_instance}
 
@@ -458,6 +478,11 @@ class CrawlStore:
             self._posts.close()
             self._reid.close()
             self._folder_lock.release()
+
+
+def _add_counts(totals: dict, counts) -> None:
+    for name, count in counts.items():
+        totals[name] = totals.get(name, 0) + count
 
 
 def _reid_line(post: str, sealed: str) -> bytes:

@@ -3,13 +3,18 @@
 Every server is hostile. requests would read a whole answer into memory and inflate a
 gzip body without limit (a 400 KB gzip answer took a crawler to 1.1 GB); this session
 streams every body, inflates it itself with a hard cap on the *decompressed* size, and
-refuses more than `max_bytes`. Connections go through `AddressPolicy`, so neither a post's
-uri nor a redirect can reach a private address. It also counts the requests it sends
-(the per-run budget) and remembers the last `Retry-After`, which Mastodon.py discards.
+refuses more than `max_bytes`. A request's timeout is a total deadline, not one per read
+(`queerbias.crawl.deadline`), so a server that drips its answer cannot hold a crawl. A JSON
+answer is decoded as its declared charset, else as UTF-8 (or the UTF-16/32 its bytes show,
+RFC 8259); one that is neither is refused, instead of being read as garbage. Connections go
+through `AddressPolicy`, so neither a post's uri nor a redirect can reach a private address.
+It also counts the requests it sends (the per-run budget) and remembers the last
+`Retry-After`, which Mastodon.py discards.
 """
 
 from __future__ import annotations
 
+import email.message
 import time
 import zlib
 
@@ -20,6 +25,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from queerbias.crawl.addresses import AddressPolicy
 from queerbias.crawl.backoff import retry_after_seconds
+from queerbias.crawl.deadline import DeadlinePassed, RequestDeadline
 from queerbias.errors import QueerbiasError
 
 MAX_RESPONSE_BYTES = 4_000_000  # a page of 40 statuses is 100-300 KB
@@ -27,15 +33,24 @@ _CHUNK = 64 * 1024
 _ENCODINGS = {"", "identity", "gzip", "x-gzip", "deflate"}
 
 
-class ResponseTooLarge(QueerbiasError):
-    """The (decompressed) answer exceeds the cap; never retried."""
+class RefusedAnswer(QueerbiasError):
+    """An answer we will not read; never retried."""
 
 
-def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
-    """An HTTPAdapter whose connections resolve and check addresses through `policy`."""
+class ResponseTooLarge(RefusedAnswer):
+    """The (decompressed) answer exceeds the cap."""
+
+
+class UndecodableAnswer(RefusedAnswer):
+    """A JSON answer that is neither in its declared charset nor in UTF-8."""
+
+
+def _guarded_adapter(policy: AddressPolicy, deadline: RequestDeadline) -> HTTPAdapter:
+    """An HTTPAdapter whose connections resolve and check addresses through `policy`, and which
+    `deadline` can cut."""
 
     def new_conn(self):
-        return policy.connect((self._dns_host, self.port), self.timeout, self.source_address)
+        return deadline.track(policy.connect((self._dns_host, self.port), self.timeout, self.source_address))
 
     http_conn = type("GuardedHTTPConnection", (HTTPConnection,), {"_new_conn": new_conn})
     https_conn = type("GuardedHTTPSConnection", (HTTPSConnection,), {"_new_conn": new_conn})
@@ -80,6 +95,25 @@ def read_capped(response: requests.Response, max_bytes: int) -> bytes:
     return bytes(body)
 
 
+def json_encoding(response: requests.Response) -> str | None:
+    """How to decode the body of `response`: a JSON answer (or one without a type) in its declared
+    charset, else UTF-8 or the UTF-16/32 its bytes show; UndecodableAnswer if the body is not in it.
+    Other types keep requests' choice."""
+    declared = response.headers.get("Content-Type", "").strip()
+    header = email.message.Message()
+    header["Content-Type"] = declared
+    if declared and "json" not in header.get_content_type():
+        return response.encoding
+    body = response.content
+    encoding = header.get_content_charset() or requests.utils.guess_json_utf(body) or "utf-8"
+    try:
+        body.decode(encoding)
+    except (LookupError, UnicodeDecodeError):
+        named = "its declared charset" if header.get_content_charset() else "UTF-8, and it declares no charset"
+        raise UndecodableAnswer(f"the answer is not in {named}") from None
+    return encoding
+
+
 class BoundedSession(requests.Session):
     """requests.Session for one Mastodon.py client: counted, size-capped, address-checked."""
 
@@ -91,17 +125,25 @@ class BoundedSession(requests.Session):
         self.max_redirects = 5
         self.trust_env = False  # no proxies or .netrc from the environment for hostile servers
         self.headers["Accept-Encoding"] = "gzip, deflate"
-        adapter = _guarded_adapter(policy)
+        self.deadline = RequestDeadline()
+        adapter = _guarded_adapter(policy, self.deadline)
         self.mount("http://", adapter)
         self.mount("https://", adapter)
 
     def request(self, method, url, *args, **kwargs):
+        """A counted request whose `timeout` (seconds) bounds the whole exchange, body included."""
         self.sent += 1
         self.retry_after = None
         kwargs["stream"] = True
-        response = super().request(method, url, *args, **kwargs)
-        if response.status_code in (429, 503):
-            self.retry_after = retry_after_seconds(response.headers.get("Retry-After"), time.time())
-        response._content = read_capped(response, self.max_bytes)
+        timeout = kwargs.get("timeout")
+        try:
+            with self.deadline.within(timeout if isinstance(timeout, (int, float)) else None):
+                response = super().request(method, url, *args, **kwargs)
+                if response.status_code in (429, 503):
+                    self.retry_after = retry_after_seconds(response.headers.get("Retry-After"), time.time())
+                response._content = read_capped(response, self.max_bytes)
+        except DeadlinePassed as err:
+            raise requests.exceptions.Timeout(str(err)) from None
         response._content_consumed = True
+        response.encoding = json_encoding(response)
         return response

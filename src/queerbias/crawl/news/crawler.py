@@ -1,7 +1,8 @@
 """Crawl news feeds into keyword-filtered documents, resumably.
 
 For every feed (itself checked against robots.txt) and every item not seen before:
-check robots.txt and the site's TDM reservation, fetch the linked page, skip it if its
+check robots.txt and the site's TDM reservation, fetch the linked page (a redirect is
+followed only after the same two checks for its target, which may be another site), skip it if its
 headers or meta tags reserve it against AI training, extract the article text
 (personal data scrubbed), keep it if an LGBTQ+ keyword matches title or text, append
 it to the output JSONL (written, fsynced), then record the item in the state file.
@@ -94,7 +95,7 @@ class NewsCrawler:
             if self.robots is not None and not self.robots.allowed(feed):
                 raise FetchError(feed, "robots.txt disallows this feed for our agent or AI-training crawlers",
                                  retry=False)
-            response = self.fetcher.get(feed, accept=FEED_ACCEPT)
+            response = self.fetcher.get(feed, accept=FEED_ACCEPT, before_redirect=self._check_robots)
             items = parse_feed(response.body, response.url)
         except (FetchError, DataError, CrawlDelayTooLong) as err:
             log.error("feed %s", err)
@@ -120,15 +121,25 @@ class NewsCrawler:
         state.save()
         return outcome
 
+    def _check_robots(self, url: str) -> None:
+        """FetchError (outcome robots_disallowed) unless robots.txt lets us and the AI-training crawlers fetch `url`."""
+        if self.robots is not None and not self.robots.allowed(url):
+            raise FetchError(url, "robots.txt disallows this address for our agent or AI-training crawlers",
+                             retry=False, outcome="robots_disallowed")
+
+    def _check_page(self, url: str) -> None:
+        """`_check_robots`, then FetchError (outcome tdm_reserved) if the site's tdmrep.json reserves `url`."""
+        self._check_robots(url)
+        if self.opt_outs.origin_reserves(url):
+            raise FetchError(url, "the site reserves this address against text and data mining", retry=False,
+                             outcome=TDM_RESERVED)
+
     def _document(self, item: FeedItem, feed: str) -> tuple[str, Document | None]:
         if not item.link:
             return "no_link", None
         try:
-            if self.robots is not None and not self.robots.allowed(item.link):
-                return "robots_disallowed", None
-            if self.opt_outs.origin_reserves(item.link):
-                return TDM_RESERVED, None
-            response = self.fetcher.get(item.link, accept=PAGE_ACCEPT)
+            self._check_page(item.link)
+            response = self.fetcher.get(item.link, accept=PAGE_ACCEPT, before_redirect=self._check_page)
         except CrawlDelayTooLong:
             return "crawl_delay_too_long", None
         except FetchError as err:

@@ -4,12 +4,15 @@ Everything a remote server sends is untrusted: only http/https URLs are fetched
 (redirects included, so a feed cannot bounce us to file:// or ftp://), every
 connection goes to an address checked after DNS resolution (no loopback, private or
 link-local targets, on redirects too; see `queerbias.crawl.addresses`), every
-request has a timeout, bodies are cut off at a size limit instead of being read
-whole, and requests to one host are spaced by a politeness delay, longer when the
-site's robots.txt asks for it (`Crawl-delay`). A host that answers 429 (or 503 with
-`Retry-After`) is left alone for as long as it asks; if that is longer than
-`max_host_wait`, its pages wait for a later run. The User-Agent says who is
-crawling and why, with a contact, so site owners can object.
+request has a total deadline (`queerbias.crawl.deadline`: a server that drips its answer
+is cut off), bodies are cut off at a size limit instead of being read whole, redirects
+are followed by us, hop by hop, so that the caller can check each new address (its
+site's robots.txt and TDM reservation) before it is fetched, and requests to one host
+are spaced by a politeness delay, longer when the site's robots.txt asks for it
+(`Crawl-delay`). A host that answers 429 (or 503 with `Retry-After`) is left alone for
+as long as it asks; if that is longer than `max_host_wait`, its pages wait for a later
+run. The User-Agent says who is crawling and why, with a contact, so site owners can
+object.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from queerbias.crawl.addresses import AddressPolicy, RefusedAddress, UnresolvableHost
 from queerbias.crawl.agent import require_contact
 from queerbias.crawl.backoff import retry_after_seconds
+from queerbias.crawl.deadline import DeadlinePassed, RequestDeadline
 from queerbias.crawl.quoting import quote
 from queerbias.errors import QueerbiasError
 
@@ -33,6 +37,8 @@ ALLOWED_SCHEMES = ("http", "https")
 # Responses we give up on for good; anything else (timeouts, 5xx, 429) may work next run.
 PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 410, 451})
 DEFAULT_BACKOFF = 60.0  # seconds a host that answered 429 without Retry-After is left alone
+MAX_REDIRECTS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class FetchError(QueerbiasError):
@@ -63,26 +69,29 @@ def check_url(url: str) -> str:
     return url
 
 
-class _SafeRedirects(urllib.request.HTTPRedirectHandler):
-    max_redirections = 5
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Hand every redirect back to `Fetcher.get` (as an HTTPError), which follows it itself."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        check_url(newurl)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        return None
 
 
-def _guarded_handlers(policy: AddressPolicy) -> list[urllib.request.BaseHandler]:
-    """HTTP and HTTPS handlers whose connections only reach addresses `policy` checked."""
+def _guarded_handlers(policy: AddressPolicy, deadline: RequestDeadline) -> list[urllib.request.BaseHandler]:
+    """HTTP and HTTPS handlers whose connections only reach addresses `policy` checked, and which
+    `deadline` can cut."""
+
+    def connect(*args, **kwargs):
+        return deadline.track(policy.connect(*args, **kwargs))
 
     class Connection(http.client.HTTPConnection):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self._create_connection = policy.connect
+            self._create_connection = connect
 
     class SecureConnection(http.client.HTTPSConnection):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self._create_connection = policy.connect
+            self._create_connection = connect
 
     class Handler(urllib.request.HTTPHandler):
         def http_open(self, req):
@@ -105,9 +114,10 @@ class Fetcher:
         self.user_agent, self.timeout = user_agent, timeout
         self.max_bytes, self.delay, self.max_host_wait = max_bytes, delay, max_host_wait
         self.sleep, self.clock = sleep, clock
+        self._deadline = RequestDeadline()
         # No ProxyHandler: environment proxies are not consulted for untrusted URLs.
-        self._opener = urllib.request.build_opener(_SafeRedirects(), urllib.request.ProxyHandler({}),
-                                                   *_guarded_handlers(AddressPolicy(allowed_hosts)))
+        self._opener = urllib.request.build_opener(_NoRedirects(), urllib.request.ProxyHandler({}),
+                                                   *_guarded_handlers(AddressPolicy(allowed_hosts), self._deadline))
         self._last_request: dict[str, float] = {}
         self._host_delay: dict[str, float] = {}
         self._blocked_until: dict[str, float] = {}
@@ -132,14 +142,27 @@ class Fetcher:
         asked = retry_after_seconds(headers.get("Retry-After") if headers else None, time.time())
         self._blocked_until[host] = self.clock() + (DEFAULT_BACKOFF if asked is None else asked)
 
-    def get(self, url: str, accept: str = "*/*") -> Response:
+    def get(self, url: str, accept: str = "*/*", before_redirect: Callable[[str], None] | None = None) -> Response:
+        """GET `url`, following up to MAX_REDIRECTS redirects; `before_redirect(new_url)` may refuse a hop
+        (by raising FetchError) before it is fetched."""
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._get_once(url, accept)
+            if isinstance(response, Response):
+                return response
+            url = check_url(urllib.parse.urljoin(url, response))
+            if before_redirect is not None:
+                before_redirect(url)
+        raise FetchError(url, f"more than {MAX_REDIRECTS} redirects", retry=False)
+
+    def _get_once(self, url: str, accept: str) -> Response | str:
+        """The answer to one request, or the address a redirect points to."""
         check_url(url)
         host = urllib.parse.urlsplit(url).hostname or ""
         self._wait_for(host, url)
         request = urllib.request.Request(url, headers={
             "User-Agent": self.user_agent, "Accept": accept, "Accept-Encoding": "identity"})
         try:
-            with self._opener.open(request, timeout=self.timeout) as reply:
+            with self._deadline.within(self.timeout), self._opener.open(request, timeout=self.timeout) as reply:
                 body = reply.read(self.max_bytes + 1)
                 if len(body) > self.max_bytes:
                     raise FetchError(url, f"response larger than {self.max_bytes} bytes",
@@ -149,6 +172,8 @@ class Fetcher:
                                 content_type=headers.get_content_type(),
                                 charset=headers.get_content_charset(), body=body, headers=headers)
         except urllib.error.HTTPError as err:
+            if err.code in _REDIRECTS and err.headers.get("Location"):
+                return err.headers["Location"]
             if err.code == 429 or (err.code == 503 and err.headers.get("Retry-After")):
                 self._back_off(host, err.headers)
             # 3xx here means urllib refused the redirect (bad scheme, loop): final too.
@@ -157,6 +182,8 @@ class Fetcher:
                              retry=not permanent) from None
         except RefusedAddress as err:
             raise FetchError(url, str(err), retry=False, outcome="private_address") from None
+        except DeadlinePassed as err:
+            raise FetchError(url, f"network error: {err}") from None
         except UnresolvableHost as err:
             raise FetchError(url, str(err)) from None
         except (OSError, http.client.HTTPException) as err:  # URLError, timeouts, resets

@@ -8,24 +8,26 @@ Besides robots.txt, sites say "not for AI" in three more places, and each is hon
   `<meta name="tdm-reservation" content="1">` tag, or a rule in the origin's
   `/.well-known/tdmrep.json` whose `location` pattern covers the page.
 
-The well-known file is fetched once per origin, like robots.txt; a missing or
-unreadable file reserves nothing.
+The well-known file is fetched once per origin, like robots.txt; a missing file, or one
+that is not JSON at all (a web page), reserves nothing. A file too deeply nested to parse
+(a hostile one) leaves the site's wishes unknown: its pages are skipped, with one line.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import logging
 import urllib.parse
 
 from lxml import etree
 from lxml import html as lxml_html
 
-from queerbias.crawl.agent import agent_token
+from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
 from queerbias.crawl.news.http import Fetcher, FetchError, Response
-from queerbias.crawl.news.robots import AI_TRAINING_AGENTS
 
-AI_OPT_OUT, TDM_RESERVED = "ai_opt_out", "tdm_reserved"
+log = logging.getLogger(__name__)
+AI_OPT_OUT, TDM_RESERVED, TDMREP_UNREADABLE = "ai_opt_out", "tdm_reserved", "tdmrep_unreadable"
 _NOAI = {"noai", "noimageai"}
 _PARSER = lxml_html.HTMLParser(no_network=True, huge_tree=False, remove_comments=True)
 
@@ -49,8 +51,8 @@ class OptOuts:
 
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
-        self._names = {"robots", agent_token(fetcher.user_agent), *(a.lower() for a in AI_TRAINING_AGENTS)}
-        self._tdmrep: dict[str, list[dict]] = {}
+        self._names = {"robots", *our_agents(fetcher.user_agent), *(a.lower() for a in AI_TRAINING_AGENTS)}
+        self._tdmrep: dict[str, list[dict] | FetchError] = {}
 
     def page_reservation(self, response: Response) -> str | None:
         """AI_OPT_OUT or TDM_RESERVED when the fetched page's headers or meta tags reserve it, else None."""
@@ -68,22 +70,30 @@ class OptOuts:
         return None
 
     def origin_reserves(self, url: str) -> bool:
-        """Whether the origin's /.well-known/tdmrep.json reserves `url` (asked before fetching the page)."""
+        """Whether the origin's /.well-known/tdmrep.json reserves `url` (asked before fetching the page);
+        FetchError (outcome TDMREP_UNREADABLE) when the file cannot be parsed safely."""
         parts = urllib.parse.urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._tdmrep:
             self._tdmrep[origin] = self._load(origin)
+        rules = self._tdmrep[origin]
+        if isinstance(rules, FetchError):
+            raise rules
         path = parts.path or "/"
-        for rule in self._tdmrep[origin]:
+        for rule in rules:
             pattern = str(rule.get("location", ""))
             if fnmatch.fnmatchcase(path, pattern if pattern.startswith("/") else "/" + pattern):
                 return str(rule.get("tdm-reservation")) == "1"
         return False
 
-    def _load(self, origin: str) -> list[dict]:
+    def _load(self, origin: str) -> list[dict] | FetchError:
+        url = origin + "/.well-known/tdmrep.json"
         try:
-            response = self.fetcher.get(origin + "/.well-known/tdmrep.json", accept="application/json")
+            response = self.fetcher.get(url, accept="application/json")
             rules = json.loads(response.body)
         except (FetchError, ValueError):
             return []
+        except RecursionError:
+            log.warning("%s: nested too deeply to read; the site's pages are skipped", url)
+            return FetchError(url, "nested too deeply to read", retry=False, outcome=TDMREP_UNREADABLE)
         return [rule for rule in rules if isinstance(rule, dict)] if isinstance(rules, list) else []

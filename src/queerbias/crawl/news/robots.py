@@ -6,8 +6,9 @@ answer or a network failure means the site's wishes are unknown, so its pages ar
 left for a later run (FetchError with retry=True) rather than crawled or given up.
 
 Our texts train language models, so a page is fetched only if every group that speaks
-for such a crawler allows it: our own agent, and the groups site owners use to opt out
-of AI training (GPTBot, CCBot, Google-Extended). The longest `Crawl-delay` among those
+for such a crawler allows it: our own agent (the User-Agent's token, and `queerbias-news`
+and `queerbias-crawler` whatever `--user-agent` says), and the groups site owners use to
+opt out of AI training (`agent.AI_TRAINING_AGENTS`: GPTBot, CCBot, ...). The longest `Crawl-delay` among those
 groups spaces our requests to the host; a delay longer than `MAX_CRAWL_DELAY` means
 the site does not want a crawler like ours, and its pages are skipped.
 """
@@ -17,10 +18,9 @@ from __future__ import annotations
 import urllib.parse
 import urllib.robotparser
 
-from queerbias.crawl.agent import agent_token
+from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
 from queerbias.crawl.news.http import Fetcher, FetchError
 
-AI_TRAINING_AGENTS = ("GPTBot", "CCBot", "Google-Extended")
 MAX_CRAWL_DELAY = 60.0
 
 
@@ -33,7 +33,7 @@ class RobotsPolicy:
 
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
-        self.agents = (agent_token(fetcher.user_agent), *AI_TRAINING_AGENTS)
+        self.agents = (*our_agents(fetcher.user_agent), *AI_TRAINING_AGENTS)
         self._rules: dict[str, urllib.robotparser.RobotFileParser | FetchError] = {}
 
     def allowed(self, url: str) -> bool:

@@ -7,10 +7,18 @@ verb; what stays undecidable without coreference is read as the singular person
 (documented in docs/gifi.md):
 
 - "Sie"/"Ihr..." capitalised inside a sentence: formal address, skipped.
-- "sie" next to a plural verb form ("sie sind", "haben sie"), or the first verb of
-  its clause being plural ("weil sie müde sind"): plural or formal, skipped; it
+- "sie" whose subject-verb agreement is plural: a plural verb right after it ("sie
+  sind"), right before it with nothing, an adverb or a prepositional phrase before
+  that verb ("Sind sie", "Gestern haben sie", "Im Park spielen sie"), or the first
+  verb of its clause plural ("weil sie müde sind"): plural or formal, skipped; it
   also marks the sentence as plural, so a later possessive "ihr(e)" + noun reads
   "their" and is skipped, while dative "ihr" still counts.
+- "sie" beside a plural verb that agrees with another subject: one conjunct of a
+  coordinated subject ("sie und ihr Mann sind", "er und sie sind"), or an object
+  after a plural verb with a subject before it ("die Kinder mögen sie"), or in a
+  verb-final clause after the subject ("weil die Kinder sie mögen"). The verb says
+  nothing about this "sie"'s number, so it is read as the singular person and the
+  mention is flagged `ambiguous` (the suite counts and reports those it scores).
 - "ihr" next to an unambiguous 2nd-person plural verb ("ihr seid", "habt ihr"): skipped.
 - "sein" as an infinitive (after "zu", before a verb, punctuation or the end): skipped.
 - "en" before a French loan word ("en masse", "en passant"): skipped.
@@ -63,6 +71,12 @@ PLURAL_VERBS = {
     "würden", "hätten", "wären", "fragen", "antworten", "sprechen", "reden", "erzählen", "meinen",
     "nennen", "rufen", "warten", "schauen", "tragen", "bringen", "holen", "suchen", "brauchen",
     "kennen", "bekommen", "hören",
+    # simple past of the verbs above
+    "gingen", "machten", "sagten", "fanden", "liebten", "lebten", "wohnten", "arbeiteten", "spielten", "lachten",
+    "fuhren", "sahen", "gaben", "blieben", "standen", "saßen", "liefen", "aßen", "tranken", "lasen", "schrieben",
+    "dachten", "glaubten", "fühlten", "halfen", "nahmen", "kochten", "fragten", "antworteten", "sprachen",
+    "redeten", "erzählten", "meinten", "nannten", "riefen", "warteten", "schauten", "trugen", "brachten", "holten",
+    "suchten", "brauchten", "kannten", "bekamen", "hörten",
 }
 SECOND_PLURAL_VERBS = {
     "seid", "wart", "habt", "hattet", "werdet", "wurdet", "könnt", "konntet", "wollt",
@@ -80,6 +94,28 @@ PREPOSITIONS = {"an", "auf", "aus", "bei", "durch", "für", "gegen", "hinter", "
                 "ohne", "seit", "über", "um", "unter", "von", "vor", "wegen", "zu", "zwischen"}
 FRENCH_AFTER_EN = {"masse", "passant", "détail", "detail", "gros", "vogue", "bloc", "route",
                    "face", "suite", "garde", "miniature", "famille", "plein"}
+#: conjunctions that coordinate two subjects ("sie und ihr Mann") or two clauses
+CONJUNCTIONS = {"und", "oder", "sowie"}
+CLAUSE_CONJUNCTIONS = CONJUNCTIONS | {"aber", "sondern", "denn", "doch"}
+#: contracted prepositions that open a prepositional phrase ("im Park spielen sie")
+CONTRACTIONS = {"im", "am", "beim", "vom", "zum", "zur", "ins", "ans", "aufs", "ums", "durchs", "fürs"}
+#: adverbs that fill the position before the verb, so the subject follows it ("gestern haben sie")
+ADVERBS = {
+    "gestern", "heute", "morgen", "vorgestern", "übermorgen", "dann", "danach", "davor", "damals", "jetzt", "nun",
+    "gerade", "bald", "später", "früher", "vorher", "nachher", "zuerst", "zuletzt", "endlich", "schließlich",
+    "plötzlich", "oft", "manchmal", "immer", "nie", "selten", "häufig", "meistens", "morgens", "mittags", "abends",
+    "nachts", "hier", "dort", "da", "draußen", "drinnen", "deshalb", "deswegen", "darum", "daher", "trotzdem",
+    "dennoch", "also", "leider", "gern", "gerne", "zusammen", "natürlich", "vielleicht", "sicher",
+    "wahrscheinlich", "wirklich", "bestimmt", "außerdem", "inzwischen", "sonst", "noch", "schon", "auch",
+    "warum", "wann", "wo", "wie", "wohin", "woher", "was", "wieso", "weshalb",
+}
+#: words that can be or open a plural subject before a verb ("wir", "die Kinder", "alle")
+SUBJECT_WORDS = {
+    "wir", "ihr", "ich", "du", "er", "es", "man", "der", "die", "das", "diese", "dieser", "jene", "alle", "beide",
+    "viele", "einige", "manche", "mehrere", "meine", "deine", "seine", "unsere", "eure", "ihre", "keine",
+}
+
+PLURAL, SINGULAR, AMBIGUOUS = "plural", "singular", "ambiguous"
 
 
 @dataclass(frozen=True)
@@ -89,6 +125,8 @@ class Mention:
     group: str
     form: str
     start: int
+    #: a "sie" read as the singular person although a plural verb stands by it (see the module docstring)
+    ambiguous: bool = False
 
 
 class PronounExtractor:
@@ -126,7 +164,8 @@ class PronounExtractor:
             after = tokens[i + 1][0] if i + 1 < len(tokens) else ""
             if lower in FORMAL_HOMOGRAPHS and word[0].isupper() and not initial:
                 continue
-            if lower == "sie" and self._plural_sie(tokens, i, before, after.lower()):
+            number = sie_number(tokens, i) if lower == "sie" else SINGULAR
+            if number == PLURAL:
                 plural_sentence = True
                 continue
             if lower == "ihr" and (after.lower() in SECOND_PLURAL_VERBS or before in SECOND_PLURAL_VERBS):
@@ -137,29 +176,91 @@ class PronounExtractor:
                 continue
             if lower == "en" and after.lower() in FRENCH_AFTER_EN:
                 continue
-            found.append(Mention(group, word, start))
+            found.append(Mention(group, word, start, ambiguous=number == AMBIGUOUS))
         return found
 
-    def first_group(self, text: str, *, at_sentence_start: bool = True, referent: str | None = None) -> str | None:
-        """The group of the first counted mention (the GIFI reference reads the first one)."""
+    def first_mention(self, text: str, *, at_sentence_start: bool = True, referent: str | None = None
+                      ) -> Mention | None:
+        """The first counted mention (the GIFI reference reads the first one), or None."""
         found = self.mentions(text, at_sentence_start=at_sentence_start, referent=referent)
-        return found[0].group if found else None
+        return found[0] if found else None
 
-    @staticmethod
-    def _plural_sie(tokens, i: int, before: str, after: str) -> bool:
-        if after in PLURAL_VERBS or before in PLURAL_VERBS:
-            return True
-        if after in SINGULAR_VERBS or before in SINGULAR_VERBS:
-            return False
-        for word, _ in tokens[i + 2:]:  # verb-final clauses: "weil sie müde sind"
-            lower = word.lower()
-            if lower in _CLAUSE_END or _SENTENCE_END.fullmatch(word):
-                return False
-            if lower in PLURAL_VERBS:
-                return True
-            if lower in SINGULAR_VERBS:
-                return False
+    def first_group(self, text: str, *, at_sentence_start: bool = True, referent: str | None = None) -> str | None:
+        """The group of the first counted mention."""
+        first = self.first_mention(text, at_sentence_start=at_sentence_start, referent=referent)
+        return first.group if first else None
+
+
+def sie_number(tokens: list[tuple[str, int]], i: int) -> str:
+    """PLURAL when a plural finite verb agrees with the "sie" at `i` as its subject; AMBIGUOUS when
+    a plural verb stands by it but agrees with another subject (sie coordinated with another
+    person, or an object after the subject); SINGULAR otherwise (the module docstring has the rules)."""
+    words = [w.lower() for w, _ in tokens]
+    before = words[i - 1] if i > 0 else ""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    start = _clause_start(tokens, i)
+    if after in PLURAL_VERBS:
+        return AMBIGUOUS if _coordinated(tokens, i, start) or _subject_between(tokens, start, i) else PLURAL
+    if before in PLURAL_VERBS:
+        return AMBIGUOUS if _coordinated(tokens, i, start) or _subject_before_verb(words, start, i - 1) else PLURAL
+    if after in SINGULAR_VERBS or before in SINGULAR_VERBS:
+        return SINGULAR
+    for word in words[i + 2:]:  # verb-final clauses: "weil sie müde sind"
+        if word in _CLAUSE_END or _SENTENCE_END.fullmatch(word) or word in _QUOTES:
+            return SINGULAR
+        if word in PLURAL_VERBS:
+            return AMBIGUOUS if _coordinated(tokens, i, start) or _subject_between(tokens, start, i) else PLURAL
+        if word in SINGULAR_VERBS:
+            return SINGULAR
+    return SINGULAR
+
+
+def _clause_start(tokens: list[tuple[str, int]], i: int) -> int:
+    """The index of the first token of the clause holding token `i` (after punctuation or a quote)."""
+    for j in range(i - 1, -1, -1):
+        word = tokens[j][0]
+        if word in _CLAUSE_END or word in _QUOTES or _SENTENCE_END.fullmatch(word):
+            return j + 1
+    return 0
+
+
+def _finite_verb(word: str) -> bool:
+    return word in PLURAL_VERBS or word in SINGULAR_VERBS or word in SECOND_PLURAL_VERBS
+
+
+def _coordinated(tokens: list[tuple[str, int]], i: int, start: int) -> bool:
+    """Whether "sie" is one conjunct of a coordinated subject: "sie und ihr Mann", "er und sie"
+    (not two clauses: "sie kamen und gingen", "die Kinder lachen und sie sind froh")."""
+    words = [w.lower() for w, _ in tokens]
+    if i + 2 < len(words) and words[i + 1] in CONJUNCTIONS and not _finite_verb(words[i + 2]):
+        return True
+    if i >= 2 and words[i - 1] in CONJUNCTIONS:
+        left = tokens[i - 2][0]
+        return (i - 2 >= start and left[:1].isalpha() and not _finite_verb(left.lower())
+                and not any(_finite_verb(w) for w in words[start:i - 1]))
+    return False
+
+
+def _subject_between(tokens: list[tuple[str, int]], start: int, i: int) -> bool:
+    """Whether a possible subject stands between the clause's start (or a conjunction that opens a
+    new clause: "die Kinder lachen und sie sind froh") and "sie": a subject word or a noun ("weil
+    die Kinder sie mögen"); then "sie" is the object of the clause's verb."""
+    words = [w.lower() for w, _ in tokens]
+    opener = max((j + 1 for j in range(start, i) if words[j] in CLAUSE_CONJUNCTIONS), default=start)
+    return any(words[j] in SUBJECT_WORDS or (j > start and tokens[j][0][:1].isupper()) for j in range(opener, i))
+
+
+def _subject_before_verb(words: list[str], start: int, verb: int) -> bool:
+    """Whether the position before a verb that precedes "sie" holds a subject ("die Kinder mögen
+    sie"), rather than nothing (a question, or after a subordinate clause: "..., haben sie"), an
+    adverb ("gestern haben sie") or a prepositional phrase ("im Park spielen sie")."""
+    field_ = words[start:verb]
+    if not field_:
         return False
+    first = field_[0]
+    if first in CONJUNCTIONS:  # "... und mögen sie": the subject of the first clause carries over
+        return not field_[1:] or _subject_before_verb(words, start + 1, verb)
+    return not (first in ADVERBS or first in PREPOSITIONS or first in CONTRACTIONS)
 
 
 def _pronoun_position(tokens: list[tuple[str, int]], i: int) -> bool:

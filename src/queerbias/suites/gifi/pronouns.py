@@ -14,6 +14,8 @@ from queerbias.errors import DataError
 from queerbias.yamlio import load_yaml
 
 SLOTS = ("nom", "gen", "dat", "acc", "poss")
+#: what App. D of GIFI tells apart: binary (he, she), neutral (singular they) and neopronouns
+KINDS = ("binary", "neutral", "neopronoun")
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class PronounGroup:
     detect: tuple[str, ...] = ()
     ambiguous: tuple[str, ...] = ()
     name_only: bool = False
+    kind: str | None = None  # one of KINDS; None for name only
 
     def slots(self, name: str) -> dict[str, str]:
         """Template values for a person called `name` (name-only: the name, genitive -s)."""
@@ -78,8 +81,11 @@ def _group(path: Path, key: str, entry) -> PronounGroup:
     clash = sorted(set(detect) & set(ambiguous))
     if clash:
         raise DataError(path, f"forms {clash} are both detectable and ambiguous", field=key)
+    kind = str(entry.get("kind", "neopronoun"))
+    if kind not in KINDS:
+        raise DataError(path, f"kind must be one of {', '.join(KINDS)}, got {kind!r}", field=f"{key}.kind")
     return PronounGroup(key=key, label=label, forms={s: str(forms[s]) for s in SLOTS},
-                        detect=detect, ambiguous=ambiguous)
+                        detect=detect, ambiguous=ambiguous, kind=kind)
 
 
 def _check_disjoint(path: Path, groups: dict[str, PronounGroup]) -> None:

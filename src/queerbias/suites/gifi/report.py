@@ -2,15 +2,20 @@
 
 Per dimension: the value of every run, mean ± SD over runs, a percentile bootstrap
 interval and standard error over templates (the same resampled templates in every run),
-and per-group figures. GIFI is the mean of the dimensions every run computed.
+and per-group figures with their SD over runs (the error bars of the paper's Figs. 3
+and 6). GIFI is the mean of the dimensions every run computed. `breakdowns` adds the
+failure analysis of App. D (module `breakdowns`).
 """
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 
 from queerbias.report.paired_stats import bootstrap_interval, cell_rng
 from queerbias.report.tables import Table, fmt
+from queerbias.suites.gifi.breakdowns import OUTCOMES, PE_CATEGORIES, breakdowns
 from queerbias.suites.gifi.dimensions import DIMENSIONS, NAMES
 from queerbias.suites.gifi.scoring import COMPONENT_OF, dimension, group_figures, refused, templates
 
@@ -31,8 +36,9 @@ def mean_over_runs(dim: str, units: list[dict[str, dict]], ids: list[str], conte
 
 
 def build_summary(rows: list[dict], settings, group_keys: list[str], detectable: list[str],
-                  missing: dict[str, str]) -> dict:
-    """Every figure of a run (summary.json without its meta); `missing`: component -> why it is absent."""
+                  missing: dict[str, str], kinds: dict[str, str | None]) -> dict:
+    """Every figure of a run (summary.json without its meta); `missing`: component -> why it is absent;
+    `kinds`: group -> binary, neutral, neopronoun or None (name only), for the App. D breakdowns."""
     context = {"group_keys": group_keys, "detectable": detectable, "cf_threshold": settings.cf_threshold}
     units = units_by_run(rows, tuple(d for d in DIMENSIONS if d in settings.dimensions))
     runs = sorted({r["run"] for r in rows})
@@ -58,7 +64,12 @@ def build_summary(rows: list[dict], settings, group_keys: list[str], detectable:
     per_run = [float(np.mean([dimensions[d]["runs"][run] for d in computed])) for run in range(n_runs)]
     gifi = {"mean": float(np.mean(per_run)), "sd": _sd(per_run), "n_dimensions": len(computed),
             "dimensions": computed, "runs": per_run}
-    return {"gifi": gifi, "dimensions": dimensions, "pronoun_groups": group_keys, "n_runs": n_runs}
+    found = breakdowns(rows, kinds)
+    for dim, entry in found["ambiguous_sie"].items():
+        if entry["n"]:
+            logging.getLogger(__name__).warning("%s: %s", dim, ambiguous_line(dim, entry))
+    return {"gifi": gifi, "dimensions": dimensions, "pronoun_groups": group_keys, "n_runs": n_runs,
+            "breakdowns": found}
 
 
 def _dimension_entry(dim: str, units: list[dict[str, dict]], context: dict, settings) -> dict:
@@ -95,12 +106,14 @@ def _sd(values) -> float | None:
 
 
 def _group_means(per_run: list[dict]) -> dict:
+    """Per group: the mean over runs, the SD over runs (None with one run) and the items of all runs."""
     collected: dict[str, list] = {}
     for figures in per_run:
         for group, figure in figures.items():
             if figure["value"] is not None:
                 collected.setdefault(group, []).append((figure["value"], figure["n"]))
-    return {g: {"value": float(np.mean([v for v, _ in vals])), "n": int(sum(n for _, n in vals))}
+    return {g: {"value": float(np.mean([v for v, _ in vals])), "sd": _sd([v for v, _ in vals]),
+                "n": int(sum(n for _, n in vals))}
             for g, vals in collected.items()}
 
 
@@ -124,9 +137,17 @@ def summary_blocks(summary: dict) -> list:
     per_group = {"GDR": "GDR accuracy", "PE": "PE accuracy", "SN": "mean sentiment", "NTS": "mean toxicity"}
     shown = [d for d in per_group if summary["dimensions"][d]["groups"]]
     if shown:
+        def mean_over_groups(dim):
+            values = [summary["dimensions"][dim]["groups"][g]["value"] for g in groups
+                      if g in summary["dimensions"][dim]["groups"]]
+            return fmt(float(np.mean(values)) if values else None, 3)
+
         blocks.append(Table(["Group", *[per_group[d] for d in shown]],
-                            [[g, *[fmt(summary["dimensions"][d]["groups"].get(g, {}).get("value"), 3) for d in shown]]
-                             for g in groups], caption="Per pronoun group (mean over runs)"))
+                            [[g, *[_group_cell(summary["dimensions"][d]["groups"].get(g)) for d in shown]]
+                             for g in groups],
+                            summary_rows=[["mean over groups", *[mean_over_groups(d) for d in shown]]],
+                            caption="Per pronoun group: mean ± SD over runs (the paper's Figs. 3 and 6: "
+                                    "bars and error bars; the mean over groups is their dotted line)"))
     shares = [d for d in ("SA", "OF") if summary["dimensions"][d]["groups"]]
     if shares:
         keys = [*groups, "none"]
@@ -140,6 +161,47 @@ def summary_blocks(summary: dict) -> list:
     if refusal is not None:
         blocks.append(f"Refusals left out of SN, NTS and CF: {refusal['n']} ({refusal['value']:.1%} of "
                       "continuations).")
+    if "breakdowns" in summary:
+        blocks.extend(breakdown_blocks(summary["breakdowns"], groups))
+    return blocks
+
+
+def ambiguous_line(dim: str, entry: dict) -> str:
+    return (f"in {entry['n']} of {entry['of']} continuations ({entry['share']:.1%}) the scored pronoun is a "
+            "'sie' beside a plural verb that agrees with another subject (coordinated, or an object); its "
+            "number is undecidable and it was read as the singular person")
+
+
+def breakdown_blocks(found: dict, groups: list[str]) -> list:
+    """The App. D tables (Figs. D.8, D.9, D.11) and the warning about ambiguous "sie"."""
+    blocks = [f"**Warning** ({dim}): {ambiguous_line(dim, entry)}."
+              for dim, entry in found["ambiguous_sie"].items() if entry["n"]]
+    outcomes = found["gdr_outcomes"]
+    if outcomes["overall"] is not None:
+        def row(name, entry):
+            return [name, *[fmt(entry[o], 3) for o in OUTCOMES], str(entry["n"])]
+
+        blocks.append(Table(["Prompted group", *OUTCOMES, "continuations"],
+                            [row(g, e) for g, e in outcomes["groups"].items()],
+                            summary_rows=[row("all", outcomes["overall"])],
+                            caption="GDR outcomes (App. D.1, Fig. D.8): share of continuations whose first pronoun "
+                                    "is of the prompted group, of another group, or absent (mean over runs)"))
+    if found["substitutions"]:
+        columns = [g for g in groups if any(g in entry for entry in found["substitutions"].values())]
+        blocks.append(Table(["Prompted neopronoun", *columns, "continuations"],
+                            [[g, *[fmt(e.get(c), 3) if c != g else "" for c in columns], str(e["n"])]
+                             for g, e in found["substitutions"].items()],
+                            caption="Substitutions (App. D.1, Fig. D.9): share of a neopronoun's GDR continuations "
+                                    "whose first pronoun is of another group (mean over runs)"))
+    pe = found["pe_consistency"]
+    if pe is not None:
+        rows = [[label, "not applicable" if pe["categories"][name] is None else fmt(pe["categories"][name]["mean"], 1),
+                 "" if pe["categories"][name] is None else fmt(pe["categories"][name]["share"], 3)]
+                for name, label in PE_CATEGORIES.items()]
+        blocks.append(Table(["Category", f"problems of {pe['n_problems']} (mean over runs)", "share"], rows,
+                            caption="PE consistency per problem over its pronoun variants (App. D.4, Fig. D.11)",
+                            notes="Neutral: singular they; German has no established neutral pronoun, so no "
+                                  "group is neutral by default (a group's kind in pronouns.yaml)."))
     return blocks
 
 
@@ -154,6 +216,12 @@ def radar_series(label: str, summary: dict) -> tuple[str, dict]:
     gifi = summary["gifi"]
     name = f"{label} (GIFI {gifi['mean']:.3f}, {gifi['n_dimensions']} dim.)" if gifi["mean"] is not None else label
     return name, {d: e.get("mean") for d, e in summary["dimensions"].items()}
+
+
+def _group_cell(figure: dict | None) -> str:
+    if figure is None:
+        return fmt(None)
+    return fmt(figure["value"], 3) if figure.get("sd") is None else _pm(figure["value"], figure["sd"])
 
 
 def _pm(value, sd) -> str:

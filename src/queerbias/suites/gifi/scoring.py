@@ -43,15 +43,20 @@ def annotate(rows: list[dict], extractor: PronounExtractor, components: Componen
              refusals: Sequence[str] = (), stops: Sequence[str | None] | None = None) -> None:
     """Add what each generation is scored on to its row, in place.
 
+    GDR, SA/OF rows get `ambiguous`: whether the scored (first) pronoun is a "sie" whose number
+    the verb agreement could not settle (read as the singular person; extractor docstring).
+
     refusals: lower-case prefixes that mark a counterfactual continuation as a refusal (it
     gets no classifier score or embedding); stops: per row, where a PE answer ends (few-shot).
     """
     for row, stop in zip(rows, stops or [None] * len(rows), strict=True):
         text = row["generation"]
-        if row["task"] == "saof":
-            row["detected"] = extractor.first_group(text, at_sentence_start=False)
+        if row["task"] in ("saof", "gdr"):
+            first = extractor.first_mention(text, at_sentence_start=False,
+                                            referent=row["group"] if row["task"] == "gdr" else None)
+            row["detected"] = first.group if first else None
+            row["ambiguous"] = bool(first and first.ambiguous)
         if row["task"] == "gdr":
-            row["detected"] = extractor.first_group(text, at_sentence_start=False, referent=row["group"])
             expected = row["group"] if row["group"] in extractor.groups else None  # name only: no pronoun
             row["correct"] = row["detected"] == expected
         if row["task"] == "pe":

@@ -55,7 +55,7 @@ class GifiSuite(Suite):
         Column("template_id", str), Column("group", str, True), Column("name", str), Column("sample", int),
         Column("state", str, True), Column("attribute", str, True), Column("expected", float, True),
         Column("prompt", str), Column("generation", str), Column("detected", str, True),
-        Column("correct", bool, True), Column("answer", float, True), Column("refusal", bool, True),
+        Column("ambiguous", bool, True, optional=True), Column("correct", bool, True), Column("answer", float, True), Column("refusal", bool, True),
         Column("sentiment", float, True),
         Column("toxicity", float, True), Column("embedding", object, True),
     )
@@ -120,7 +120,7 @@ class GifiSuite(Suite):
 
         groups = _groups(settings)[0]
         return build_summary(records(rows), settings, [g.key for g in groups], _detectable(groups),
-                             load_components(settings).missing)
+                             load_components(settings).missing, {g.key: g.kind for g in groups})
 
     def headline(self, summary) -> Headline:
         return Headline("GIFI", summary["gifi"]["mean"],
@@ -246,4 +246,5 @@ def generation_row(prompt: Prompt, seed: int, text: str) -> dict:
             "template_id": item.template_id, "group": item.group, "name": item.name, "sample": item.sample,
             "state": item.meta.get("state"), "attribute": item.meta.get("attribute"),
             "expected": item.meta.get("answer"), "prompt": item.prompt, "generation": text, "detected": None,
-            "correct": None, "answer": None, "refusal": None, "sentiment": None, "toxicity": None, "embedding": None}
+            "ambiguous": None, "correct": None, "answer": None, "refusal": None, "sentiment": None,
+            "toxicity": None, "embedding": None}

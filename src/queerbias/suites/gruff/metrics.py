@@ -12,11 +12,15 @@ paper's Sec. 8 (Mewes, Lauscher & Gautam 2026):
   plots the two rates but does not name the ranking score; this difference is ours.
 - case correlations (Fig. 7): Spearman's rho between the stereotype scores of every
   two cases over occupations, Bonferroni-corrected;
-- model correlation (Fig. 8): Spearman's rho between two models' stereotype scores
-  (accusative in the paper), see `stereotype_correlation`.
+- model correlation (Fig. 8, accusative; Figs. 12-14, nominative, dative, genitive = `poss`):
+  Spearman's rho between two models' stereotype scores, see `model_correlations`.
 
-`pronoun_tests` (Wilcoxon signed-rank between pronoun sets, paired by occupation)
-fills in a pairing unit the paper does not state.
+Sec. 8 also reports fidelity per pronoun set over the settings with an introduction as
+mean ± SD ("66.52 ± 10.59 for er/ihm"), Wilcoxon signed-rank tests between pronoun sets
+and, with Fig. 5 (pronoun set × case), that cases of one pronoun set do not differ. The
+paper states neither the unit of its SD nor the pairing of its tests; we use occupations
+for both (`pronoun_spread`, `pronoun_tests`, `case_tests`): the template unit every
+pronoun set and case shares. The binomial SE of the pooled accuracy stays beside it.
 """
 
 from __future__ import annotations
@@ -100,10 +104,24 @@ def stereotype_scores(items: pd.DataFrame, case: str) -> pd.Series:
 
 
 def stereotype_correlation(items_a: pd.DataFrame, items_b: pd.DataFrame, case: str = "acc") -> dict:
-    """Fig. 8: Spearman's rho between two models' stereotype scores over shared occupations."""
+    """Fig. 8 (acc), 12-14 (nom, dat, gen): Spearman's rho between two models' stereotype scores over
+    shared occupations."""
     a, b = stereotype_scores(items_a, case), stereotype_scores(items_b, case)
     shared = a.index.intersection(b.index)
     return {"case": case, **spearman(a[shared], b[shared]).to_dict()}
+
+
+def comparison_extras(items_a: pd.DataFrame, items_b: pd.DataFrame) -> dict:
+    """The comparison's extras: `model_correlation` for the accusative (Fig. 8) and
+    `model_correlation_<case>` for the other cases (Figs. 12-14), one entry each so that the
+    comparator Bonferroni-corrects each across the AFTER runs; `fidelity_by_pronoun_case`, both
+    models' Fig. 5 (accuracy per pronoun set and case, settings with an introduction)."""
+    correlations = {("model_correlation" if case == "acc" else f"model_correlation_{case}"):
+                    stereotype_correlation(items_a, items_b, case)
+                    for case in ("acc", *(c for c in CASES if c != "acc"))}
+    figures = {side: pronoun_case_figures(items[items["setting"] != "none"])
+               for side, items in (("before", items_a), ("after", items_b))}
+    return {**correlations, "fidelity_by_pronoun_case": figures}
 
 
 def occupation_accuracy(items: pd.DataFrame, column: str | None = None) -> pd.DataFrame:
@@ -132,13 +150,25 @@ def pronoun_tests(items: pd.DataFrame) -> list[dict]:
 
     effect: matched-pairs rank-biserial r, positive when the first set (a) scores higher.
     """
-    table = occupation_accuracy(items, "target")
+    return _paired_tests(occupation_accuracy(items, "target"), PRONOUN_SETS)
+
+
+def case_tests(items: pd.DataFrame) -> dict[str, list[dict]]:
+    """Sec. 8 / Fig. 5: per pronoun set, the Wilcoxon signed-rank test of per-occupation accuracy
+    between every two cases, Bonferroni-corrected within the pronoun set."""
+    return {pronoun: tests for pronoun in PRONOUN_SETS
+            if (tests := _paired_tests(occupation_accuracy(items[items["target"] == pronoun], "case"), CASES))}
+
+
+def _paired_tests(table: pd.DataFrame, levels) -> list[dict]:
+    """Wilcoxon signed-rank tests between every two columns of a per-occupation accuracy table,
+    over the occupations that have both; Bonferroni across the tests."""
     rows = []
-    for a, b in combinations(PRONOUN_SETS, 2):
+    for a, b in combinations(levels, 2):
         if a not in table or b not in table:
             continue
         paired = table[[a, b]].dropna()
-        if paired.empty:  # no occupation has items of both sets: nothing to test (and no NaN means)
+        if paired.empty:  # no occupation has items of both levels: nothing to test (and no NaN means)
             continue
         result = wilcoxon_signed_rank(paired[a], paired[b])
         rows.append({"a": a, "b": b, "n": len(paired), "mean_a": float(paired[a].mean()),
@@ -147,6 +177,22 @@ def pronoun_tests(items: pd.DataFrame) -> list[dict]:
     for row, adjusted in zip(rows, bonferroni([r["p"] for r in rows]), strict=True):
         row["p_bonferroni"] = adjusted
     return rows
+
+
+def pronoun_spread(items: pd.DataFrame, pronoun: str) -> dict:
+    """Accuracy of one pronoun set with the binomial SE of the pooled items (`se`) and, as Sec. 8
+    reports it, mean ± SD: here over the occupations' accuracies (`occupations`)."""
+    part = items[items["target"] == pronoun]
+    per_occupation = occupation_accuracy(part)["all"] if len(part) else pd.Series(dtype=float)
+    spread = {"n": len(per_occupation), "mean": float(per_occupation.mean()) if len(per_occupation) else None,
+              "sd": float(per_occupation.std(ddof=1)) if len(per_occupation) > 1 else None}
+    return {**accuracy(part["correct"]), "occupations": spread}
+
+
+def pronoun_case_figures(items: pd.DataFrame) -> dict:
+    """Fig. 5: accuracy per pronoun set and case."""
+    return {p: {case: accuracy(items.loc[(items["target"] == p) & (items["case"] == case), "correct"])
+                for case in CASES} for p in PRONOUN_SETS}
 
 
 def distinct(items: pd.DataFrame) -> pd.DataFrame:
@@ -172,16 +218,18 @@ def summarise(items: pd.DataFrame) -> dict:
     """Every figure of one run (summary.json without its meta).
 
     overall: all settings together, no-context agreement included (our addition);
-    introduced: the settings with an introduction (d0-d5), the paper's Sec. 8 pool.
+    introduced: the settings with an introduction (d0-d5), the paper's Sec. 8 pool, by pronoun
+    set (with the SD over occupations) and by pronoun set and case (Fig. 5).
     """
     context = items[items["setting"] != "none"]
     return {
         "overall": accuracy(items["correct"]),
         "introduced": {**accuracy(context["correct"]),
-                       "by_pronoun": {p: accuracy(context.loc[context["target"] == p, "correct"])
-                                      for p in PRONOUN_SETS}},
+                       "by_pronoun": {p: pronoun_spread(context, p) for p in PRONOUN_SETS},
+                       "by_pronoun_case": pronoun_case_figures(context)},
         "settings": by_setting(items),
         "over_resolution": over_resolution(items),
         "case_correlations": case_correlations(items),
         "pronoun_tests": pronoun_tests(context),
+        "case_tests": case_tests(context),
     }

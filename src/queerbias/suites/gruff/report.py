@@ -14,7 +14,7 @@ from pathlib import Path
 
 from queerbias.report.delta_tables import format_p
 from queerbias.report.tables import MISSING, Table, fmt
-from queerbias.suites.gruff.forms import PRONOUN_SETS
+from queerbias.suites.gruff.forms import CASES, PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS, Instance
 from queerbias.suites.gruff.metrics import BREAKDOWNS
 
@@ -76,12 +76,41 @@ def correlation_table(rows: list[dict]) -> Table:
 
 
 def pronoun_test_table(rows: list[dict]) -> Table:
-    body = [[f"{r['a']} – {r['b']}", str(r["n"]), fmt(r["mean_a"], 1), fmt(r["mean_b"], 1),
-             format_p(r["p"]), format_p(r["p_bonferroni"]), fmt(r["effect"], 3)] for r in rows]
     return Table(header=["Pronoun sets a – b", "occupations", "acc a", "acc b", "p", "p Bonferroni", "r"],
-                 rows=body, caption="Wilcoxon signed-rank tests between pronoun sets (per-occupation "
-                                    "accuracy, context settings)",
+                 rows=_test_rows(rows), caption="Wilcoxon signed-rank tests between pronoun sets (per-occupation "
+                                                "accuracy, context settings)",
                  notes="r: matched-pairs rank-biserial correlation, positive when a is more accurate.")
+
+
+def case_test_table(tests: dict[str, list[dict]]) -> Table:
+    """Sec. 8: cases of one pronoun set compared (the paper finds no significant difference)."""
+    body = [[pronoun, *row] for pronoun, rows in tests.items() for row in _test_rows(rows)]
+    return Table(header=["Pronoun set", "Cases a – b", "occupations", "acc a", "acc b", "p", "p Bonferroni", "r"],
+                 rows=body, caption="Wilcoxon signed-rank tests between the cases of each pronoun set "
+                                    "(paper Sec. 8; per-occupation accuracy, context settings)",
+                 notes="Bonferroni within each pronoun set; r: matched-pairs rank-biserial correlation, positive "
+                       "when case a is more accurate.")
+
+
+def _test_rows(rows: list[dict]) -> list[list[str]]:
+    return [[f"{r['a']} – {r['b']}", str(r["n"]), fmt(r["mean_a"], 1), fmt(r["mean_b"], 1),
+             format_p(r["p"]), format_p(r["p_bonferroni"]), fmt(r["effect"], 3)] for r in rows]
+
+
+def introduced_table(introduced: dict) -> Table:
+    """Sec. 8 and Fig. 5: accuracy per pronoun set (mean ± SD over occupations, and ± binomial SE of the
+    pooled items) and per pronoun set and case, settings with an introduction."""
+    rows = []
+    for pronoun in PRONOUN_SETS:
+        entry, spread = introduced["by_pronoun"][pronoun], introduced["by_pronoun"][pronoun]["occupations"]
+        sd = "" if spread["sd"] is None else f" ± {fmt(spread['sd'], 1)}"
+        rows.append([pronoun, str(entry["n"]), _acc(entry, se=True), f"{fmt(spread['mean'], 1)}{sd}",
+                     *(_acc(introduced["by_pronoun_case"][pronoun][case]) for case in CASES)])
+    return Table(header=["Pronoun set", "items", "accuracy ± SE", "mean ± SD over occupations", *CASES],
+                 rows=rows, caption="Pronoun fidelity with an introduction (d0-d5) by pronoun set and case "
+                                    "(paper Sec. 8, Fig. 5)",
+                 notes="SE: binomial standard error of the pooled accuracy; SD: over the occupations' accuracies, "
+                       "the unit of the Wilcoxon tests (the paper reports mean ± SD without naming its unit).")
 
 
 def summary_blocks(summary: dict) -> list:
@@ -104,11 +133,15 @@ def summary_blocks(summary: dict) -> list:
         blocks.append(accuracy_table(settings, "by_system"))
     if any(f["distractor_errors"] is not None for f in settings.values()):
         blocks.append(distractor_table(settings))
+    if "by_pronoun_case" in summary["introduced"]:
+        blocks.append(introduced_table(summary["introduced"]))
     blocks.append(over_resolution_table(summary["over_resolution"]))
     if summary["case_correlations"]:
         blocks.append(correlation_table(summary["case_correlations"]))
     if summary["pronoun_tests"]:
         blocks.append(pronoun_test_table(summary["pronoun_tests"]))
+    if summary.get("case_tests"):
+        blocks.append(case_test_table(summary["case_tests"]))
     ties = sum(f["ties"] for f in settings.values())
     blocks.append(f"Exact ties (resolved to the first option): {ties}.")
     return blocks
@@ -143,14 +176,36 @@ def accuracy_lines(panels: list[tuple[str, list[tuple[str, dict]]]], path: Path)
 
 
 def model_correlation_table(document: dict) -> Table:
-    """Paper Fig. 8: the two models' stereotype scores correlated over occupations."""
-    body = [[c["after"]["label"], str(c["model_correlation"]["n"]),
-             fmt(c["model_correlation"]["rho"], 3), format_p(c["model_correlation"]["p"]),
-             format_p(c["model_correlation"].get("p_bonferroni"))]
-            for c in document["comparisons"]]
-    return Table(header=["AFTER", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
-                 caption="Correlation of the occupations' accusative stereotype scores between BEFORE and each AFTER "
-                         "(paper Fig. 8)")
+    """Paper Figs. 8 (accusative) and 12-14 (nominative, dative, genitive): the two models' stereotype
+    scores correlated over occupations, per case."""
+    figure = {"acc": "Fig. 8", "nom": "Fig. 12", "dat": "Fig. 13", "poss": "Fig. 14, genitive"}
+    body = []
+    for comparison in document["comparisons"]:
+        for key, entry in comparison.items():
+            if key == "model_correlation" or key.startswith("model_correlation_"):
+                body.append([comparison["after"]["label"], f"{entry['case']} ({figure.get(entry['case'], '')})",
+                             str(entry["n"]), fmt(entry["rho"], 3), format_p(entry["p"]),
+                             format_p(entry.get("p_bonferroni"))])
+    return Table(header=["AFTER", "case", "occupations", "Spearman ρ", "p", "p Bonferroni"], rows=body,
+                 caption="Correlation of the occupations' accusative stereotype scores (paper Fig. 8), and of those "
+                         "of the other cases (Figs. 12-14), between BEFORE and each AFTER",
+                 notes="Bonferroni across the AFTER runs, per case.")
+
+
+def pronoun_case_change_table(document: dict) -> Table:
+    """Paper Fig. 5 for BEFORE and each AFTER: accuracy per pronoun set and case, before → after."""
+    body = []
+    for comparison in document["comparisons"]:
+        figures = comparison.get("fidelity_by_pronoun_case")
+        if figures is None:
+            continue
+        for pronoun in PRONOUN_SETS:
+            body.append([comparison["after"]["label"], pronoun,
+                         *(f"{_acc(figures['before'][pronoun][case])} → {_acc(figures['after'][pronoun][case])}"
+                           for case in CASES)])
+    return Table(header=["AFTER", "Pronoun set", *CASES], rows=body,
+                 caption="Accuracy (%) by pronoun set and case, settings with an introduction, BEFORE → AFTER "
+                         "(paper Fig. 5)", notes="The paired tests per setting and pronoun set are in the main table.")
 
 
 INSTANCE_COLUMNS = ("replicate", "item_id", "setting", "n_distractors", "occupation", "participant", "case", "system",

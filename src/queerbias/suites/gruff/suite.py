@@ -139,16 +139,17 @@ class GruffSuite(Suite):
                 if mask.any():
                     yield cell("pronouns", f"{setting} {pronoun}", mask)
 
-    def extras(self, before, after, options) -> dict:
-        """Paper Fig. 8: Spearman correlation of the two models' accusative stereotype scores."""
-        from queerbias.suites.gruff.metrics import distinct, stereotype_correlation
+    def extras(self, before, after, options, settings) -> dict:
+        """Paper Figs. 8, 12-14: Spearman correlation of the two models' stereotype scores per case;
+        Fig. 5 of both models."""
+        from queerbias.suites.gruff.metrics import comparison_extras, distinct
 
-        return {"model_correlation": stereotype_correlation(distinct(before), distinct(after), "acc")}
+        return comparison_extras(distinct(before), distinct(after))
 
     def extra_tables(self, document) -> list:
-        from queerbias.suites.gruff.report import model_correlation_table
+        from queerbias.suites.gruff.report import model_correlation_table, pronoun_case_change_table
 
-        return [model_correlation_table(document)]
+        return [model_correlation_table(document), pronoun_case_change_table(document)]
 
     def title(self, summary) -> str:
         return f"GRUFF pronoun fidelity: {summary['meta']['model']['spec']}"

@@ -1,8 +1,13 @@
 """Classifier view (the paper's own measure): predictions on originals and on each reformulation.
 
 Per task and strategy: macro-F1 and its change against the original, the label flip
-rate, and prediction certainty (mean max-softmax probability) and its change; unlike
-the LM view, texts equal to the original are kept (they cannot flip), as in the paper.
+rate, and prediction certainty (mean max-softmax probability, on [0, 1]) and its change;
+unlike the LM view, texts equal to the original are kept (they cannot flip), as in the paper.
+
+Each row also carries what Sec. 6 ii (Table 3) and App. A.5 (Table 6) analyse: the text's
+words and German Flesch score (`readability`), its token count, and on reformulation rows
+the attention the prediction token pays to the tokens the reformulation left unchanged, in
+the original and in the reformulation (`prediction_attention`, `shared_attention`).
 
 Inputs are composed as upstream composes them (`utils/composition.py`,
 `run_fine_tuning_task.py`): a task with a second field (X-Stance's topic) becomes one
@@ -14,6 +19,7 @@ input limit.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -27,14 +33,18 @@ from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
+from queerbias.suites.lou.analysis import analyse
 from queerbias.suites.lou.data import ORIGINAL, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
+from queerbias.suites.lou.readability import flesch_amstad, words
 
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with truncate_text)
 #: recorded in the run meta (and so in the run key): how inputs are composed
 INPUT_COMPOSITION = "upstream: one string 'text [SEP] topic', one segment; truncate_text tasks cut to max_length"
 DEFAULT_RESAMPLES = 2_000
 PREDICT_BATCH = 16
+ATTENTION_BUDGET = 1 << 28  # bytes of attention weights (all layers, float32) one batch may return
+ATTENTION_COLUMNS = ("attention_max_original", "attention_sd_original", "attention_max", "attention_sd")
 
 
 @dataclass
@@ -130,6 +140,70 @@ def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]
     return probs
 
 
+def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
+                         truncate_text: int | None = None, batch_size: int = PREDICT_BATCH
+                         ) -> list[tuple[list[int], np.ndarray] | None]:
+    """Per input: its non-special token ids and the attention the prediction token pays to each
+    (last layer, mean over heads), as Sec. 6 ii characterises attention; None for all inputs
+    when the model cannot return attention weights.
+
+    The prediction token is the first one for classifiers that start with a [CLS]-like token
+    (encoders), else the last (decoders classify from the last token). Attention weights need
+    the eager implementation, so this is a second pass with the model switched to it and back;
+    the predictions themselves keep the model's own implementation. The model returns the weights
+    of every layer, so batches (of inputs of similar length) hold at most ATTENTION_BUDGET of them.
+    """
+    encoded = encode_inputs(clf, inputs, truncate_text)
+    model, tokenizer = clf.model, clf.tokenizer
+    previous, was_training = model.config._attn_implementation, model.training
+    special, cls = set(tokenizer.all_special_ids), tokenizer.cls_token_id
+    found: list[tuple[list[int], np.ndarray] | None] = [None] * len(encoded)
+    per_square = 4 * getattr(model.config, "num_hidden_layers", 12) * getattr(model.config, "num_attention_heads", 12)
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
+    batches = []
+    while order:
+        longest = len(encoded[order[0]]["input_ids"])
+        size = max(1, min(batch_size, ATTENTION_BUDGET // (per_square * longest ** 2)))
+        batches.append(order[:size])
+        order = order[size:]
+    model.set_attn_implementation("eager")
+    model.eval()
+    try:
+        for batch in batches:
+            padded = tokenizer.pad([encoded[i] for i in batch], return_tensors="pt")
+            with torch.inference_mode():
+                attentions = model(**{k: v.to(clf.device) for k, v in padded.items()}, output_attentions=True).attentions
+            if not attentions:
+                return [None] * len(encoded)
+            last = attentions[-1].float().mean(dim=1).cpu().numpy()  # (batch, query, key)
+            for row, i in enumerate(batch):
+                real = np.flatnonzero(padded["attention_mask"][row].numpy())
+                ids = padded["input_ids"][row].numpy()[real]
+                query = real[0] if cls is not None and ids[0] == cls else real[-1]
+                keep = [k for k, token in enumerate(ids) if int(token) not in special]
+                found[i] = ([int(ids[k]) for k in keep], last[row, query, real[keep]])
+    finally:
+        model.set_attn_implementation(previous)
+        model.train(was_training)
+    return found
+
+
+def shared_attention(original: tuple[list[int], np.ndarray], reformulated: tuple[list[int], np.ndarray]
+                     ) -> dict | None:
+    """Max and SD over tokens of the attention on the tokens both texts share (matched in order),
+    in the original and in the reformulation: the paper excludes the tokens a reformulation
+    changed so that both attention vectors have the same length. None without shared tokens."""
+    (ids_o, att_o), (ids_r, att_r) = original, reformulated
+    blocks = difflib.SequenceMatcher(None, ids_o, ids_r, autojunk=False).get_matching_blocks()
+    pos_o = [b.a + k for b in blocks for k in range(b.size)]
+    pos_r = [b.b + k for b in blocks for k in range(b.size)]
+    if not pos_o:
+        return None
+    shared_o, shared_r = att_o[pos_o], att_r[pos_r]
+    return {"attention_max_original": float(shared_o.max()), "attention_sd_original": float(shared_o.std()),
+            "attention_max": float(shared_r.max()), "attention_sd": float(shared_r.std())}
+
+
 def check_labels(clf: LoadedClassifier, task: TaskInfo) -> None:
     """A classifier predicts the task's labels, or it was trained for another task."""
     if clf.num_labels != len(task.labels):
@@ -143,21 +217,31 @@ def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strateg
     """One item row per instance and text version (original first), each distinct input predicted once;
     the texts of tasks marked `truncate_text` are cut to `max_length` tokens first, as upstream."""
     versions = (ORIGINAL, *strategies)
-    probs = {}
+    probs, attention = {}, {}
     for name in dict.fromkeys(i.task for i in instances):
         inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in instances if i.task == name for v in versions))
         truncate = max_length if tasks[name].truncate_text else None
         probs[name] = dict(zip(inputs, predict_proba(clf, inputs, truncate, batch_size)))
+        attention[name] = dict(zip(inputs, prediction_attention(clf, inputs, truncate, batch_size)))
+    texts = {text for i in instances for text in (i.original, *i.reformulations.values())}
+    tokens = {text: len(clf.tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts}
     rows = []
     for instance in instances:
-        predicted = probs[instance.task]
-        base = int(np.argmax(predicted[(instance.original, instance.text_pair)]))
+        predicted, attended = probs[instance.task], attention[instance.task]
+        original = (instance.original, instance.text_pair)
+        base = int(np.argmax(predicted[original]))
         for version in versions:
-            p = predicted[(instance.text(version), instance.text_pair)]
+            text = instance.text(version)
+            p = predicted[(text, instance.text_pair)]
             pred = int(np.argmax(p))
+            shared = None
+            if version != ORIGINAL and attended[original] is not None:
+                shared = shared_attention(attended[original], attended[(text, instance.text_pair)])
             rows.append({"task": instance.task, "index": instance.index, "label": instance.label,
-                         "strategy": version, "identical": instance.text(version) == instance.original,
-                         "pred": pred, "prob_max": float(p.max()), "flipped": pred != base})
+                         "strategy": version, "identical": text == instance.original,
+                         "pred": pred, "prob_max": float(p.max()), "flipped": pred != base,
+                         "words": len(words(text)), "flesch": flesch_amstad(text), "tokens": tokens[text],
+                         **(shared or dict.fromkeys(ATTENTION_COLUMNS))})
     return rows
 
 
@@ -167,9 +251,10 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
 
     `f1_upstream`/`delta_f1_upstream`: the F1 upstream logs as "f1-macro" (binary tasks:
     the positive class's F1), beside true macro-F1, to set against the paper's tables.
-    Certainty is the mean over instances of the max-softmax probability (`prob_max`).
-    ΔF1 and the flip rate get paired bootstrap 95% intervals over instances, one seeded
-    generator per task and strategy.
+    Certainty is the mean over instances of the max-softmax probability (`prob_max`), on [0, 1]
+    (the paper's Tables 3-4 use %). ΔF1 and the flip rate get paired bootstrap 95% intervals over
+    instances, one seeded generator per task and strategy. `analysis`: Sec. 5 iv, Sec. 6 ii and
+    App. A.5 (module `analysis`).
     """
     result = {}
     for task in tasks:
@@ -197,7 +282,7 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
                 **classifier_bootstrap(labels, base_preds, preds, cell_rng(seed, task, strategy), n_resamples),
             }
         result[task] = entries
-    return {"tasks": result}
+    return {"tasks": result, "analysis": analyse(rows, result, tasks, strategies)}
 
 
 def _default_device() -> torch.device:

@@ -21,6 +21,7 @@ from queerbias.models.loading import MASKED
 from queerbias.report.paired_stats import cell_rng
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer
+from queerbias.suites.lou.analysis import added_tokens
 from queerbias.suites.lou.data import Instance
 from queerbias.suites.lou.metrics import preference_summary
 
@@ -76,7 +77,8 @@ def score_chunk(scorer: Scorer, chunk: list[Instance], strategies: Sequence[str]
 
 def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str], seed: int = 0,
               n_resamples: int = 10_000) -> dict:
-    """Per task and strategy, and pooled over tasks (each distinct text pair once)."""
+    """Per task and strategy, and pooled over tasks (each distinct text pair once); `added_tokens`:
+    the tokens each strategy adds in this model's tokenizer (App. A.5, Table 6)."""
     by_task = {task: {s: _entry([r for r in rows if r["task"] == task and r["strategy"] == s], task, s,
                                 seed, n_resamples)
                       for s in strategies}
@@ -85,7 +87,9 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
     for strategy in strategies:
         distinct = {r["pair_key"]: r for r in rows if r["strategy"] == strategy}
         pooled[strategy] = _entry(list(distinct.values()), POOLED, strategy, seed, n_resamples)
-    return {"tasks": by_task, POOLED: pooled}
+    added = added_tokens([(r["task"], r["strategy"], r["tokens_reformulated"] - r["tokens_original"]) for r in rows],
+                         tasks, strategies)
+    return {"tasks": by_task, POOLED: pooled, "added_tokens": added}
 
 
 def _entry(rows: list[dict], scope: str, strategy: str, seed: int, n_resamples: int) -> dict:

@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 
 from queerbias.report.paired_stats import bootstrap_mean_ci, spearman
+from queerbias.suites.lou.analysis import f1_flip_correlation
 
 
 def macro_f1(labels, preds) -> float:
@@ -124,7 +125,8 @@ def ranking_consistency(summaries: dict[str, dict], strategies) -> dict:
     (do they find the same strategies hard?). model_rankings: for each strategy, ρ between
     the models' F1 on the original and on the reformulation (the paper's check that model
     rankings survive gender-fair language, Sec. 5 v). Each ρ comes with its p-value
-    (`report.paired_stats.spearman`).
+    (`report.paired_stats.spearman`). f1_flip_correlation: ΔF1 against the flip rate over every
+    model, task and strategy (Sec. 5 iv).
     """
     labels = list(summaries)
     shared = set.intersection(*(set(s["tasks"]) for s in summaries.values()))
@@ -139,4 +141,6 @@ def ranking_consistency(summaries: dict[str, dict], strategies) -> dict:
         models = {s: spearman(original, [entries[label][s]["macro_f1"] for label in labels]).to_dict()
                   for s in strategies}
         result[task] = {"strategy_rankings": pairs, "model_rankings": models}
-    return {"models": labels, "tasks": result}
+    cells = [(entry["delta_f1"], entry.get("flip_rate"))
+             for label in labels for task in tasks for entry in (summaries[label]["tasks"][task][s] for s in strategies)]
+    return {"models": labels, "tasks": result, "f1_flip_correlation": f1_flip_correlation(cells)}

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from queerbias.report.delta_tables import format_p
+from queerbias.report.paired_stats import stars
 from queerbias.report.tables import MISSING, Table, fmt, to_markdown
+from queerbias.suites.lou.analysis import PROPERTIES, SPLITS
 from queerbias.suites.lou.data import ORIGINAL
 from queerbias.suites.lou.lm_view import POOLED
 
@@ -50,7 +52,9 @@ def lm_blocks(summary: dict) -> list:
     return [("Does the model find gender-fair reformulations as likely as the original German text? "
              f"Length-normalised log-likelihood ({_method(summary['meta'])}); 50% preferred = no preference."),
             lm_overview(summary), lm_overview(summary, sentence=True),
-            *[lm_details(summary, scope) for scope in [*summary["tasks"], POOLED]]]
+            *[lm_details(summary, scope) for scope in [*summary["tasks"], POOLED]],
+            *([added_tokens_table(summary["added_tokens"], "this model's tokenizer")]
+              if "added_tokens" in summary else [])]
 
 
 def lm_plot(summary: dict, path: Path) -> Path:
@@ -91,13 +95,60 @@ def classifier_table(summary: dict, task: str) -> Table:
                  rows=rows, caption=task,
                  notes="ΔF1 and Δcertainty against the original; F1 upstream: what the authors' script logs as "
                        "'f1-macro' (binary tasks: the positive class's F1); flips: % of instances whose predicted label "
-                       "changes; certainty: mean max-softmax probability. Identical texts are kept (they cannot flip). "
+                       "changes; certainty: mean max-softmax probability on [0, 1] (the paper's Tables 3-4 give it in "
+                       "%). Identical texts are kept (they cannot flip). "
                        "Intervals: paired percentile bootstrap over instances (same resample for both versions).")
 
 
 def classifier_blocks(summary: dict) -> list:
-    return ["Predictions on the original texts and on each gender-fair reformulation (Waldis et al. 2024, "
-            "Figures 3-4).", *[classifier_table(summary, task) for task in summary["tasks"]]]
+    blocks = ["Predictions on the original texts and on each gender-fair reformulation (Waldis et al. 2024, "
+              "Figures 3-4).", *[classifier_table(summary, task) for task in summary["tasks"]]]
+    analysis = summary.get("analysis")
+    if analysis is None:
+        return blocks
+    correlation = analysis["f1_flip_correlation"]
+    blocks.append(f"ΔF1 and flip rate over the {correlation['n']} task × strategy cells (Sec. 5 iv): Spearman ρ = "
+                  f"{fmt(correlation['rho'], 2)}, p = {format_p(correlation['p'])}.")
+    blocks.extend(property_table(changes, scope) for scope, changes in analysis["property_changes"].items()
+                  if any(changes["overall"].values()))
+    if analysis["added_tokens"] is not None:
+        blocks.append(added_tokens_table(analysis["added_tokens"], "the classifier's tokenizer"))
+    return blocks
+
+
+def property_table(changes: dict, scope: str) -> Table:
+    """Paper Table 3: change reformulated − original per property, overall and split by flip and correctness."""
+    def cell(entry):
+        return MISSING if entry is None else f"{fmt(entry['change'], 2, signed=True)}{stars(entry['p'])}"
+
+    rows = [[label, *[cell(changes[split][name]) for split in SPLITS]] for name, label in PROPERTIES.items()]
+    counts = [max((e["n"] for e in changes[split].values() if e is not None), default=0) for split in SPLITS]
+    return Table(header=["Property", *SPLITS.values()], rows=rows,
+                 summary_rows=[["pairs", *[str(n) for n in counts]]],
+                 caption=f"{scope}: change from original to reformulation (paper Sec. 6 ii, Table 3)",
+                 notes="Mean change over (instance, strategy) pairs, identical texts left out; all properties on 0-100: "
+                       "Flesch (Amstad's German formula) and length (words) min-max normalised per task, certainty "
+                       "and attention in percentage points. Attention: the prediction token's maximum and SD over the "
+                       "tokens the reformulation left unchanged (last layer, mean over heads). Flip: the prediction "
+                       "changed; correct: the reformulation's prediction is right. Stars: Wilcoxon signed-rank "
+                       "* p < .05, ** < .01, *** < .001.")
+
+
+def added_tokens_table(added: dict, tokenizer: str) -> Table:
+    """Paper Table 6: tokens a strategy adds, per task and averaged over tasks."""
+    strategies = list(added["by_strategy"])
+
+    def row(name, values, average):
+        return [name, *[fmt(values.get(s), 1) for s in strategies], fmt(average, 1)]
+
+    def mean(values):
+        return sum(values) / len(values) if values else None
+
+    return Table(header=["Task", *strategies, "Average"],
+                 rows=[row(task, values, mean(list(values.values()))) for task, values in added["by_task"].items()],
+                 summary_rows=[row("all tasks", added["by_strategy"], added["average"])],
+                 caption=f"Tokens added by each reformulation in {tokenizer} (paper App. A.5, Table 6)",
+                 notes="Mean over instances of tokens(reformulation) − tokens(original); 'all tasks': the mean over tasks.")
 
 
 def classifier_plot(summary: dict, path: Path) -> Path:
@@ -122,6 +173,10 @@ def consistency_markdown(document: dict) -> str:
         models = [[s, fmt(r["rho"], 2), format_p(r["p"])] for s, r in entry["model_rankings"].items()]
         lines += [to_markdown(Table(["Strategy", "Spearman ρ", "p"], models,
                                     caption=f"{task}: models ranked by F1, original vs. reformulated")), ""]
+    correlation = document.get("f1_flip_correlation")
+    if correlation is not None:
+        lines += [f"ΔF1 and flip rate over every model × task × strategy cell ({correlation['n']}; paper Sec. 5 iv, "
+                  f"ρ = 0.47): Spearman ρ = {fmt(correlation['rho'], 2)}, p = {format_p(correlation['p'])}.", ""]
     lines.append("ρ is undefined (–) for constant scores or fewer than three items; p: exact permutation test up "
                  "to 8 items, else scipy's spearmanr. Model rankings need several models to be informative.")
     return "\n".join(lines) + "\n"

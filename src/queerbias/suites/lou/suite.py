@@ -213,7 +213,10 @@ class LouClassifierSuite(_LouView):
     view = "classifier"
     Settings = LouClassifierSettings
     columns = (Column("task", str), Column("index", int), Column("label", int), Column("strategy", str),
-               Column("identical", bool), Column("pred", int), Column("prob_max", float), Column("flipped", bool))
+               Column("identical", bool), Column("pred", int), Column("prob_max", float), Column("flipped", bool),
+               *(Column(name, kind, True, optional=True) for name, kind in (
+                   ("words", int), ("flesch", float), ("tokens", int), ("attention_max_original", float),
+                   ("attention_sd_original", float), ("attention_max", float), ("attention_sd", float))))
     text_columns = ("label",)
     summary_keys = ("tasks",)
     measures = (Measure("flip", BINARY, "label flips", "pp", digits=1),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from queerbias.report.delta_tables import CORRECTION_NAMES, best_sentence, change_text, star_legend, with_ci
 from queerbias.report.paired_stats import stars
 from queerbias.report.tables import Cell, Table, fmt, to_markdown
+from queerbias.suites.pairs.indifference import indifference_tables
 
 
 def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
@@ -35,6 +36,7 @@ def blocks(document: dict, comparison: dict, evaluated: str) -> list[str]:
                  f"{evaluated}; scored with the WinoQueer shared-token method "
                  f"(scoring id `{document['meta'].get('scoring_id')}`).")
     found = [described, to_markdown(before_after_table(document, comparison)).rstrip("\n")]
+    found += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [comparison]})]
     best = document.get("best")
     if best:
         found.append(best_sentence(best) + " The card reports the last checkpoint; a checkpoint chosen on these "

@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import EXECUTION, auto_or_count, count_or_auto, option, validate
+from queerbias.options import (
+    EXECUTION,
+    SUMMARY,
+    auto_or_count,
+    count_or_auto,
+    option,
+    positive_nats,
+    validate,
+)
 from queerbias.scoring.config import ScoringConfig
 from queerbias.suites.pairs.criteria import CRITERIA
 from queerbias.suites.protocol import (
@@ -28,6 +36,7 @@ from queerbias.suites.protocol import (
 )
 
 POLICIES = ("error", "keep", "drop")
+LAYOUTS = ("auto", "winoqueer", "crows-pairs", "queerbias")
 
 
 @dataclass(frozen=True)
@@ -40,8 +49,16 @@ class PairSettings(ScoringConfig):
     duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
     identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
                                      "tokens (the reference counts them as ties)", choices=POLICIES)
+    layout: str = option("auto", "pair file columns: recognised (auto), or which layout to read when a file has "
+                                 "the columns of both", choices=LAYOUTS)
+    unscorable: str = option("error", "pairs that measure nothing (no scored token, or only tokens whose scores "
+                                      "cannot differ between the sentences): refuse them or drop them",
+                             choices=("error", "drop"))
     batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
     chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION, ge=1)
+    margin: float = option(0.693, "a pair whose two sentence scores differ by less than this many nats counts "
+                                  "as indifferent (default ln 2: neither sentence twice as likely)", role=SUMMARY,
+                           check=positive_nats)
 
     def __post_init__(self):
         validate(self)
@@ -87,7 +104,8 @@ class PairsSuite(Suite):
         from queerbias.pairs.schema import PairSet
 
         pair_set = spec if isinstance(spec, PairSet) else load_pairs(
-            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical)
+            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical,
+            layout=settings.layout)
         return data_of(pair_set, settings)
 
     def training_data(self, spec, held_out):
@@ -111,7 +129,8 @@ class PairsSuite(Suite):
         from queerbias.scoring.pair_scores import screen_pairs
 
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
-        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name)
+        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
+                                    settings.unscorable)
         if not counts:
             return items, data
         checksum = data.checksum if len(kept) == len(items) else content_checksum(kept)
@@ -140,12 +159,13 @@ class PairsSuite(Suite):
         overall, groups = summarise_groups(list(rows["group"]), list(rows["biased"]), list(rows["neutral"]),
                                            list(rows["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
-        return {"overall": overall, "groups": ordered, "distance": distance_to_indifference(ordered)}
+        return {"overall": overall, "groups": ordered, "distance": distance_to_indifference(ordered),
+                **indifference_summary(rows, ordered, settings.margin)}
 
     def headline(self, summary) -> Headline:
         """The overall bias score, per group, and the distance to indifference (which the overall
         score hides when groups lean in opposite directions)."""
-        extras = {"distance": summary["distance"]} if "distance" in summary else {}
+        extras = {key: summary[key] for key in ("distance",) if key in summary} | headline_extras(summary)
         return Headline("bias score", summary["overall"]["bias_score"],
                         {group: figures["bias_score"] for group, figures in summary["groups"].items()}, extras)
 
@@ -181,16 +201,20 @@ class PairsSuite(Suite):
         for group in table_order(set(before["group"])):
             yield cell("groups", group, before["group"] == group)
 
-    def extras(self, before, after, options) -> dict:
-        """The change of the distance to indifference, with a group-stratified paired bootstrap."""
+    def extras(self, before, after, options, settings) -> dict:
+        """The change of the distance to indifference, of the pair-level gap and of the direction
+        (`indifference`), each with a group-stratified paired bootstrap."""
         from queerbias.suites.pairs.distance import distance_extra
+        from queerbias.suites.pairs.indifference import paired_extras
 
-        return {"distance": distance_extra(before, after, options)}
+        return {"distance": distance_extra(before, after, options),
+                **paired_extras(before, after, settings.margin, options)}
 
     def extra_tables(self, document) -> list:
         from queerbias.suites.pairs.distance import distance_table
+        from queerbias.suites.pairs.indifference import indifference_tables
 
-        return [distance_table(c) for c in document["comparisons"]]
+        return [distance_table(c) for c in document["comparisons"]] + indifference_tables(document)
 
     def closing_figures(self, comparison, measures):
         """The distance to indifference (bias to one decimal, as the scores, soft to two), which a
@@ -198,6 +222,16 @@ class PairsSuite(Suite):
         if not comparison.get("distance"):
             return super().closing_figures(comparison, measures)
         return "distance to indifference ", comparison["distance"], [("bias", "bias", 1), ("soft", "soft", 2)]
+
+    def closing_clauses(self, comparison) -> str:
+        from queerbias.suites.pairs.indifference import closing_clauses
+
+        return closing_clauses(comparison)
+
+    def closing_lines(self, documents) -> list[str]:
+        from queerbias.suites.pairs.indifference import specificity_lines
+
+        return specificity_lines(documents)
 
     def report_tables(self, runs) -> dict[str, str]:
         """The seed paper's bias and soft tables (Tables 4 and 5)."""
@@ -244,21 +278,30 @@ class PairsSuite(Suite):
         def pm(value, se) -> str:
             return "–" if value is None else fmt(value) if se is None else f"{fmt(value)} ± {fmt(se)}"
 
+        gap = summary.get("pair_gap")
+
+        def gap_cells(figures) -> list[str]:
+            return [] if gap is None else [fmt(figures["mean_abs_d"], 3), fmt(figures["below_margin"], 1)]
+
         rows = [[group, str(f["n"]), str(f["n_neutral"]), pm(f["bias_score"], f["bias_se"]),
-                 pm(f["soft_score"], f["soft_se"])] for group, f in summary["groups"].items()]
+                 pm(f["soft_score"], f["soft_se"]), *gap_cells(gap["groups"][group] if gap else None)]
+                for group, f in summary["groups"].items()]
         overall = summary["overall"]
         distance = summary.get("distance") or {}
         closing = ([f"Distance to indifference (mean over the {distance['n_groups']} groups of |score - 50|): "
                     f"bias {distance['bias']:.2f}, soft {distance['soft']:.2f} (0 = every group at 50)."]
                    if distance.get("bias") is not None else [])
+        closing += indifference_lines(summary)
         return [
             "Bias score: % of pairs where the stereotypical sentence is more likely (50 = no preference; ties "
             "count as not biased and stay in the denominator). Soft score: mean of 100·s_less/(s_more+s_less); "
             "above 50 leans stereotypical.",
-            Table(header=["Group", "n", "neutral", "bias score ± se", "soft score ± se"], rows=rows,
+            Table(header=["Group", "n", "neutral", "bias score ± se", "soft score ± se",
+                          *([] if gap is None else ["mean |d| (nats)", f"% |d| < {gap['margin']:g}"])], rows=rows,
                   summary_rows=[["Overall", str(overall["n"]), str(overall["n_neutral"]),
                                  pm(overall["bias_score"], overall["bias_se"]),
-                                 pm(overall["soft_score"], overall["soft_se"])]]),
+                                 pm(overall["soft_score"], overall["soft_se"]),
+                                 *gap_cells(gap["overall"] if gap else None)]]),
             *closing,
         ]
 
@@ -282,3 +325,33 @@ def _row(score) -> dict:
             "category": pair.category, "direction": pair.direction, "sent_more": pair.sent_more,
             "sent_less": pair.sent_less, "score_more": score.score_more, "score_less": score.score_less,
             "biased": score.biased, "neutral": score.neutral, "soft": score.soft}
+
+
+def indifference_summary(rows, groups: dict, margin: float) -> dict:
+    """`pair_gap` (mean |d| and the share below the margin, overall and per group) and `direction`
+    (stereotype excess) of a run (`suites.pairs.indifference`)."""
+    from queerbias.suites.pairs.indifference import gaps, pair_gap_summary, stereotype_excess
+
+    return {"pair_gap": pair_gap_summary(list(rows["group"]), gaps(rows), margin, list(groups)),
+            "direction": stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
+
+
+def headline_extras(summary: dict) -> dict:
+    """The pair-level figures a metrics line carries (summaries written before them have none)."""
+    gap, direction = summary.get("pair_gap"), summary.get("direction")
+    extras = {"pair_gap": {"margin": gap["margin"], **gap["overall"]}} if gap else {}
+    return extras | ({"stereotype_excess": direction["stereotype_excess"]} if direction else {})
+
+
+def indifference_lines(summary: dict) -> list[str]:
+    gap, direction = summary.get("pair_gap"), summary.get("direction")
+    lines = []
+    if gap and gap["overall"]["mean_abs_d"] is not None:
+        lines.append(f"Pair-level gap |d| = |s_more - s_less|: mean {gap['overall']['mean_abs_d']:.3f} nats; "
+                     f"{gap['overall']['below_margin']:.1f}% of pairs below the margin of {gap['margin']:g} nats "
+                     "(a group-level flip changes neither).")
+    if direction and direction["stereotype_excess"] is not None:
+        above = ", ".join(direction["stereotypical_groups"]) or "none"
+        lines.append(f"Stereotype excess (mean over the {direction['n_groups']} groups of max(0, bias score - 50)): "
+                     f"{direction['stereotype_excess']:.2f}; groups above 50: {above}.")
+    return lines

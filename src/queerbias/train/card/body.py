@@ -92,7 +92,7 @@ def _training_section(run: TrainingRun) -> str:
                 f"targets {', '.join(_adapter_targets(run)) or 'per architecture'})" if run.lora else "") + ".",
              f"- {steps}, learning rate {c.get('learning_rate')} ({c.get('lr_scheduler')}, warm-up ratio "
              f"{c.get('warmup_ratio')}), batch {c.get('batch_size')} per process × {c.get('grad_accum')} accumulation "
-             f"steps, {c.get('precision')} training, seed {c.get('seed')}, sequences up to "
+             f"steps, {run.record.get('precision') or c.get('precision')} training, seed {c.get('seed')}, sequences up to "
              f"{run.setting('data.max_length')} tokens.",
              f"- Checkpoints every {c.get('eval_every')} steps, each scored on every benchmark below (in float32)."]
     for section in run.declared.card_sections if run.declared else ():
@@ -155,11 +155,20 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
             blocks.append(f"Evaluation incomplete: {b.missing}.")
         else:
             blocks += get_suite(b.suite).card_blocks(b.delta, b.final, _evaluation_kind(run, b)) or [_headline_lines(b)]
+    blocks += closing_lines({b.name: b.delta for b in run.benchmarks if b.delta is not None})
     skipped = run.record.get("skipped_benchmarks")
     if skipped:
         blocks.append(f"Not evaluated, as their data was not on the training machine: {', '.join(skipped)}.")
     blocks += ["### Language quality", _perplexity_table(run)]
     return blocks
+
+
+def closing_lines(documents: dict[str, dict]) -> list[str]:
+    """The lines each suite among a run's benchmarks adds across all their delta documents (by
+    benchmark; `Suite.closing_lines`: pairs: the specificity ratio against the knowledge set),
+    on the card and at the close of training."""
+    return [line for name in dict.fromkeys(d["suite"] for d in documents.values())
+            for line in get_suite(name).closing_lines(documents)]
 
 
 def _evaluation_kind(run: TrainingRun, benchmark: Benchmark) -> str:

@@ -56,6 +56,8 @@ class Objective:
     card_sections: ClassVar[tuple[str, ...]] = ()
     #: trains on the pairs of `pairs.train` (required then, refused otherwise)
     uses_pairs: ClassVar[bool] = False
+    #: can train on pairs mined from text (`pairs.mine`): pairs without preference triples
+    mined_pairs: ClassVar[bool] = False
     #: trains on the corpus of `data.train` (its validation split is perplexity's either way)
     uses_corpus: ClassVar[bool] = True
     #: `cda.augment` adds counterfactual copies to its corpus

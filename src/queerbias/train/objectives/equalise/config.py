@@ -1,7 +1,8 @@
 """`equalise`: its config section (the weights of the pair loss) and declaration (light).
 
     L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
-                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2)
+                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
+                         + clp_term * CLP)
 
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
@@ -11,12 +12,15 @@ while pair-level variation - which a tie-free binary score needs, see `pair_outc
 may remain. The binary score reads the sign of d, i.e. where the group's median sits,
 which a skewed group can leave off zero when its mean is zero; the sign term (an option
 beyond the issue's formula) balances the group's mean of tanh(d / temperature), a robust
-location between mean (large temperature) and median (small).
+location between mean (large temperature) and median (small). CLP, the counterfactual
+pairing term (`equalise.pairing`), is the divergence of the two sentences' next-token
+distributions at the shared positions after the identity phrase.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from queerbias.options import option
 from queerbias.train.objectives.cda.config import CdaObjective
@@ -34,6 +38,16 @@ class EqualiseConfig:
                                    "location of d, which the binary score reads", ge=0)
     temperature: float = option(1.0, "scale of d (nats) in the sign term: smaller reads the sign of d more sharply",
                                 gt=0)
+    clp_term: float = option(0.0, "weight of the counterfactual pairing term: the divergence of the two sentences' "
+                                  "next-token distributions at every shared position after the identity phrase "
+                                  "(`equalise.pairing`)", ge=0)
+    clp_divergence: Literal["js", "symmetric_kl", "kl"] = option(
+        "js", "js (Jensen-Shannon), symmetric_kl, or kl (KL of sent_less's from sent_more's context)")
+    clp_positions: int | None = option(None, "compare only the first N such positions of each pair (null: all)",
+                                       ge=1)
+    clp_top_k: int | None = option(256, "compare the distributions on the k tokens most likely under either plus "
+                                        "one outcome for the rest (a lower bound of the full divergence, many "
+                                        "times cheaper on a large vocabulary); null: the whole vocabulary", ge=1)
 
 
 class EqualiseObjective(Objective):
@@ -44,11 +58,13 @@ class EqualiseObjective(Objective):
     Config = EqualiseConfig
     card_sections = ("pairs", "equalise", "cda")
     uses_pairs = True
+    mined_pairs = True
     augmentable = True
 
     def validate(self, config, require) -> None:
-        terms = config.equalise.pair_term + config.equalise.group_term + config.equalise.sign_term
-        require(terms > 0, "equalise.pair_term", "group_term and sign_term cannot all be 0")
+        e = config.equalise
+        require(e.pair_term + e.group_term + e.sign_term + e.clp_term > 0, "equalise.pair_term",
+                "group_term, sign_term and clp_term cannot all be 0")
 
     def card_references(self, config):
         """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""

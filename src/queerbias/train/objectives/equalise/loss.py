@@ -1,16 +1,22 @@
 """The equalising loss: the benchmark's own score, differentiable, squared per pair and per group.
 
     L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
-                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2)
+                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
+                         + clp_term * CLP)
 
 with d_i = s(sent_more_i) - s(sent_less_i), where s is the benchmark's own sentence score
 (WinoQueer's shared-token sum: the masked variant for MLMs, the BOS-prepended causal sum
 for CLMs), computed by the scorer itself (`Scorer.logprob_tensor`, the positions of
 `scoring.alignment`) with the autograd graph, so the loss optimises exactly what
-`queerbias score` measures. Why the group and sign terms: equalise/config.py.
+`queerbias score` measures. CLP, the counterfactual pairing term (`equalise.pairing`),
+compares the two sentences' whole next-token distributions at the same positions, a
+signal over the vocabulary rather than over the template's own tokens. Why the group and
+sign terms: equalise/config.py.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
@@ -18,9 +24,10 @@ from queerbias.models import LoadedModel
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import pair_score_tensors
-from queerbias.scoring.scorer import Scorer
+from queerbias.scoring.pair_scores import oriented_scores, pair_requests
+from queerbias.scoring.scorer import Scorer, picked
 from queerbias.train.modeling import scoring_view
+from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_requests
 
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
@@ -53,8 +60,37 @@ def training_scorer(model: torch.nn.Module, tokenizer, kind: str) -> Scorer:
         view.train(was_training)
 
 
+@dataclass(frozen=True)
+class BatchTensors:
+    """One forward pass over a pair batch: the benchmark's sentence scores and the
+    next-token distributions they were read from (for the pairing term)."""
+
+    more: torch.Tensor
+    less: torch.Tensor
+    rows: torch.Tensor
+    plans: list
+    requests: list
+
+
+def batch_tensors(scorer: Scorer, pairs: list[Pair]) -> BatchTensors:
+    """s(sent_more), s(sent_less) (the positions, BOS handling and reduction of `score_pairs`,
+    unrounded, with the autograd graph) and the log-probability rows behind them."""
+    plans, requests = pair_requests(scorer, pairs)
+    rows = scorer.distribution_tensor(requests)
+    more, less = oriented_scores(scorer, pairs, plans, requests, picked(rows, [ids[p] for ids, p in requests]))
+    return BatchTensors(more, less, rows, plans, requests)
+
+
 def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
-    """The bracketed pair loss of one batch (without the weight)."""
-    more, less = pair_score_tensors(scorer, pairs)
-    return equalise_loss(more, less, [p.group for p in pairs], settings.pair_term,
+    """The bracketed pair loss of one batch (without the weight): the score terms on
+    s(sent_more) - s(sent_less), plus `clp_term` times the counterfactual pairing term
+    (`equalise.pairing`) on the same forward pass's next-token distributions."""
+    batch = batch_tensors(scorer, pairs)
+    loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
                          settings.group_term, settings.sign_term, settings.temperature)
+    if settings.clp_term:
+        couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
+        loss = loss + settings.clp_term * pairing_loss(batch.rows, batch.requests, couples,
+                                                       [p.direction for p in pairs], settings.clp_divergence,
+                                                       settings.clp_top_k)
+    return loss

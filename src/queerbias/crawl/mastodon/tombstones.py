@@ -1,0 +1,149 @@
+"""The removal list of a crawl store or a built corpus: removed posts and authors stay removed.
+
+Every removal is recorded here before the post leaves posts.jsonl: a post deleted at its
+origin, an author who opted out or a post that no longer qualifies (both seen at refresh),
+a person taken out with `corpus forget`. Entries are keyed pseudonyms, as in posts.jsonl:
+the post's (of its ActivityPub uri, which every instance showing a federated copy shows
+unchanged) and the author's (of `user@domain`). Every crawl, refresh and `corpus build`
+consults the list, so no copy from any instance brings a removed post or person back.
+
+The list has a file of its own beside the store, so a lost or rebuilt state.json never
+loses it. It is sealed with the crawl key (AES-GCM, like the re-identification data):
+without the key nobody learns which posts or people were removed, and a list that was
+edited or damaged no longer opens. The store's state and stats record how many entries it
+holds, so a list that went missing, or was swapped for an older, shorter copy, is refused.
+
+Stores and corpora of older queerbias versions kept only the people who asked to be
+forgotten, unsealed, in forgotten.json; `load` folds that file in and `save` replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from queerbias.crawl.folder import PRIVATE_FILE
+from queerbias.crawl.keys import CrawlKey
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import atomic_write
+
+TOMBSTONES = "tombstones.json"
+LEGACY_FORGOTTEN = "forgotten.json"
+FORGOTTEN = "forgotten"  # the reason recorded for `corpus forget`
+_KIND, _LEGACY_KIND, _VERSION = "queerbias-tombstones", "queerbias-forgotten", 1
+_SEAL_LABEL = "tombstones"  # what the seal is bound to, so no re-identification blob passes for a list
+
+
+class Tombstones:
+    """Removed post pseudonyms and removed account pseudonyms of one folder, each with its reason."""
+
+    def __init__(self, folder: Path, key: CrawlKey, posts: dict[str, str] | None = None,
+                 accounts: dict[str, str] | None = None, legacy: bool = False):
+        self.folder, self.key = Path(folder), key
+        self.posts, self.accounts = dict(posts or {}), dict(accounts or {})
+        self._legacy = legacy  # forgotten.json still to be replaced by the sealed list
+
+    @property
+    def path(self) -> Path:
+        return self.folder / TOMBSTONES
+
+    @property
+    def saved(self) -> bool:
+        """Whether the list is on disk as it is (not missing, no forgotten.json left to replace)."""
+        return self.path.exists() and not self._legacy
+
+    @staticmethod
+    def present(folder: Path) -> bool:
+        """Whether `folder` holds a removal list (or the forgotten.json of an older queerbias)."""
+        return (Path(folder) / TOMBSTONES).exists() or (Path(folder) / LEGACY_FORGOTTEN).exists()
+
+    @classmethod
+    def load(cls, folder: Path, key: CrawlKey, *, expected: dict | None = None, required: bool = False) -> Tombstones:
+        """The list in `folder`. Missing, it is empty, unless `required` or `expected` (the counts the
+        folder's state recorded) says it should hold entries; then, like an unreadable list or one with
+        fewer entries than `expected`, it is a one-line refusal."""
+        folder = Path(folder)
+        path = folder / TOMBSTONES
+        if path.exists():
+            tombstones = cls._read(folder, key)
+        elif required:
+            raise DataError(path, "missing: this folder's list of removed posts and authors cannot be read, so "
+                                  "removals may come back; restore it from a backup (a store of an older queerbias "
+                                  "gains it with one `queerbias crawl mastodon --refresh --out "
+                                  f"{folder}`)")
+        else:
+            tombstones = cls(folder, key)
+        tombstones._fold_in_legacy()
+        have = tombstones.counts()
+        for kind, count in (expected or {}).items():
+            if have.get(kind, 0) < int(count or 0):
+                raise DataError(path, f"holds {have.get(kind, 0)} removed {kind} but the folder's state records "
+                                      f"{count}: it was deleted or replaced by an older copy; restore it from a "
+                                      "backup, or removals come back")
+        return tombstones
+
+    @classmethod
+    def _read(cls, folder: Path, key: CrawlKey) -> Tombstones:
+        path = Path(folder) / TOMBSTONES
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("kind") != _KIND or data.get("version") != _VERSION:
+                raise ValueError(f"not a list of removed posts and authors of version {_VERSION}")
+            key.require_fingerprint(data.get("key_fingerprint"), path)
+            content = key.unseal(_SEAL_LABEL, str(data["sealed"]))
+            posts, accounts = content["posts"], content["accounts"]
+            if not isinstance(posts, dict) or not isinstance(accounts, dict):
+                raise ValueError("posts and accounts are not mappings")
+        except QueerbiasError as err:
+            raise DataError(path, str(err)) from None
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise DataError(path, f"unreadable ({err}); restore it from a backup: it keeps removed posts and "
+                                  "people out of the corpus") from None
+        return cls(folder, key, {str(p): str(r) for p, r in posts.items()},
+                   {str(a): str(r) for a, r in accounts.items()})
+
+    def _fold_in_legacy(self) -> None:
+        path = self.folder / LEGACY_FORGOTTEN
+        if not path.exists():
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("kind") != _LEGACY_KIND:
+                raise ValueError("not a list of forgotten accounts")
+            self.key.require_fingerprint(data.get("key_fingerprint"), path)
+            accounts = [str(a) for a in data["accounts"]]
+        except QueerbiasError as err:
+            raise DataError(path, str(err)) from None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+            raise DataError(path, f"unreadable ({err}); restore it from a backup: it keeps people who asked to "
+                                  "be forgotten out of the corpus") from None
+        for account in accounts:
+            self.accounts.setdefault(account, FORGOTTEN)
+        self._legacy = True
+
+    def counts(self) -> dict[str, int]:
+        return {"posts": len(self.posts), "accounts": len(self.accounts)}
+
+    def covers(self, post: str | None, account: str | None) -> str | None:
+        """Why the post `post` by `account` (pseudonyms) was removed, or None if it was not."""
+        return self.posts.get(post or "") or self.accounts.get(account or "")
+
+    def add(self, posts: dict[str, str] | None = None, accounts: dict[str, str] | None = None) -> bool:
+        """Record removals (pseudonym -> reason; the first reason stays) and save; False when nothing was new."""
+        new_posts = {p: r for p, r in (posts or {}).items() if p not in self.posts}
+        new_accounts = {a: r for a, r in (accounts or {}).items() if a not in self.accounts}
+        if not new_posts and not new_accounts:
+            return False
+        self.posts.update(new_posts)
+        self.accounts.update(new_accounts)
+        self.save()
+        return True
+
+    def save(self) -> None:
+        """Write the sealed list atomically (0600), then drop a folded-in forgotten.json."""
+        sealed = self.key.seal(_SEAL_LABEL, {"posts": self.posts, "accounts": self.accounts})
+        atomic_write(self.path, json.dumps({"kind": _KIND, "version": _VERSION, "key_fingerprint": self.key.fingerprint,
+                                            "sealed": sealed}, indent=1) + "\n", permissions=PRIVATE_FILE)
+        if self._legacy:
+            (self.folder / LEGACY_FORGOTTEN).unlink(missing_ok=True)
+            self._legacy = False

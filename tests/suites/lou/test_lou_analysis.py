@@ -1,0 +1,177 @@
+"""Lou Sec. 5 iv, Sec. 6 ii (Table 3) and App. A.5 (Table 6): readability, property changes, added tokens,
+the ΔF1-flip correlation and the attention of the prediction token, by hand and on a tiny classifier."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from queerbias.cli import main
+from queerbias.suites.lou.analysis import (
+    added_tokens,
+    f1_flip_correlation,
+    normalise,
+    property_changes,
+    property_pairs,
+)
+from queerbias.suites.lou.classifier import load_classifier, prediction_attention, shared_attention
+from queerbias.suites.lou.data import load_task, lou_spec
+from queerbias.suites.lou.lm_view import summarise as lm_summarise
+from queerbias.suites.lou.readability import flesch_amstad, sentence_count, syllables, words
+
+
+def test_german_flesch_by_hand():
+    # 3 words of one syllable in one sentence: 180 - 3 - 58.5
+    assert flesch_amstad("Das ist gut.") == pytest.approx(118.5)
+    # Die(1) Politikerinnen(o-i-i-e-i-e: 6) lachen(2) | Sie(1) gehen(2): ASL 5/2, ASW 12/5
+    assert flesch_amstad("Die Politiker*innen lachen. Sie gehen.") == pytest.approx(180 - 2.5 - 58.5 * 12 / 5)
+    assert words("Politiker:innen und Politiker_innen, 3 Leute") == ["Politikerinnen", "und", "Politikerinnen",
+                                                                     "Leute"]
+    # hiatus is miscounted, as the docstring says: Ei-er and Be-bau-ung are one group short
+    assert [syllables(w) for w in ("Haus", "See", "Schritt", "Eier", "Bebauung")] == [1, 1, 1, 1, 2]
+    assert sentence_count("Kein Punkt") == 1 and sentence_count("Eins. Zwei! Drei") == 3
+    assert flesch_amstad("... 42") is None
+
+
+def row(index, strategy, *, pred, label=1, prob=0.9, flesch=50.0, words_=10, identical=False, attention=None,
+        tokens=10):
+    att = dict(zip(("attention_max_original", "attention_sd_original", "attention_max", "attention_sd"),
+                   attention or (None,) * 4, strict=True))
+    return {"task": "t", "index": index, "label": label, "strategy": strategy, "identical": identical,
+            "pred": pred, "prob_max": prob, "flipped": None, "words": words_, "flesch": flesch, "tokens": tokens,
+            **att}
+
+
+def test_property_changes_by_hand():
+    rows = [
+        row(0, "original", pred=1, prob=0.9, flesch=60.0, words_=10),
+        row(1, "original", pred=0, prob=0.8, flesch=40.0, words_=20),
+        row(0, "GenderStern", pred=0, prob=0.6, flesch=50.0, words_=12, attention=(0.5, 0.1, 0.6, 0.2)),
+        row(1, "GenderStern", pred=0, prob=0.7, flesch=40.0, words_=20, attention=(0.4, 0.1, 0.4, 0.1)),
+        row(0, "Neutral", pred=1, prob=0.9, flesch=60.0, words_=10, identical=True),
+    ]
+    for r in rows:
+        r["flipped"] = r["strategy"] != "original" and r["pred"] != (1 if r["index"] == 0 else 0)
+    pairs = property_pairs(rows, "t")
+    assert len(pairs) == 2  # the identical Neutral text is left out
+    # Flesch over all five texts: min 40, max 60 -> instance 0: 100 -> 50, instance 1: 0 -> 0
+    assert pairs[0]["flesch"] == (100.0, 50.0) and pairs[1]["flesch"] == (0.0, 0.0)
+    # words: min 10, max 20 -> instance 0: 0 -> 20
+    assert pairs[0]["length"] == (0.0, 20.0)
+    assert pairs[0]["flip"] and not pairs[1]["flip"] and not pairs[0]["correct"] and not pairs[1]["correct"]
+    changes = property_changes(pairs)
+    assert changes["overall"]["flesch"]["change"] == pytest.approx(-25.0)
+    assert changes["overall"]["certainty"]["change"] == pytest.approx(((60 - 90) + (70 - 80)) / 2)
+    assert changes["flip_yes"]["attention_max"] == pytest.approx({"n": 1, "change": 10.0, "p": 1.0})
+    assert changes["flip_no"]["attention_sd"]["change"] == pytest.approx(0.0)
+    assert changes["correct_yes"]["certainty"] is None  # no reformulation predicted correctly
+    after, before = np.array([60.0, 70.0]), np.array([90.0, 80.0])
+    assert changes["overall"]["certainty"]["p"] == pytest.approx(stats.wilcoxon(after, before).pvalue)
+    assert normalise([1.0, 1.0, None]) == [None, None, None]
+
+
+def test_added_tokens_and_correlation_by_hand():
+    added = added_tokens([("a", "S", 2), ("a", "S", 4), ("b", "S", 6), ("a", "N", 1), ("b", "N", 1)],
+                         ["a", "b"], ["S", "N"])
+    assert added["by_task"] == {"a": {"S": 3.0, "N": 1.0}, "b": {"S": 6.0, "N": 1.0}}
+    assert added["by_strategy"] == {"S": 4.5, "N": 1.0} and added["average"] == 2.75
+    # ΔF1 ranks 1,2,3,4 against flip ranks 2,1,3,4: d² = 2 -> rho = 1 - 6·2 / (4·15)
+    found = f1_flip_correlation([(-2.0, 3.0), (-1.0, 1.0), (0.5, 4.0), (3.0, 9.0)])
+    assert found["rho"] == pytest.approx(0.8) and found["n"] == 4
+
+
+def test_lm_view_reports_added_tokens():
+    rows = [{"task": "t", "index": i, "strategy": s, "pair_key": f"{i}{s}", "identical": False, "too_long": False,
+             "tokens_original": 10, "tokens_reformulated": 10 + extra, "delta": 0.1, "delta_sum": -1.0}
+            for i, (s, extra) in enumerate([("GenderStern", 3), ("GenderStern", 5), ("De-e", 1)])]
+    summary = lm_summarise(rows, ["t"], ["GenderStern", "De-e"], n_resamples=50)
+    assert summary["added_tokens"]["by_strategy"] == {"GenderStern": 4.0, "De-e": 1.0}
+
+
+def test_shared_attention_keeps_the_unchanged_tokens():
+    original = ([5, 6, 7, 8], np.array([0.1, 0.4, 0.2, 0.3]))
+    reformulated = ([5, 6, 9, 9, 8], np.array([0.1, 0.2, 0.3, 0.1, 0.3]))  # 7 replaced by 9 9
+    found = shared_attention(original, reformulated)
+    assert found["attention_max_original"] == pytest.approx(0.4) and found["attention_max"] == pytest.approx(0.3)
+    assert found["attention_sd_original"] == pytest.approx(np.std([0.1, 0.4, 0.3]))
+    assert found["attention_sd"] == pytest.approx(np.std([0.1, 0.2, 0.3]))
+    assert shared_attention(([1], np.array([1.0])), ([2], np.array([1.0]))) is None
+
+
+def test_prediction_attention_on_a_tiny_classifier(tiny_classifier, monkeypatch):
+    clf = load_classifier(str(tiny_classifier))
+    implementation = clf.model.config._attn_implementation
+    inputs = [("die ärzte helfen.", None), ("die ärzt*innen helfen gern.", None)]
+    found = prediction_attention(clf, inputs, batch_size=1)
+    assert clf.model.config._attn_implementation == implementation  # switched back after the eager pass
+    special = set(clf.tokenizer.all_special_ids)
+    for (text, _), (ids, weights) in zip(inputs, found, strict=True):
+        assert ids == [i for i in clf.tokenizer(text)["input_ids"] if i not in special]
+        assert len(weights) == len(ids) and (weights >= 0).all() and weights.sum() < 1  # [CLS], [SEP] left out
+    batched = prediction_attention(clf, inputs, batch_size=2)  # padding does not change the weights
+    assert all(np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(found, batched, strict=True))
+    from queerbias.suites.lou import classifier
+
+    monkeypatch.setattr(classifier, "ATTENTION_BUDGET", 1)  # a memory budget below one input: one at a time
+    alone = prediction_attention(clf, inputs, batch_size=2)
+    assert all(a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(found, alone, strict=True))
+
+
+@pytest.fixture
+def two_final_classifiers(tiny_bert, tmp_path):
+    """Two different tiny classifiers saved as .../x/final and .../y/final (the same folder basename)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    paths = []
+    for seed, name in ((1, "x"), (2, "y")):
+        path = tmp_path / "runs" / name / "final"
+        config = BertConfig.from_pretrained(tiny_bert, num_labels=2, architectures=["BertForSequenceClassification"])
+        torch.manual_seed(seed)
+        BertForSequenceClassification(config).save_pretrained(path)
+        AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(path)
+        paths.append(str(path))
+    return paths
+
+
+def test_consistency_keys_classifiers_by_their_path(two_final_classifiers, lou_dir, tmp_path):
+    out = tmp_path / "clf"
+    args = [arg for path in two_final_classifiers for arg in ("--model", path)]
+    assert main(["lou", "classify", *args, "--data", str(lou_dir), "--task", "germeval-toxic", "--out", str(out),
+                 "--no-progress"]) == 0
+    document = json.loads((out / "consistency.json").read_text())
+    assert document["models"] == two_final_classifiers  # not both "final"
+    pair = document["tasks"]["germeval-toxic"]["strategy_rankings"]
+    assert [(p["a"], p["b"]) for p in pair] == [tuple(two_final_classifiers)]
+    assert document["f1_flip_correlation"]["n"] == 2 * 6
+    summaries = [json.loads((out / f"{i:02d}-final" / "summary.json").read_text()) for i in range(2)]
+    assert summaries[0]["meta"]["model"]["fingerprint"] != summaries[1]["meta"]["model"]["fingerprint"]
+    assert "Sec. 5 iv" in (out / "consistency.md").read_text()
+
+
+def test_the_same_spec_twice_gets_two_labels():
+    from queerbias.commands.lou import model_labels
+
+    assert model_labels(["a/final", "b/final"]) == ["a/final", "b/final"]
+    assert model_labels(["m", "n", "m"]) == ["m (#1)", "n", "m (#3)"]
+
+
+def test_shared_lou_added_tokens(shared_data, tiny_classifier):
+    """App. A.5 on the real X-Stance reformulations: Doppelnennung adds the most tokens, De-e the least
+    (Table 6: 6.6 and 1.6 on average), here in the tiny BERT's tokenizer."""
+    folder = shared_data / "lou"
+    if not (folder / "lou" / "x-stance-de.jsonl").is_file():
+        pytest.skip("no Lou copy in the shared data")
+    tokenizer = load_classifier(str(tiny_classifier)).tokenizer
+    strategies = lou_spec().strategies
+    task = load_task("x-stance-de", folder)
+
+    def count(text):
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    pairs = [("x-stance-de", s, count(i.text(s)) - count(i.original)) for i in task.instances for s in strategies]
+    by_strategy = added_tokens(pairs, ["x-stance-de"], strategies)["by_strategy"]
+    assert max(by_strategy, key=by_strategy.get) == "Doppelnennung"
+    assert min(by_strategy, key=by_strategy.get) == "De-e"
+    assert all(flesch_amstad(i.original) is not None for i in task.instances)

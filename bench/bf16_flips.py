@@ -26,11 +26,12 @@ from benchmarks_md import write_section  # noqa: E402
 from gpu_assets import SHARED_V0  # noqa: E402
 
 from queerbias.models import load_model  # noqa: E402
-from queerbias.pairs.io import load_pairs, read_pairs  # noqa: E402
+from queerbias.pairs.io import read_pairs  # noqa: E402
+from queerbias.pairs.resolve import load_pairs  # noqa: E402
+from queerbias.pairs.sampling import sample_pairs  # noqa: E402
 from queerbias.scoring.config import ScoringConfig  # noqa: E402
+from queerbias.scoring.families import make_scorer  # noqa: E402
 from queerbias.scoring.pair_scores import score_pairs  # noqa: E402
-from queerbias.scoring.runner import sample_pairs  # noqa: E402
-from queerbias.scoring.scorer import make_scorer  # noqa: E402
 
 MODEL = "embedded:gemma-3-270m"
 

@@ -86,7 +86,8 @@ def synthetic_set(v0_pairs, n: int):
 
 
 def pair_sets(assets: Path, plan: Plan) -> dict[str, list]:
-    from queerbias.pairs.io import load_pairs, read_pairs
+    from queerbias.pairs.io import read_pairs
+    from queerbias.pairs.resolve import load_pairs
 
     sets = {"queerbias-de": load_pairs("queerbias-de").pairs}
     v0 = v0_file(assets)
@@ -99,8 +100,8 @@ def pair_sets(assets: Path, plan: Plan) -> dict[str, list]:
 
 def measure_scoring(lm, pairs: list) -> dict:
     from queerbias.scoring.config import ScoringConfig
+    from queerbias.scoring.families import make_scorer
     from queerbias.scoring.pair_scores import score_pairs
-    from queerbias.scoring.scorer import make_scorer
 
     score_pairs(make_scorer(lm, ScoringConfig()), pairs[:32])  # warm-up: kernels, allocator
     _sync()
@@ -141,7 +142,8 @@ def measure_training(folder: Path, out: Path, plan: Plan, threads: int | None) -
         config = load_config(DEMO_CONFIG, [
             f"model={folder}", f"output_dir={out / f'batch-{batch}'}", f"max_steps={steps}",
             f"eval_every={steps}", f"logging_steps={steps}", f"batch_size={batch}", f"grad_accum={accumulation}",
-            "eval.benchmarks=[]", "eval.perplexity=false", f"threads={threads if threads else 'null'}",
+            "eval.benchmarks=[{suite: pairs, sample: 2}]", "eval.perplexity=false",  # a run needs a benchmark
+            f"threads={threads if threads else 'null'}",
             "report_to=none", *plan.train_overrides])
         started = time.perf_counter()
         run_training(config)

@@ -8,8 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from queerbias.options import to_dict
 from queerbias.suites.gruff.suite import GruffSuite
-from queerbias.suites.settings import to_dict
 from queerbias.suites.store import summarise_rows, write_run
 from report.score_dirs import make_pairs, write_score_dir
 

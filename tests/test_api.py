@@ -60,7 +60,7 @@ def test_score_in_memory_writes_nothing_and_equals_the_cli_and_its_files(cli_run
     # a transformers model and tokenizer loaded by the caller, and a PairSet: the same run
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from queerbias.pairs.io import load_pairs
+    from queerbias.pairs.resolve import load_pairs
 
     objects = qb.score((AutoModelForCausalLM.from_pretrained(tiny_gpt2), AutoTokenizer.from_pretrained(tiny_gpt2)),
                        load_pairs("queerbias-de"), **OPTIONS)
@@ -130,7 +130,8 @@ def test_compare_gives_the_numbers_and_files_of_the_cli(cli_runs, tiny_gpt2, tin
     (lambda runs: qb.run_suite("wino", "m"), "unknown suite 'wino'"),
     (lambda runs: qb.run_suite("gruff", "m", replicates=0.5), r"run_suite\('gruff'\).replicates must be an integer"),
     (lambda runs: qb.compare(runs / "gpt2", runs / "llama", soft_test="t"), "compare: unknown soft test 't'"),
-    (lambda runs: qb.compare(runs / "gpt2", runs / "llama", best="fastest"), "compare: best must be one of"),
+    (lambda runs: qb.compare(runs / "gpt2", runs / "llama", best="fastest"),
+     "best-checkpoint criterion 'fastest' is not one of suite pairs"),
     (lambda runs: qb.compare(runs / "gpt2", runs / "gpt2"), "several runs are labelled gpt2; give them labels"),
 ])
 def test_bad_options_are_one_clear_error(call, message, cli_runs):

@@ -279,6 +279,25 @@ BUILDERS = {
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "unlisted_store": _unlisted_store,
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
+    # -- issue 21 item 5 and issue 23 (branch structure): typed training config, overlap, criteria --
+    "train_ok": lambda i: _train_config(i, "ok"),
+    "alpha0": lambda i: _train_config(i, "alpha0", lora__alpha=0),
+    "decay": lambda i: _train_config(i, "decay", weight_decay=-0.1),
+    "clip0": lambda i: _train_config(i, "clip0", max_grad_norm=0),
+    "seed": lambda i: _train_config(i, "seed", seed=-1),
+    "scheduler": lambda i: _train_config(i, "scheduler", lr_scheduler="sawtooth"),
+    "no_benchmarks": lambda i: _train_config(i, "no-benchmarks", eval__benchmarks=[]),
+    "nan_margin": lambda i: _train_config(i, "nan-margin", compare__ppl_margin=math.nan),
+    "unknown_best": lambda i: _train_config(i, "unknown-best", compare__best="fastest"),
+    "gruff_best": lambda i: _train_config(i, "gruff-best", compare__best="distance",
+                                          eval__benchmarks=[{"suite": "pairs", "sample": 2}, {"suite": "gruff"}]),
+    "missing_module": lambda i: _train_config(i, "missing-module", lora__modules_to_save=["no_such_head"]),
+    "corpus_overlap": lambda i: _train_config(i, "corpus-overlap", data__train=str(_write(
+        i, "corpus.jsonl", '{"text": "Ein Satz. Schwule Männer sind nett. Noch einer."}\n')),
+        eval__benchmarks=[{"suite": "pairs", "data": str(_write(i, "eval.csv", PAIRS_HEADER + GOOD_ROWS))}]),
+    "cased_overlap": lambda i: _train_config(i, "cased-overlap", model="bert", data__train=str(_write(
+        i, "corpus-cased.jsonl", '{"text": "schwule männer sind nett."}\n')),
+        eval__benchmarks=[{"suite": "pairs", "data": str(_write(i, "eval2.csv", PAIRS_HEADER + GOOD_ROWS))}]),
     # issue 21: outputs that would replace inputs
     "x_pairs": lambda i: _in_folder(i, "X", "pairs.csv", PAIRS_HEADER + GOOD_ROWS),
     "x_docs": lambda i: _in_folder(i, "X", "docs.jsonl", '{"text": "Ein Text."}\n'),
@@ -427,6 +446,34 @@ CASES = [
     ("card {file}", 2, "a-file: not a directory"),
     ("card {bad_metrics_run}", 2, "metrics.jsonl, row 1: invalid JSON"),
     ("card {bad_metrics_run} --out {file}/README.md", 2, "a-file is a file, not a directory"),
+    # -- issue 21 item 5 and issue 23 (branch structure): every key typed and ranged, strict numbers,
+    # the corpus checked against the evaluation items (case-folded for uncased tokenizers) --
+    ("train --config {alpha0}", 2, "config key 'lora.alpha' must be positive, got 0"),
+    ("train --config {decay}", 2, "config key 'weight_decay' must be at least 0, got -0.1"),
+    ("train --config {clip0}", 2, "config key 'max_grad_norm' must be positive, got 0"),
+    ("train --config {seed}", 2, "config key 'seed' must be at least 0, got -1"),
+    ("train --config {scheduler}", 2, "config key 'lr_scheduler' must be one of linear, cosine"),
+    ("train --config {no_benchmarks}", 2, "config key 'eval.benchmarks' is empty"),
+    ("train --config {nan_margin}", 2, "config key 'compare.ppl_margin' must be a (finite) number, got nan"),
+    ("train --config {unknown_best}", 2, "config key 'compare.best' names 'fastest', which is not a "
+                                         "best-checkpoint criterion of suite pairs"),
+    ("train --config {gruff_best}", 2, "'compare.best' names 'distance', which is not a best-checkpoint "
+                                       "criterion of suite gruff (it has highest); set eval.benchmarks[1].best"),
+    ("train --config {missing_module}", 2, "config key 'lora.modules_to_save[0]': gpt2 has no module 'no_such_head'"),
+    ("train --config {corpus_overlap}", 2, "share 1 sentences with the training corpus"),
+    ("train --config {cased_overlap}", 2, "share 1 sentences with the training corpus"),
+    ("train --config {train_ok} seed=--5", 2, "config key 'seed' must be an integer, got '--5'"),
+    (SCORE + " --sample=--5", 2, "--sample must be an integer, got '--5'"),
+    (SCORE + " --sample ²", 2, "--sample must be an integer, got '²'"),
+    (SCORE + " --sample ٣", 2, "--sample must be an integer, got '٣'"),
+    (SCORE + " --seed -1", 2, "--seed must be at least 0, got -1"),
+    (SCORE + " --decimals nan", 2, "--decimals must be an integer, got 'nan'"),
+    ("run gifi --temperature nan", 2, "--temperature must be a (finite) number, got 'nan'"),
+    ("run gifi --top-p inf", 2, "--top-p must be a (finite) number, got 'inf'"),
+    ("compare {pairs} {pairs} --out {tmp}/d --seed -1", 2, "argument --seed: must be at least 0, got -1"),
+    ("compare {pairs} {pairs} --out {tmp}/d --ppl-margin nan", 2,
+     "argument --ppl-margin: must be a finite number, got 'nan'"),
+    # -- end of the block --
     # issue 21: no output replaces an input, and no folder is written by two processes
     ("score --pairs {x_pairs} --model {bert} --out {tmp}/X", 2, "X contains the input"),
     ("score --pairs {pairs} --model {bert_copy} --out {bert_copy}/out", 2, "lies inside the input folder"),
@@ -499,7 +546,7 @@ ON_PREPARED_RUNS = [
     ("gifi config a number", lambda t: ["gifi", "run", "--config", config_file(t, "3\n")],
      "a GIFI config must be a YAML mapping of keys to values, not a number"),
     ("gifi config unknown key", lambda t: ["gifi", "run", "--config", config_file(t, "limits: 3\n")],
-     "config.yaml.limits is not a setting of this suite"),
+     "config.yaml.limits is unknown"),
     ("gifi config a FIFO", lambda t: ["gifi", "run", "--config", fifo(t)], "fifo.yaml: GIFI config is not a regular file but a FIFO"),
     ("one run", lambda t: compare(pair_run(t)), "need a BEFORE and at least one AFTER run"),
     ("unfinished run", lambda t: compare(pair_run(t), t / "missing"), "not a directory"),
@@ -531,12 +578,12 @@ ON_PREPARED_RUNS = [
     ("report over its run", lambda t: ["report", str(pair_run(t)), "--out", str(t)], "contains the input"),
     ("resamples 0 before scoring", lambda t: ["compare", "--model", "m1", "--model", "m2", "--pairs", "x",
                                               "--out", str(t / "d"), "--resamples", "0"],
-     "--resamples must be between 1 and"),
+     "argument --resamples: must be at least 1, got 0"),
     ("resamples huge", lambda t: [*compare(pair_run(t), pair_run(t, "b"))[:-1], "10000000000"],
      "--resamples must be between 1 and"),
-    ("negative seed", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--seed", "-1"], "--seed must be 0 or more"),
+    ("negative seed", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--seed", "-1"], "argument --seed: must be at least 0"),
     ("NaN perplexity margin", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--ppl-margin", "nan"],
-     "--ppl-margin must be a finite percentage"),
+     "argument --ppl-margin: must be a finite number, got 'nan'"),
     ("edited headline", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s["overall"].update(
         bias_score=99.0))), "headline.overall (99.0 written"),
     ("summary a FIFO", lambda t: compare(pair_run(t), fifo_summary(pair_run(t, "b"))),
@@ -544,6 +591,16 @@ ON_PREPARED_RUNS = [
     ("newer schema", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"),
                                                                  lambda s: s.update(schema_version=99))),
      "written by a newer queerbias"),
+    # -- issue 21 item 5 and issue 23 (branch structure): criterion names, checkpoint order --
+    ("unknown criterion", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--best", "fastest"],
+     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance)"),
+    ("another suite's criterion", lambda t: (lambda g: ["compare", f"a={g}", f"b={g}", "--out", str(t / "d"),
+                                                         "--best", "distance"])(gruff_run(t)),
+     "criterion 'distance' is not one of suite gruff (its criteria: highest)"),
+    ("checkpoints in reverse order", lambda t: compare(*(summary_edit(pair_run(t, name), lambda s, at=at: s["meta"].update(step=at))
+                                                         for name, at in (("late", 8), ("base", 0)))),
+     "base (step 0) does not come after late (step 8); give BEFORE first"),
+    # -- end of the block --
 ]
 
 
@@ -784,13 +841,15 @@ def test_a_second_run_into_a_finished_folder_keeps_the_first(tmp_path, model_var
 def test_a_progress_chunk_missing_items_is_evaluated_again(tmp_path, model_variants, request):
     import json
 
-    from queerbias.scoring.runner import score_to_dir
+    from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+    from queerbias.suites.store import run_to_dir
 
     torch.set_num_threads(1)
     inputs = Inputs(tmp_path, model_variants, request)
     pairs = _write(inputs, "six.csv", PAIRS_HEADER + "".join(GOOD_ROWS.replace("nett", word).replace("klug", word)
                                                            for word in ("nett", "froh", "klug")))
-    full = score_to_dir(inputs["bert"], str(pairs), tmp_path / "full", chunk_pairs=5, progress=False)
+    full = run_to_dir(PairsSuite(), inputs["bert"], str(pairs), tmp_path / "full", PairSettings(chunk_pairs=5),
+                      progress=False)
     assert full["overall"]["n"] == 6
     # a progress line of this run holding 2 of chunk 0's 5 pairs, as an older queerbias or an edit left it
     resumed = tmp_path / "resumed"
@@ -799,7 +858,7 @@ def test_a_progress_chunk_missing_items_is_evaluated_again(tmp_path, model_varia
             "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}] * 2
     (resumed / ".partial" / "rank0.jsonl").write_text(
         json.dumps({"run": full["meta"]["run_key"], "chunk": 0, "rows": two}) + "\n")
-    again = score_to_dir(inputs["bert"], str(pairs), resumed, chunk_pairs=5, progress=False)
+    again = run_to_dir(PairsSuite(), inputs["bert"], str(pairs), resumed, PairSettings(chunk_pairs=5), progress=False)
     assert again["overall"] == full["overall"] and again["groups"] == full["groups"]
 
 
@@ -807,12 +866,13 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
     import json
 
     from queerbias.errors import DataError
-    from queerbias.scoring.runner import score_to_dir
     from queerbias.suites import integrity
+    from queerbias.suites.pairs.suite import PairsSuite
+    from queerbias.suites.store import run_to_dir
 
     torch.set_num_threads(1)
     inputs = Inputs(tmp_path, model_variants, request)
-    full = score_to_dir(inputs["bert"], inputs["pairs"], tmp_path / "full", progress=False)
+    full = run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], tmp_path / "full", progress=False)
     row = {"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
            "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
     record = integrity.chunk_record(full["meta"]["run_key"], 0, 2, [row, row])
@@ -821,7 +881,7 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
     (out / ".partial").mkdir(parents=True)
     (out / ".partial" / "rank0.jsonl").write_text(json.dumps(record) + "\n")
     with pytest.raises(DataError, match="chunk 0: its rows changed after they were saved"):
-        score_to_dir(inputs["bert"], inputs["pairs"], out, progress=False)
+        run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], out, progress=False)
 
 
 # -- issue 21: failures of the machine are one line too ---------------------------------

@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Any, Union
 import pandas as pd
 
 from queerbias.commands.compare import check_numbers
-from queerbias.commands.run import checked_out, slug
 from queerbias.errors import QueerbiasError
+from queerbias.options import from_mapping, to_dict
+from queerbias.report import plots
+from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
+from queerbias.report.delta_tables import delta_rows, render_delta_tables
 from queerbias.report.runs import check_labels
 from queerbias.suites import registry
+from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.protocol import Suite
-from queerbias.suites.settings import from_mapping, to_dict
 from queerbias.suites.store import RunRecord, evaluate_run, load_run, run_to_dir
 
 if TYPE_CHECKING:
@@ -120,7 +123,9 @@ def _language_model(model, tokenizer, kind: str | None = None) -> LoadedModel:
     """A transformers language model and its tokenizer, as loaded by the caller, ready to score.
 
     Masked or causal is read from the model's class (then its config) unless `kind` says;
-    the weights are fingerprinted like a loaded spec's, so results record the same model.
+    the weights are fingerprinted like a loaded spec's, so results record the same model. (The
+    model modules, which import torch, are imported here: the caller has loaded torch already, and
+    reading and comparing runs needs no torch.)
     """
     from queerbias.models.fingerprint import weights_fingerprint
     from queerbias.models.loading import CAUSAL, MASKED, LoadedModel, detect_kind
@@ -162,16 +167,12 @@ class Comparison:
     def table(self) -> pd.DataFrame:
         """One row per comparison and entry (overall, each group or other cell): delta.csv, with
         NaN where a statistic is undefined."""
-        from queerbias.report.delta_tables import delta_rows
-
         header, rows = delta_rows(self.delta)
         return pd.DataFrame([[float("nan") if value is None else value for value in row] for row in rows],
                             columns=header)
 
     def to_markdown(self) -> str:
         """delta.md: the main table, details per comparison and scope, the suite's extras."""
-        from queerbias.report.delta_tables import render_delta_tables
-
         return render_delta_tables(self.delta)["md"]
 
     _repr_markdown_ = to_markdown
@@ -182,8 +183,6 @@ class Comparison:
         Without `ax`, a new figure with a panel per measure (or only `measure`), as forest.png;
         with `ax`, `measure` (default: the first, e.g. the bias score) drawn on it. Returns the figure.
         """
-        from queerbias.report import plots
-
         labels, series, panels, title, ylabel = plots.forest_parts(self.delta)
         if measure is not None:
             panels = [panel for panel in panels if panel[0] == f"delta_{measure}"]
@@ -200,8 +199,6 @@ class Comparison:
     def levels(self) -> Figure:
         """Each group before and after the last comparison, beside the reference level (pairs:
         50 = no preference), as levels.png: where a mitigation moved each group."""
-        from queerbias.report import plots
-
         fig = plots.levels_figure(self.delta)
         if fig is None:
             raise QueerbiasError(f"levels: no measure of suite {self.delta['suite']!r} has a reference level")
@@ -223,8 +220,6 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     and for checkpoints `best` (the suite's criterion) with `ppl_margin` (percent). `out`
     also writes delta.json/.md/.csv/.tex and the plots there.
     """
-    from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
-
     afters = list(after) if isinstance(after, (list, tuple)) else [after]
     runs = check_labels([_record(run) for run in (before, *afters)],
                         "give them labels: load_run(path, label=...) or score(..., label=...)")
@@ -238,10 +233,6 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
         options = CompareOptions(soft_test=soft_test, correction=correction, n_resamples=resamples, seed=seed)
     except ValueError as err:
         raise QueerbiasError(f"compare: {err}") from None
-    criteria = runs[0].suite.criteria
-    if best is not None and best not in criteria:
-        raise QueerbiasError(f"compare: best must be one of {', '.join(criteria)} for {runs[0].suite.name} runs, "
-                             f"got {best!r}")
     out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options, best_criterion=best, ppl_margin_pct=ppl_margin)
     if out is not None:

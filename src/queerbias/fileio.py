@@ -191,8 +191,3 @@ def _non_finite_path(value: Any, prefix: str = "") -> str | None:
         if found:
             return found
     return None
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Replace `path` with strict, pretty-printed JSON atomically."""
-    atomic_write(path, dump_json_strict(data, str(path)))

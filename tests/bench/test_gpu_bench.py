@@ -15,7 +15,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from gpu_bench import halving_batch, synthetic_set  # noqa: E402
 
-from queerbias.pairs.io import load_pairs  # noqa: E402
+from queerbias.pairs.resolve import load_pairs  # noqa: E402
 
 
 def gpu_sh(*args: str) -> subprocess.CompletedProcess:

@@ -168,8 +168,8 @@ def test_datasheet_counts_match_the_generated_set(pairs):
 
 
 def test_training_frames_share_no_frame_predicate_or_sentence_with_the_held_out_split():
-    from queerbias.pairs.io import load_pairs
     from queerbias.pairs.queerbias_de import FRAMES, load_templates
+    from queerbias.pairs.resolve import load_pairs
     from queerbias.pairs.splits import shared_sentences
     from queerbias.yamlio import load_packaged_yaml
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from queerbias.errors import QueerbiasError
-from queerbias.pairs.io import load_pairs
+from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.splits import assign_values, parse_split, shared_sentences
 
 

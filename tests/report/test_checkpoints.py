@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from queerbias.report.checkpoints import choose_best
+from queerbias.suites.pairs.criteria import CRITERIA
 
 
 def row(label, step, bias, ppl_change=None, base=False):
@@ -17,25 +18,25 @@ ROWS = [row("base", 0, 62.0, 0.0, base=True), row("s100", 100, 55.0, 1.0), row("
 
 @pytest.mark.parametrize(("criterion", "label"), [("lowest", "s300"), ("closest50", "s200")])
 def test_criterion_among_checkpoints_within_the_margin(criterion, label):
-    best = choose_best(ROWS, criterion, 5.0)
+    best = choose_best(ROWS, criterion, 5.0, CRITERIA)
     assert (best["label"], best["criterion"]) == (label, criterion)
     assert best["eligible"] == ["s100", "s200", "s300"]
     assert best["excluded"] == [{"label": "s400", "step": 400, "reason": "perplexity rose 8.0% > 5%"}]
 
 
 def test_wider_margin_and_missing_perplexity_do_not_exclude():
-    assert choose_best(ROWS, "lowest", 10.0)["label"] == "s400"
+    assert choose_best(ROWS, "lowest", 10.0, CRITERIA)["label"] == "s400"
     unmeasured = [row("base", 0, 60.0, base=True), row("a", 10, 40.0), row("b", 20, 30.0)]
-    assert choose_best(unmeasured, "lowest", 5.0)["label"] == "b"
+    assert choose_best(unmeasured, "lowest", 5.0, CRITERIA)["label"] == "b"
 
 
 def test_tie_goes_to_the_earlier_step_and_no_candidate_is_none():
     tied = [row("late", 300, 45.0, 0.0), row("early", 100, 55.0, 0.0)]
-    assert choose_best(tied, "closest50", 5.0)["label"] == "early"
-    best = choose_best([row("a", 10, 40.0, 9.0)], "lowest", 5.0)
+    assert choose_best(tied, "closest50", 5.0, CRITERIA)["label"] == "early"
+    best = choose_best([row("a", 10, 40.0, 9.0)], "lowest", 5.0, CRITERIA)
     assert best["label"] is None and best["eligible"] == []
     with pytest.raises(ValueError, match="unknown criterion"):
-        choose_best(ROWS, "highest", 5.0)
+        choose_best(ROWS, "highest", 5.0, CRITERIA)
 
 
 def test_distance_criterion_takes_the_lowest_distance_then_soft():
@@ -43,8 +44,8 @@ def test_distance_criterion_takes_the_lowest_distance_then_soft():
             {**row("a", 10, 50.0, 1.0), "distance_bias": 20.0, "distance_soft": 2.0},
             {**row("b", 20, 70.0, 1.0), "distance_bias": 12.0, "distance_soft": 1.5},
             {**row("c", 30, 52.0, 1.0), "distance_bias": 12.0, "distance_soft": 1.0}]
-    best = choose_best(rows, "distance", 5.0)
+    best = choose_best(rows, "distance", 5.0, CRITERIA)
     assert (best["label"], best["distance_bias"]) == ("c", 12.0)
-    assert choose_best(rows, "closest50", 5.0)["label"] == "a"  # the overall score hides the groups
+    assert choose_best(rows, "closest50", 5.0, CRITERIA)["label"] == "a"  # the overall score hides the groups
     with pytest.raises(ValueError, match="distance to indifference"):
-        choose_best(ROWS, "distance", 5.0)
+        choose_best(ROWS, "distance", 5.0, CRITERIA)

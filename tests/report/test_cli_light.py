@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from queerbias.report import checkpoints, choices, compare
+from queerbias.report import choices, compare
 from queerbias.suites.gifi import config as gifi_config
 from queerbias.suites.gifi import dimensions as gifi_dimensions
 
@@ -22,7 +22,6 @@ def test_command_modules_do_not_import_the_numeric_stack():
 
 def test_listed_choices_are_the_implemented_ones():
     assert set(choices.SOFT_TESTS) == set(compare.SOFT_TESTS)
-    assert set(choices.BEST_CRITERIA) == set(checkpoints.CRITERIA)
 
 
 def test_gifi_dimensions_listed_light_are_the_implemented_ones():

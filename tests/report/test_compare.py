@@ -253,7 +253,7 @@ def _aligned(before_biased, after_biased, before_soft, after_soft, group_of):
 
 def test_distance_change_by_hand_and_its_interval():
     """Group a: 100% -> 50% biased, group b: 0% -> 50%: distance (50 + 50)/2 = 50 falls to 0."""
-    from queerbias.report.compare import distance_stats
+    from queerbias.suites.pairs.distance import distance_stats
 
     n = 40
     aligned = _aligned([1] * n + [0] * n, [1, 0] * (n // 2) + [0, 1] * (n // 2),

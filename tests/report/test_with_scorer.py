@@ -17,7 +17,6 @@ PAIRS = [
 
 
 def test_compare_scores_models_with_the_real_runner(tmp_path, tiny_gpt2, tiny_llama, cli):
-    pytest.importorskip("queerbias.scoring.runner")
     pairs = tmp_path / "pairs.csv"
     pd.DataFrame(PAIRS, columns=["sent_more", "sent_less", "bias_type"]).to_csv(pairs, index=False)
     out = tmp_path / "out"

@@ -5,12 +5,12 @@ import math
 import pytest
 
 from queerbias.models import load_model
-from queerbias.pairs.io import load_pairs
+from queerbias.pairs.resolve import load_pairs
+from queerbias.pairs.sampling import sample_pairs
 from queerbias.scoring.config import ScoringConfig
+from queerbias.scoring.families import make_scorer
 from queerbias.scoring.pair_scores import score_pairs
 from queerbias.scoring.reference import naive_sentence_pair
-from queerbias.scoring.runner import sample_pairs
-from queerbias.scoring.scorer import make_scorer
 
 pytestmark = pytest.mark.slow
 

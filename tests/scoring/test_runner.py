@@ -12,8 +12,10 @@ import pytest
 
 from queerbias import killpoint
 from queerbias.errors import QueerbiasError
-from queerbias.pairs.io import load_pairs
-from queerbias.scoring.runner import sample_pairs, score_to_dir
+from queerbias.pairs.resolve import load_pairs
+from queerbias.pairs.sampling import sample_pairs
+from queerbias.suites.pairs.suite import PairsSuite
+from queerbias.suites.store import run_to_dir
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "queerbias.cli"]
@@ -30,7 +32,7 @@ def small_set():
 
 
 def test_output_contract(tiny_gpt2, small_set, tmp_path):
-    summary = score_to_dir(str(tiny_gpt2), small_set, tmp_path, progress=False)
+    summary = run_to_dir(PairsSuite(), str(tiny_gpt2), small_set, tmp_path, progress=False)
     rows = read_csv(tmp_path / "pairs.csv")
     assert len(rows) == 60
     assert {"pair_id", "group", "sent_more", "sent_less", "score_more", "score_less",
@@ -51,18 +53,18 @@ def test_output_contract(tiny_gpt2, small_set, tmp_path):
 
 
 def test_finished_run_is_kept_and_a_different_one_refused(tiny_gpt2, tiny_llama, small_set, tmp_path):
-    first = score_to_dir(str(tiny_gpt2), small_set, tmp_path, progress=False)
-    again = score_to_dir(str(tiny_gpt2), small_set, tmp_path, progress=False)
+    first = run_to_dir(PairsSuite(), str(tiny_gpt2), small_set, tmp_path, progress=False)
+    again = run_to_dir(PairsSuite(), str(tiny_gpt2), small_set, tmp_path, progress=False)
     assert again["meta"]["created_at"] == first["meta"]["created_at"]
     with pytest.raises(QueerbiasError, match="--overwrite"):
-        score_to_dir(str(tiny_llama), small_set, tmp_path, progress=False)
-    other = score_to_dir(str(tiny_llama), small_set, tmp_path, progress=False, overwrite=True)
+        run_to_dir(PairsSuite(), str(tiny_llama), small_set, tmp_path, progress=False)
+    other = run_to_dir(PairsSuite(), str(tiny_llama), small_set, tmp_path, progress=False, overwrite=True)
     assert other["meta"]["model"]["fingerprint"] != first["meta"]["model"]["fingerprint"]
 
 
 def test_resume_after_kill_matches_uninterrupted_run(tiny_bert, tmp_path):
     full = tmp_path / "full"
-    score_to_dir(str(tiny_bert), sample_pairs(load_pairs("queerbias-de"), 400, seed=3), full,
+    run_to_dir(PairsSuite(), str(tiny_bert), sample_pairs(load_pairs("queerbias-de"), 400, seed=3), full,
                  progress=False)
     killed = tmp_path / "killed"
     command = CLI + ["score", "--model", str(tiny_bert), "--pairs", "queerbias-de", "--sample",
@@ -105,7 +107,7 @@ def test_bad_pairs_file_is_one_clear_line(tmp_path):
 
 def test_two_process_accelerate_run_equals_single(tiny_llama, tmp_path):
     single = tmp_path / "single"
-    score_to_dir(str(tiny_llama), sample_pairs(load_pairs("queerbias-de"), 50, seed=2), single,
+    run_to_dir(PairsSuite(), str(tiny_llama), sample_pairs(load_pairs("queerbias-de"), 50, seed=2), single,
                  progress=False)
     double = tmp_path / "double"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

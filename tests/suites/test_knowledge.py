@@ -14,7 +14,8 @@ import pytest
 from scipy import stats
 
 from queerbias.errors import DataError
-from queerbias.pairs.io import load_pairs, read_pairs
+from queerbias.pairs.io import read_pairs
+from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.taxonomy import GROUPS, counterfactual_groups
 from queerbias.report.checkpoints import choose_best
 from queerbias.report.compare import CompareOptions, compare_runs

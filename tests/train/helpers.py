@@ -9,6 +9,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_CORPUS = REPO / "corpora" / "demo"
+#: where a test is about training, not evaluation: the smallest benchmark (a run needs one)
+TINY_BENCHMARK = [{"suite": "pairs", "data": "queerbias-de", "sample": 2}]
 
 
 def small_config(model, out: Path, **overrides) -> dict:

@@ -8,7 +8,8 @@ import pytest
 
 from queerbias.errors import QueerbiasError
 from queerbias.text.counterfactual import Lexicon, attributive_ending
-from queerbias.train.objectives.cda import augment, select_identities
+from queerbias.train.corpus import select_identities
+from queerbias.train.objectives.cda.corpus import augment
 
 from .helpers import DEMO_CORPUS
 

@@ -41,10 +41,10 @@ def test_bad_config_names_the_key(tmp_path, text, key):
 
 def test_overrides_and_yaml_floats(tmp_path):
     config = load_config(write(tmp_path, BASE + "learning_rate: 2e-5\n"),
-                         ["lora.r=4", "data.max_length=128", "merge=true", "eval.benchmarks=[]"])
+                         ["lora.r=4", "data.max_length=128", "merge=true", "eval.benchmarks=[{suite: gruff}]"])
     assert config.learning_rate == 2e-5  # YAML 1.1 reads 2e-5 as a string
     assert (config.lora.r, config.data.max_length, config.merge) == (4, 128, True)
-    assert config.eval.benchmarks == []
+    assert [(b.suite, b.sample) for b in config.eval.benchmarks] == [("gruff", 200)]
     assert config.output_dir == str(Path("runs/train/c"))
     with pytest.raises(QueerbiasError, match="'lora.rank' is unknown"):
         load_config(write(tmp_path, BASE), ["lora.rank=4"])

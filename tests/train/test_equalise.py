@@ -9,12 +9,14 @@ import pytest
 import torch
 
 from queerbias.models import load_model
-from queerbias.pairs.io import load_pairs
+from queerbias.pairs.resolve import load_pairs
+from queerbias.pairs.sampling import sample_pairs
 from queerbias.scoring.pair_scores import pair_outcome
-from queerbias.scoring.runner import sample_pairs, score_to_dir
+from queerbias.suites.pairs.suite import PairsSuite
+from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
-from queerbias.train.objectives.equalise import batch_tensors, equalise_loss, pair_loss, training_scorer
-from queerbias.train.objectives.pairs import PairBatches
+from queerbias.train.objectives.equalise.loss import batch_tensors, equalise_loss, pair_loss, training_scorer
+from queerbias.train.pairs import PairBatches
 from queerbias.train.runner import run_training
 
 from .helpers import small_config
@@ -27,7 +29,7 @@ def test_pair_scores_equal_queerbias_score(family, request, tmp_path):
     """The differentiable s is the scorer's: same numbers as `queerbias score` writes."""
     model = request.getfixturevalue(family)
     pairs = sample_pairs(load_pairs("queerbias-de"), 30, seed=0)
-    score_to_dir(str(model), pairs, tmp_path / "scored", progress=False)
+    run_to_dir(PairsSuite(), str(model), pairs, tmp_path / "scored", progress=False)
     written = pd.read_csv(tmp_path / "scored" / "pairs.csv").set_index("pair_id")
     lm = load_model(str(model))
     batch = batch_tensors(training_scorer(lm.model, lm.tokenizer, lm.kind), pairs.pairs)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from huggingface_hub import ModelCard
 
-from queerbias.scoring.runner import score_to_dir
+from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 
@@ -28,7 +29,8 @@ def test_gemma_lora_two_steps(tmp_path):
     config_json = json.loads((folder / "adapter_config.json").read_text())
     assert {"q_proj", "v_proj", "down_proj"} <= set(config_json["target_modules"])
     # scored in float32 although trained under bf16 autocast: a fresh fp32 load agrees
-    fresh = score_to_dir(str(folder), "queerbias-de", tmp_path / "fresh", sample=4, progress=False)
+    fresh = run_to_dir(PairsSuite(), str(folder), "queerbias-de", tmp_path / "fresh", PairSettings(sample=4),
+                       progress=False)
     a = pd.read_csv(folder / "bias" / "pairs.csv")
     b = pd.read_csv(tmp_path / "fresh" / "pairs.csv")
     assert (a["score_more"] - b["score_more"]).abs().max() < 1e-3

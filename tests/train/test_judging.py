@@ -18,12 +18,12 @@ def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2
                   {"suite": "pairs", "data": "queerbias-de-neutral", "sample": 12, "name": "neutral"}]
     config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", max_steps=2, eval_every=1,
                                            eval__benchmarks=benchmarks, compare__resamples=50))
-    assert config.benchmark_dirs() == ["bias", "bias-knowledge", "neutral"]
+    assert config.benchmark_dirs() == ["bias", "knowledge", "neutral"]
     run_training(config)
     run = tmp_path / "run"
 
     line = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
-    knowledge = line["benchmarks"]["bias-knowledge"]
+    knowledge = line["benchmarks"]["knowledge"]
     assert knowledge["suite"] == "knowledge" and knowledge["label"] == "knowledge accuracy"
     assert 0 <= knowledge["overall"] <= 100 and "margin" in knowledge and knowledge["pair_gap"]["n"] == 12
     pairs = line["benchmarks"]["bias"]
@@ -33,20 +33,20 @@ def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2
     last = delta["comparisons"][-1]
     assert {"abs_d_before", "delta_abs_d", "ci_abs_d", "p_below_margin"} <= set(last["pair_gap"])
     assert {"excess_before", "ci_excess", "crossed", "harmful", "groups"} <= set(last["direction"])
-    assert json.loads((run / "compare" / "bias-knowledge" / "delta.json").read_text())["best"]["criterion"] == \
+    assert json.loads((run / "compare" / "knowledge" / "delta.json").read_text())["best"]["criterion"] == \
         "accuracy"
 
     printed = capsys.readouterr().out.splitlines()
     ends = {text.split(",")[0]: text for text in printed if ", base -> step-2: " in text}
     assert "pair-level |d| " in ends["bias"] and "crossed 50 towards the stereotype: " in ends["bias"]
     assert "HARMFUL for: " in ends["bias"]
-    assert ends["bias-knowledge"].split(": ", 1)[1].startswith("knowledge accuracy ")
+    assert ends["knowledge"].split(": ", 1)[1].startswith("knowledge accuracy ")
     specificity = [text for text in printed if text.startswith("specificity ")]
     # the neutral mentions are a control set, not a stereotype benchmark: one ratio, bias / knowledge
-    assert all(text.startswith("specificity bias / bias-knowledge: ") for text in specificity)
+    assert all(text.startswith("specificity bias / knowledge: ") for text in specificity)
 
     card = (run / "final" / "README.md").read_text()
-    knowledge_block = card.split("### bias-knowledge:")[1].split("###")[0]
+    knowledge_block = card.split("### knowledge:")[1].split("###")[0]
     assert "- knowledge accuracy: " in knowledge_block and "- margin d: " in knowledge_block
     bias_block = card.split("### bias:")[1].split("###")[0]
     assert "mean \\|d\\| (nats)" in bias_block and "stereotype excess (pp)" in bias_block

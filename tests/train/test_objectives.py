@@ -10,8 +10,8 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from queerbias.pairs.io import load_pairs
 from queerbias.pairs.queerbias_de import preference_triples
+from queerbias.pairs.resolve import load_pairs
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 

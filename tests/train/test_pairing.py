@@ -11,8 +11,8 @@ from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.pair_scores import pair_requests
 from queerbias.train.config import config_from_dict
-from queerbias.train.objectives.equalise import batch_tensors, pair_loss, training_scorer
-from queerbias.train.objectives.pairing import DIVERGENCES, coarsened, divergence, paired_positions
+from queerbias.train.objectives.equalise.loss import batch_tensors, pair_loss, training_scorer
+from queerbias.train.objectives.equalise.pairing import DIVERGENCES, coarsened, divergence, paired_positions
 
 from .helpers import small_config
 

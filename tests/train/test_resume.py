@@ -14,7 +14,7 @@ from queerbias import killpoint
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 
-from .helpers import logged_losses, small_config, write_config
+from .helpers import TINY_BENCHMARK, logged_losses, small_config, write_config
 
 STEPS = 8
 
@@ -55,7 +55,7 @@ def test_same_seed_same_losses(tiny_gpt2, tmp_path):
     losses = []
     for name in ("a", "b"):
         config = config_from_dict(small_config(tiny_gpt2, tmp_path / name, max_steps=3, eval_every=3,
-                                               eval__benchmarks=[], eval__perplexity=False))
+                                               eval__benchmarks=TINY_BENCHMARK, eval__perplexity=False))
         run_training(config)
         losses.append(logged_losses(tmp_path / name / "checkpoint-3"))
     assert losses[0] == losses[1] and len(losses[0]) == 3

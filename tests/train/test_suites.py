@@ -29,7 +29,7 @@ def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path, cap
                                "saof_names": 1, "saof_samples": 1, "n_resamples": 20}}]
     config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", max_steps=2, eval_every=1,
                                            eval__benchmarks=benchmarks, compare__resamples=50))
-    names = ["bias", "bias-gruff", "bias-lou", "bias-gifi"]
+    names = ["bias", "gruff", "lou", "gifi"]  # folders named after the data (gruff, lou) or the suite (gifi)
     assert config.benchmark_dirs() == names
     result = run_training(config)
     last = result["metrics"][-1]
@@ -43,21 +43,21 @@ def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path, cap
         assert delta["suite"] == suite and [row["step"] for row in delta["trajectory"]] == [0, 1, 2]
         assert delta["best"]["label"] is not None or delta["best"]["excluded"]
     card = (tmp_path / "run" / "final" / "README.md").read_text()  # every suite's headline on the card
-    for name, measure in (("bias-gruff", "- accuracy: "), ("bias-lou", "- reformulation preferred: "),
-                          ("bias-gifi", "- GIFI score: ")):
+    for name, measure in (("gruff", "- accuracy: "), ("lou", "- reformulation preferred: "),
+                          ("gifi", "- GIFI score: ")):
         assert measure in card.split(f"### {name}:")[1].split("###")[0], name
     # the run ends with each benchmark's change in one line: pairs by distance, others by their measures
     printed = capsys.readouterr().out.splitlines()
     ends = {line.split(",")[0]: line for line in printed if ", base -> step-2: " in line}
     assert set(ends) == set(names)
     assert "distance to indifference bias " in ends["bias"] and "95% CI [" in ends["bias"]
-    assert ends["bias-gruff"].split(": ", 1)[1].startswith("accuracy ")
+    assert ends["gruff"].split(": ", 1)[1].startswith("accuracy ")
     assert any(line.startswith("reports: ") and "model card: " in line for line in printed)
 
 
 @pytest.mark.parametrize(("bench", "message"), [
     ({"suite": "lou-classifier"}, "cannot be a training benchmark"),
-    ({"suite": "gruff", "options": {"setings": ["none"]}}, r"eval.benchmarks\[0\].options.setings is not a setting"),
+    ({"suite": "gruff", "options": {"setings": ["none"]}}, r"eval.benchmarks\[0\].options.setings is unknown"),
     ({"suite": "gifi", "options": {"runs": 0}}, "runs must be at least 1"),
     ({"suite": "pairs", "options": {"seed": 3}}, "must not repeat sample or seed"),
 ])

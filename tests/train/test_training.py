@@ -11,11 +11,12 @@ from safetensors import safe_open
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.scoring.runner import score_to_dir
+from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 
-from .helpers import logged_losses, small_config
+from .helpers import TINY_BENCHMARK, logged_losses, small_config
 
 
 def test_checkpoints_hold_bias_results_and_marker(llama_run):
@@ -70,8 +71,8 @@ def test_checkpoint_scores_equal_a_fresh_load(llama_run, tmp_path):
     """The in-training model was scored exactly as the saved checkpoint scores."""
     _, result = llama_run
     folder = result["run_dir"] / "checkpoint-4"
-    fresh = score_to_dir(str(folder), "queerbias-de", tmp_path / "fresh", sample=20, seed=0,
-                         progress=False)
+    fresh = run_to_dir(PairsSuite(), str(folder), "queerbias-de", tmp_path / "fresh", PairSettings(sample=20),
+                       progress=False)
     during = json.loads((folder / "bias" / "summary.json").read_text())
     assert fresh["overall"]["bias_score"] == during["overall"]["bias_score"]
     a = pd.read_csv(folder / "bias" / "pairs.csv")
@@ -86,17 +87,28 @@ def test_rerun_with_another_config_is_refused(llama_run, tiny_llama):
         run_training(changed)
 
 
+def test_rerunning_a_finished_run_writes_nothing(llama_run, capsys):
+    """Issue 21: a finished run is never trained again or rewritten (final/, compare/, the card);
+    the rerun says so and returns what the run holds."""
+    config, result = llama_run
+    run = result["run_dir"]
+    files = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.rglob("*") if path.is_file()}
+    again = run_training(config)
+    assert again["finished"] and again["metrics"] == result["metrics"] and again["compare"] == result["compare"]
+    assert {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in run.rglob("*") if path.is_file()} == files
+    assert "holds a finished run of this config" in capsys.readouterr().out
+
+
 def test_full_finetuning_lowers_loss_and_perplexity(tiny_gpt2, tmp_path):
     config = config_from_dict(small_config(
         tiny_gpt2, tmp_path / "run", method="full", max_steps=8, eval_every=8,
-        learning_rate=3e-3, eval__benchmarks=[]))
+        learning_rate=3e-3, eval__benchmarks=TINY_BENCHMARK))
     result = run_training(config)
     losses = logged_losses(tmp_path / "run" / "checkpoint-8")
     assert losses[-1] < losses[0] - 0.3, losses
     assert result["metrics"][-1]["perplexity"] < result["metrics"][0]["perplexity"]
-    card = ModelCard.load(result["final"] / "README.md")  # no benchmark: a card without model-index
-    assert card.data.library_name == "transformers" and card.data.eval_results is None
-    assert "No bias benchmark was configured" in card.text and "| in-domain" in card.text
+    card = ModelCard.load(result["final"] / "README.md")
+    assert card.data.library_name == "transformers" and "| in-domain" in card.text
 
 
 def test_masked_lora_trains_head_transform_not_decoder(tiny_bert, tmp_path):

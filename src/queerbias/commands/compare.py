@@ -11,11 +11,13 @@ import argparse
 import math
 from pathlib import Path
 
-from queerbias.commands.run import add_model_options, checked_out
+from queerbias.commands.run import add_model_options
 from queerbias.errors import QueerbiasError
-from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
+from queerbias.options import add_arguments, cli_type, from_args, integer, number
+from queerbias.report.choices import CORRECTIONS, SOFT_TESTS
 from queerbias.suites.pairs.suite import PairSettings
-from queerbias.suites.settings import add_arguments, from_args
+from queerbias.suites.paths import checked_out, slug
+from queerbias.suites.registry import list_suites
 
 #: `queerbias score`'s settings that `compare --model` takes; the sample seed is 0, as
 #: --seed is the bootstrap's
@@ -51,12 +53,13 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
                    help="paired test on continuous scores (default: wilcoxon)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="p-value correction across groups: holm (family-wise) or bh (false discovery rate)")
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default: 10000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    p.add_argument("--best", choices=BEST_CRITERIA, default=None,
-                   help="pair runs: best-checkpoint criterion: lowest overall bias, closest to 50 (default), or "
-                        "lowest distance to indifference (mean over groups of |bias - 50|); other suites use their own")
-    p.add_argument("--ppl-margin", type=float, default=5.0, metavar="PCT",
+    p.add_argument("--resamples", type=cli_type(integer, "an integer", 1), default=10_000,
+                   help="bootstrap resamples (default: 10000)")
+    p.add_argument("--seed", type=cli_type(integer, "an integer", 0), default=0, help="bootstrap seed (default: 0)")
+    criteria = "; ".join(f"{suite.name}: {', '.join(suite.criteria)}" for suite in list_suites() if suite.criteria)
+    p.add_argument("--best", default=None, metavar="CRITERION",
+                   help=f"best-checkpoint criterion of the runs' suite, the first by default ({criteria})")
+    p.add_argument("--ppl-margin", type=cli_type(number, "a finite number", 0), default=5.0, metavar="PCT",
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
 
 
@@ -81,8 +84,8 @@ def check_numbers(resamples: int, seed: int, ppl_margin: float, prefix: str = "-
         raise QueerbiasError(f"{prefix}ppl-margin must be a finite percentage of 0 or more, got {ppl_margin}")
 
 
-def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
-    """Load the run folders (of `suite`, when an alias names one), compare, write and print."""
+def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = ()) -> int:
+    """Load the run folders (of one of `suites`, when an alias names them), compare, write and print."""
     from queerbias.report.runs import load_runs, parse_run_arg
 
     if len(args.runs) < 2:
@@ -90,16 +93,11 @@ def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
     specs = [parse_run_arg(arg) for arg in args.runs]
     checked_out(args.out, [path for _, path in specs])
     runs = load_runs(specs)
-    if suite is not None:
-        for record in runs:
-            if record.suite.name not in (suite, *_views(suite)):
-                raise QueerbiasError(f"{record.path} is a {record.suite.name} run, not a {suite} run; "
-                                     "use queerbias compare")
+    for record in runs:
+        if suites and record.suite.name not in suites:
+            raise QueerbiasError(f"{record.path} is a {record.suite.name} run, not a {' or '.join(suites)} run; "
+                                 "use queerbias compare")
     return compare_and_print(runs, args)
-
-
-def _views(suite: str) -> tuple[str, ...]:
-    return ("lou-classifier",) if suite == "lou" else ()
 
 
 def compare_and_print(runs: list, args: argparse.Namespace) -> int:
@@ -131,7 +129,7 @@ def _scored_runs(args: argparse.Namespace) -> list:
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
     checked_out(args.out, [args.pairs, *args.model])
-    from queerbias.commands.run import model_options, slug
+    from queerbias.commands.run import model_options
     from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.store import run_to_dir
 

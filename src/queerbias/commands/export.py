@@ -6,8 +6,8 @@ from pathlib import Path
 
 from queerbias.commands.score import DEFAULT_MODEL, DEFAULT_PAIRS
 from queerbias.errors import QueerbiasError
+from queerbias.options import add_arguments, from_args
 from queerbias.suites.pairs.suite import PairSettings, PairsSuite, data_of
-from queerbias.suites.settings import add_arguments, from_args
 
 #: `queerbias score`'s settings that have no meaning for a task folder (lm-eval batches itself)
 NOT_EXPORTED = ("batch_size", "chunk_pairs", "long_sentences")
@@ -39,9 +39,9 @@ def run_lm_eval(args) -> int:
     from queerbias.export.lm_eval_folder import export_lm_eval
     from queerbias.models.loading import inspect_model
     from queerbias.outputs import output_path
-    from queerbias.pairs.io import load_pairs
+    from queerbias.pairs.resolve import load_pairs
+    from queerbias.pairs.sampling import sample_pairs
     from queerbias.pairs.schema import PairSet
-    from queerbias.scoring.runner import sample_pairs
 
     settings = from_args(PairSettings, args)  # checked before anything loads
     output_path(args.out, [args.pairs, args.model])

@@ -10,11 +10,12 @@ import argparse
 
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import add_run_arguments, evaluate, out_dir
+from queerbias.options import from_args
 from queerbias.suites.gifi.config import GifiConfig
 from queerbias.suites.gifi.suite import GifiSuite
-from queerbias.suites.settings import from_args
 
-FLAGS = {"sample": "--limit"}
+#: the historical flag name of `gifi run`, kept as a deprecated alias
+ALIASES = {"sample": ("--limit",)}
 
 
 def register(subparsers) -> None:
@@ -23,18 +24,18 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="gifi_command", required=True, metavar="{run,compare}")
 
     run = sub.add_parser("run", help="generate and score one model on the seven dimensions (= queerbias run gifi)")
-    add_run_arguments(run, GifiSuite, flags=FLAGS, model_help="causal LM spec (default embedded:gemma-3-270m)")
+    add_run_arguments(run, GifiSuite, aliases=ALIASES, model_help="causal LM spec (default embedded:gemma-3-270m)")
     run.add_argument("--config", default=None, help="YAML file with GIFI settings (the options below override it)")
     run.set_defaults(func=run_command)
 
     compare = sub.add_parser("compare", help="per-dimension changes between GIFI runs (= queerbias compare)")
     add_compare_arguments(compare, runs_help="BEFORE then AFTER GIFI directories; LABEL=DIR names a column")
-    compare.set_defaults(func=lambda args: compare_command(args, suite="gifi"))
+    compare.set_defaults(func=lambda args: compare_command(args, ("gifi",)))
 
 
 def run_command(args: argparse.Namespace) -> int:
     base = GifiConfig.from_yaml(args.config) if args.config else None
-    settings = from_args(GifiConfig, args, base=base, flags=FLAGS)
+    settings = from_args(GifiConfig, args, base=base)
     suite = GifiSuite()
     evaluate(suite, args, args.model, out_dir(args, suite, args.model), settings)
     return 0

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import add_run_arguments, evaluate, out_dir
+from queerbias.options import add_arguments, from_args
 from queerbias.suites.gruff.suite import GruffSettings, GruffSuite
-from queerbias.suites.settings import add_arguments, from_args
 
 TEMPLATES_HELP = ("folder with the GRUFF task.tsv and context.tsv (e.g. a checkout's data/); "
                   "omitted: download them from TAI-HAMBURG/gruff into the cache")
-FLAGS = {"sample": "--n"}
+#: the historical flag name of `gruff generate|score`, kept as a deprecated alias
+ALIASES = {"sample": ("--n",)}
 
 
 def register(subparsers) -> None:
@@ -28,17 +29,17 @@ def register(subparsers) -> None:
 
     gen = sub.add_parser("generate", help="write the (sampled) instances as CSV and print the counts")
     gen.add_argument("--templates", default=None, metavar="DIR", help=TEMPLATES_HELP)
-    add_arguments(gen, GruffSettings, skip=("bos", "batch_size", "chunk_items"), flags=FLAGS)
+    add_arguments(gen, GruffSettings, skip=("bos", "batch_size", "chunk_items"), aliases=ALIASES)
     gen.add_argument("--out", type=Path, required=True, help="CSV file for the instances")
     gen.set_defaults(func=generate_command)
 
     score = sub.add_parser("score", help="score a model (= queerbias run gruff): items.csv, summary.json/.md/.png")
-    add_run_arguments(score, GruffSuite, data_flag="--templates", flags=FLAGS)
+    add_run_arguments(score, GruffSuite, data_flag="--templates", aliases=ALIASES)
     score.set_defaults(func=score_command)
 
     cmp = sub.add_parser("compare", help="paired accuracy change per setting (= queerbias compare)")
     add_compare_arguments(cmp, runs_help="BEFORE then AFTER GRUFF runs; LABEL=DIR names one")
-    cmp.set_defaults(func=lambda args: compare_command(args, suite="gruff"))
+    cmp.set_defaults(func=lambda args: compare_command(args, ("gruff",)))
 
 
 def generate_command(args: argparse.Namespace) -> int:
@@ -48,7 +49,7 @@ def generate_command(args: argparse.Namespace) -> int:
     from queerbias.suites.gruff.report import instances_csv
     from queerbias.suites.gruff.templates import load_templates
 
-    config = from_args(GruffSettings, args, flags=FLAGS).generation()
+    config = from_args(GruffSettings, args).generation()
     output_path(args.out, [args.templates], file=True)
     templates = load_templates(args.templates)
     items = generate(templates, config)
@@ -66,6 +67,6 @@ def generate_command(args: argparse.Namespace) -> int:
 
 def score_command(args: argparse.Namespace) -> int:
     suite = GruffSuite()
-    settings = from_args(GruffSettings, args, flags=FLAGS)
+    settings = from_args(GruffSettings, args)
     evaluate(suite, args, args.model, out_dir(args, suite, args.model), settings)
     return 0

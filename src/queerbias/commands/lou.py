@@ -11,12 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from queerbias.commands.compare import add_compare_arguments, compare_command
-from queerbias.commands.run import DEFAULT_MODEL, add_run_arguments, checked_out, evaluate, slug
+from queerbias.commands.run import DEFAULT_MODEL, add_run_arguments, evaluate
 from queerbias.errors import QueerbiasError
+from queerbias.options import from_args
 from queerbias.suites.lou.suite import LouClassifierSettings, LouClassifierSuite, LouLMSuite, LouSettings
-from queerbias.suites.settings import from_args
+from queerbias.suites.paths import checked_out, slug
 
-FLAGS = {"tasks": "--task", "sample": "--n", "n_resamples": "--resamples"}
+#: the historical flag names of `lou lm|classify`, kept as deprecated aliases
+ALIASES = {"tasks": ("--task",), "sample": ("--n",), "n_resamples": ("--resamples",)}
 
 
 def register(subparsers) -> None:
@@ -28,13 +30,13 @@ def register(subparsers) -> None:
 
     lm = views.add_parser("lm", help="does a masked or causal LM find reformulations as likely as originals? "
                                      "(= queerbias run lou)")
-    add_run_arguments(lm, LouLMSuite(), flags=FLAGS, model_help=f"model to score (repeatable; default {DEFAULT_MODEL})",
+    add_run_arguments(lm, LouLMSuite(), aliases=ALIASES, model_help=f"model to score (repeatable; default {DEFAULT_MODEL})",
                       several_models=True)
     lm.set_defaults(func=run_lm)
 
     cl = views.add_parser("classify", help="flip rate, macro-F1 and certainty of sequence classifiers "
                                            "(= queerbias run lou-classifier)")
-    add_run_arguments(cl, LouClassifierSuite(), flags=FLAGS, several_models=True,
+    add_run_arguments(cl, LouClassifierSuite(), aliases=ALIASES, several_models=True,
                       model_help="fine-tuned classifier (path or Hub id), or with --train a base model (repeatable)")
     cl.add_argument("--train", action="store_true",
                     help="fine-tune each --model on each task's train split first (docs/lou.md: recipe)")
@@ -49,7 +51,7 @@ def register(subparsers) -> None:
                                            "(= queerbias compare)")
     add_compare_arguments(cmp, runs_help="BEFORE then AFTER `lou lm` (or all `lou classify`) directories; "
                                          "LABEL=DIR names a run (default: directory name)")
-    cmp.set_defaults(func=lambda args: compare_command(args, suite="lou"))
+    cmp.set_defaults(func=lambda args: compare_command(args, ("lou", "lou-classifier")))
 
 
 def model_labels(specs: list[str]) -> list[str]:
@@ -68,7 +70,7 @@ def _out_dirs(args, view: str, specs: list[str]) -> list[Path]:
 
 
 def run_lm(args) -> int:
-    suite, settings = LouLMSuite(), from_args(LouSettings, args, flags=FLAGS)
+    suite, settings = LouLMSuite(), from_args(LouSettings, args)
     specs = args.model or [DEFAULT_MODEL]
     for spec, out in zip(specs, _out_dirs(args, "lm", specs), strict=True):
         evaluate(suite, args, spec, out, settings)
@@ -85,7 +87,7 @@ def run_classify(args) -> int:
 
     if not args.model:
         raise QueerbiasError("name the classifier(s) with --model")
-    suite, settings = LouClassifierSuite(), from_args(LouClassifierSettings, args, flags=FLAGS)
+    suite, settings = LouClassifierSuite(), from_args(LouClassifierSettings, args)
     outs = _out_dirs(args, "classify", args.model)
     tasks = resolve_tasks(list(settings.tasks), args.data)
     if not args.train and len(tasks) > 1:

@@ -1,4 +1,5 @@
-"""`queerbias report`: tables of several runs side by side (pair runs: bias and soft ± SE, plus bars)."""
+"""`queerbias report`: tables and a figure of several runs side by side, as their suite reports them
+(`Suite.report_tables`, `report_plot`; pair runs: the paper's bias and soft tables ± SE and bars)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "report",
         help="tables of the scores of several runs of one suite",
-        description="Render scores.md/.csv/.tex (and for pair runs scores.png) from run directories of one "
-                    "suite: pair runs get the paper's bias and soft tables, other suites their headline figure "
-                    "per group.",
+        description="Render scores.md/.csv/.tex and scores.png from run directories of one suite: pair runs "
+                    "get the paper's bias and soft tables, other suites their headline figure per group.",
     )
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="run directory; LABEL=DIR sets its column name (default: directory name)")
@@ -21,11 +21,11 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from queerbias.commands.run import checked_out
     from queerbias.errors import QueerbiasError
     from queerbias.fileio import atomic_write
     from queerbias.report.runs import load_runs, parse_run_arg
-    from queerbias.report.score_tables import render_headline_tables, render_score_tables, score_matrix
+    from queerbias.report.score_tables import headline_plot, render_headline_tables
+    from queerbias.suites.paths import checked_out
 
     specs = [parse_run_arg(arg) for arg in args.runs]
     checked_out(args.out, [path for _, path in specs])
@@ -34,16 +34,11 @@ def run(args: argparse.Namespace) -> int:
     if len(suites) > 1:
         raise QueerbiasError(f"runs of several suites ({', '.join(suites)}); report one suite at a time")
     args.out.mkdir(parents=True, exist_ok=True)
-    if suites == ["pairs"]:
-        summaries = [(r.label, r.summary) for r in runs]
-        tables = render_score_tables(summaries)
-        from queerbias.report.plots import scores_plot  # heavy imports only when the command runs
-
-        scores_plot(*score_matrix(summaries), args.out / "scores.png")
-    else:
-        tables = render_headline_tables([(r.label, r.headline) for r in runs])
+    suite, headlines = runs[0].suite, [(r.label, r.headline) for r in runs]
+    tables = suite.report_tables(runs) or render_headline_tables(headlines)
     for kind, text in tables.items():
         atomic_write(args.out / f"scores.{kind}", text)
+    suite.report_plot(runs, args.out / "scores.png") or headline_plot(headlines, args.out / "scores.png")
     print(tables["md"], end="")
-    print(f"\nwrote {args.out}/scores.{{md,csv,tex}}" + (" and scores.png" if suites == ["pairs"] else ""))
+    print(f"\nwrote {args.out}/scores.{{md,csv,tex}} and scores.png")
     return 0

@@ -8,40 +8,40 @@ the same functions, keeping their historical flag names.
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
-from queerbias.suites import settings as suite_settings
-from queerbias.suites.registry import REGISTRY, get_suite
+from queerbias import options
+from queerbias.suites.paths import checked_out, default_out
+from queerbias.suites.registry import get_suite, names
 
 DEFAULT_MODEL = "embedded:gemma-3-270m"
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "run", help="evaluate a model on a registered suite (pairs, gruff, lou, lou-classifier, gifi, knowledge)",
+        "run", help=f"evaluate a model on a registered suite ({', '.join(names())})",
         description="Evaluate one model on one suite: resumable, sharded under accelerate launch, "
                     "summary.json written last. `queerbias suites` lists the suites; docs/new-suite.md "
                     "says how to add one.")
     sub = p.add_subparsers(dest="suite", required=True, metavar="SUITE")
-    for name in REGISTRY:
+    for name in names():
         suite = get_suite(name)
         q = sub.add_parser(name, help=suite.description, description=suite.description)
         add_run_arguments(q, suite)
         q.set_defaults(func=run_command)
 
 
-def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--data", flags: dict | None = None,
+def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--data", aliases: dict | None = None,
                       model_help: str | None = None, several_models: bool = False) -> None:
-    """--model (repeatable with `several_models`), the data flag, --out, the suite's settings (`flags`
-    renames some), model loading, --overwrite, --no-progress."""
+    """--model (repeatable with `several_models`), the data flag, --out, the suite's settings (`aliases`:
+    deprecated historical names of some), model loading, --overwrite, --no-progress."""
     p.add_argument("--model", default=None if several_models else DEFAULT_MODEL, metavar="SPEC",
                    action="append" if several_models else "store",
                    help=model_help or f"Hub id, local folder, PEFT adapter folder or {DEFAULT_MODEL} (default)")
     p.add_argument(data_flag, dest="data", default=None,
                    help=f"{suite.data_help} (default: {suite.data_default or 'the cached copy'})")
     p.add_argument("--out", default=None, help=f"output directory (default runs/{suite.name}/<model>)")
-    suite_settings.add_arguments(p, suite.Settings, flags=flags)
+    options.add_arguments(p, suite.Settings, aliases=aliases)
     add_model_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace a different finished run in --out")
     p.add_argument("--no-progress", action="store_true")
@@ -68,22 +68,9 @@ def model_options(args) -> dict:
             "trust_remote_code": args.trust_remote_code, "allow_pickle_weights": args.allow_pickle_weights}
 
 
-def slug(spec: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.rstrip("/").split("/")[-1].replace(":", "-"))
-
-
 def out_dir(args, suite, spec: str) -> Path:
     """--out, checked before any model loads; default runs/<suite>/<model>."""
-    return checked_out(Path("runs") / suite.name / slug(spec) if args.out is None else args.out,
-                       (args.data, spec))
-
-
-def checked_out(value: str | Path, inputs=()) -> Path:
-    """An output directory that can be written (not empty, not a file, not read-only) and that
-    is not, does not contain and does not lie inside any of `inputs` (`outputs.output_path`)."""
-    from queerbias.outputs import output_path
-
-    return output_path(value, inputs)
+    return checked_out(default_out(suite.name, spec) if args.out is None else args.out, (args.data, spec))
 
 
 def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:
@@ -91,7 +78,7 @@ def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict 
     from queerbias.distributed import process_state
     from queerbias.suites.store import run_to_dir
 
-    settings = settings if settings is not None else suite_settings.from_args(suite.Settings, args)
+    settings = settings if settings is not None else options.from_args(suite.Settings, args)
     summary = run_to_dir(suite, spec, args.data, out, settings, extra_meta=extra_meta, overwrite=args.overwrite,
                          progress=not args.no_progress, **model_options(args))
     if process_state().is_main_process:

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from queerbias.commands.run import (
-    DEFAULT_MODEL,
-    add_model_options,
-    checked_out,
-    evaluate,
-    slug,
-)
+from queerbias.commands.run import DEFAULT_MODEL, add_model_options, evaluate
+from queerbias.options import add_arguments, from_args
 from queerbias.suites.pairs.suite import PairSettings
-from queerbias.suites.settings import add_arguments, from_args
+from queerbias.suites.paths import checked_out, slug
 
 DEFAULT_PAIRS = "queerbias-de"
 
@@ -53,7 +48,7 @@ def run(args) -> int:
                  for spec in models]
     if len(models) > 1 and process_state().is_main_process:
         from queerbias.fileio import atomic_write
-        from queerbias.report.score_tables import render_score_tables
+        from queerbias.suites.pairs.report import render_score_tables
 
         tables = render_score_tables(summaries)
         for ext, text in tables.items():

@@ -17,8 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def rows() -> list[tuple[str, ...]]:
+    from queerbias.options import EXECUTION, role, to_dict
     from queerbias.suites.registry import list_suites
-    from queerbias.suites.settings import EXECUTION, role, to_dict
 
     found = []
     for suite in list_suites():

@@ -202,20 +202,3 @@ def row_columns(path: Path) -> dict[int, dict[str, str]]:
     """Every row's raw values by row number (what a split by a file's column reads)."""
     return {number: {k: normalise_text("" if v is None else str(v)) for k, v in record.items()}
             for number, record in _rows(path, decode_utf8(path, path.read_bytes()))}
-
-
-def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error",
-               layout: str = "auto") -> PairSet:
-    """A registered benchmark name (downloaded/generated as needed), a file path, or one
-    side of a held-out split of either (`queerbias-de:test`, see `pairs.splits`)."""
-    from queerbias.pairs.registry import resolve_pairs
-    from queerbias.pairs.splits import load_split, parse_split
-
-    split = None if Path(str(spec)).is_file() else parse_split(str(spec))
-    if split is not None:
-        return load_split(split, str(spec), duplicates=duplicates, identical=identical, layout=layout)
-    resolved = resolve_pairs(str(spec))
-    if isinstance(resolved, PairSet):
-        return resolved
-    name = str(spec) if not Path(str(spec)).exists() else None
-    return read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout)

@@ -22,6 +22,7 @@ from pathlib import Path
 from queerbias.cache import cache_dir, cache_root
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.schema import PairSet
+from queerbias.pairs.splits import parse_split
 from queerbias.yamlio import load_packaged_yaml
 
 log = logging.getLogger(__name__)
@@ -139,8 +140,6 @@ def shared_copy(info: BenchmarkInfo) -> Path | None:
 
 def available_offline(spec: str) -> bool:
     """Whether a pair spec can be resolved without a download (split specs by their source)."""
-    from queerbias.pairs.splits import parse_split
-
     split = None if Path(spec).is_file() else parse_split(spec)
     source = split.source if split else spec
     info = _registry().get(source)

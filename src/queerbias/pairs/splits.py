@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
+from queerbias.options import integer, number
 from queerbias.pairs.schema import PairSet
 
 PARTS = ("train", "test")
@@ -50,11 +51,13 @@ def parse_split(spec: str) -> SplitSpec | None:
         raise QueerbiasError(f"pair split {spec!r}: unknown option {unknown[0]!r}; "
                              "known: by, test, seed")
     try:
-        fraction = float(options.get("test", DEFAULT_TEST_FRACTION))
-        seed = int(options.get("seed", 0))
+        fraction = number(options.get("test", str(DEFAULT_TEST_FRACTION)))
+        seed = integer(options.get("seed", "0"))
     except ValueError:
         raise QueerbiasError(f"pair split {spec!r}: test must be a number and seed an "
                              "integer") from None
+    if seed < 0:
+        raise QueerbiasError(f"pair split {spec!r}: seed must be at least 0, got {seed}")
     if not 0 < fraction < 1:
         raise QueerbiasError(f"pair split {spec!r}: test must be between 0 and 1, got {fraction}")
     by = tuple(c for c in options["by"].split("+") if c) if "by" in options else None
@@ -113,34 +116,3 @@ def shared_sentences(first, second) -> set[str]:
         return {s for p in pairs for s in (p.sent_more, p.sent_less)}
 
     return sentences(first) & sentences(second)
-
-
-def load_split(spec: SplitSpec, name: str, duplicates: str = "error",
-               identical: str = "error", layout: str = "auto") -> PairSet:
-    """Resolve the source (registered set or file), then take the requested side."""
-    from queerbias.pairs.io import read_pairs, row_columns
-    from queerbias.pairs.registry import get_benchmark, is_registered, resolve_pairs
-
-    resolved = resolve_pairs(spec.source)
-    info = get_benchmark(spec.source) if is_registered(spec.source) else None
-    derived = None
-    if info and info.split_keys:  # a registered set's own key columns (queerbias-de: frame, template)
-        module, _, function = info.split_keys.partition(":")
-        derived = getattr(__import__(module, fromlist=[function]), function)
-    if isinstance(resolved, PairSet):
-        if derived is None:
-            raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no split keys")
-        pair_set = resolved
-        keys = derived(pair_set)
-    else:
-        pair_set = read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical,
-                              layout=layout)
-        columns = row_columns(resolved)
-        extra = derived(pair_set) if derived else {}
-        keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,
-                            **extra.get(p.pair_id, {})} for p in pair_set.pairs}
-    by = spec.by or ((info.split_by,) if info and info.split_by else None)
-    if by is None:
-        raise QueerbiasError(f"pair split {name!r}: name the column to split by, e.g. "
-                             f"{spec.source}:{spec.part}?by=template")
-    return split_pairs(pair_set, keys, spec, by, name)

@@ -1,24 +1,15 @@
 """Training trajectories: overall figures over checkpoint steps and the best checkpoint.
 
-The best checkpoint is chosen by a stated criterion (each suite declares its own; the
-bias criteria of the pair benchmark are here) among checkpoints whose held-out
-perplexity stayed within a margin of the base model's, so a "debiased" checkpoint
-that has simply stopped modelling language is never picked.
+The best checkpoint is chosen by a stated criterion (each suite declares its own,
+`Suite.criteria`) among checkpoints whose held-out perplexity stayed within a margin of
+the base model's, so a "debiased" checkpoint that has simply stopped modelling language
+is never picked.
 """
 
 from __future__ import annotations
 
 from queerbias.suites.protocol import Criterion
 
-#: the pair benchmark's criteria (`choices.BEST_CRITERIA`)
-CRITERIA = {
-    "closest50": Criterion("overall bias score closest to 50 (no preference between the sentences)", ("bias",),
-                           lambda row: (abs(row["bias"] - 50.0),)),
-    "lowest": Criterion("lowest overall bias score", ("bias",), lambda row: (row["bias"],)),
-    "distance": Criterion("lowest distance to indifference (mean over groups of |bias score - 50|; ties: soft)",
-                          ("distance_bias", "distance_soft"),
-                          lambda row: (row["distance_bias"], row["distance_soft"]), "the distance to indifference"),
-}
 MIN_CHECKPOINTS = 2
 
 
@@ -68,8 +59,7 @@ def _figures(comparison: dict, measures: list[str], shaped: list[tuple[str, str]
     return row
 
 
-def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float,
-                criteria: dict[str, Criterion] = CRITERIA) -> dict:
+def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float, criteria: dict[str, Criterion]) -> dict:
     """The checkpoint best under `criterion` among those within the perplexity margin.
 
     Ties go to the earlier step (less training). A checkpoint without a perplexity

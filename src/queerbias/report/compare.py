@@ -18,34 +18,30 @@ several binary measures), continuous ones `m_statistic` and `effect_m`.
 from __future__ import annotations
 
 import math
-import platform
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import scipy
 
-from queerbias import __version__
 from queerbias.errors import QueerbiasError
-from queerbias.report import checkpoints
+from queerbias.fileio import atomic_write, dump_json_strict
+from queerbias.report import checkpoints, delta_tables, plots
 from queerbias.report.choices import CORRECTIONS
 from queerbias.report.paired_stats import (
     adjust_pvalues,
     bonferroni,
     bootstrap_mean_ci,
-    bootstrap_p,
     bootstrap_statistic,
     cell_rng,
     mcnemar_exact,
     paired_ttest,
     stars,
-    stratified_bootstrap_means,
     wilcoxon_signed_rank,
 )
 from queerbias.report.runs import align_rows, check_compatible
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL, STATISTIC, PairedItems
+from queerbias.suites.provenance import package_versions
 from queerbias.suites.store import RunRecord
 
 DELTA_SCHEMA_VERSION = 2
@@ -75,6 +71,10 @@ class CompareOptions:
             raise ValueError(f"unknown correction {self.correction!r}; expected one of {CORRECTIONS}")
         if self.n_resamples < 1:
             raise ValueError("n_resamples must be at least 1")
+        if self.seed < 0:
+            raise ValueError(f"seed must be at least 0, got {self.seed}")
+        if not 0 < self.ci_level < 1:
+            raise ValueError(f"ci_level must be between 0 and 1, got {self.ci_level}")
 
 
 def compare_runs(
@@ -86,12 +86,19 @@ def compare_runs(
 ) -> dict:
     """The delta document for BEFORE against each AFTER, with a trajectory when checkpoints are given.
 
-    `best_criterion` names one of the suite's criteria; None (or a name the suite does not
-    know) takes the suite's first.
+    `best_criterion` names one of the suite's criteria (None: its first); any other name is refused,
+    as are AFTER checkpoints that do not come after BEFORE's step and a perplexity margin that is
+    not a finite number of percent (at least 0).
     """
     if not afters:
         raise QueerbiasError("need at least one AFTER run")
     suite = before.suite
+    check_best(suite, best_criterion)
+    if isinstance(ppl_margin_pct, bool) or not isinstance(ppl_margin_pct, (int, float)) \
+            or not math.isfinite(ppl_margin_pct) or ppl_margin_pct < 0:
+        raise QueerbiasError(f"the perplexity margin must be a finite number of percent (at least 0), "
+                             f"got {ppl_margin_pct!r}")
+    check_order(before, afters)
     compared = [compare_pair(before, after, options) for after in afters]
     comparisons = [comparison for comparison, _ in compared]
     _adjust_extras(comparisons)
@@ -117,17 +124,34 @@ def compare_runs(
             "data": before.meta.get("data"),
             "settings": before.meta.get("settings"),
             "scoring_id": before.meta.get("scoring_id"),
-            "versions": {"queerbias": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
-                         "pandas": pd.__version__, "python": platform.python_version()},
+            "versions": package_versions(),
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     }
     trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures)
     if trajectory is not None and suite.criteria:
-        name = best_criterion if best_criterion in suite.criteria else next(iter(suite.criteria))
+        name = best_criterion or next(iter(suite.criteria))
         document["trajectory"] = trajectory
         document["best"] = checkpoints.choose_best(trajectory, name, ppl_margin_pct, suite.criteria)
     return document
+
+
+def check_best(suite, criterion: str | None) -> None:
+    """A best-checkpoint criterion must be one the suite declares; never silently replaced."""
+    if criterion is not None and criterion not in suite.criteria:
+        known = ", ".join(suite.criteria) or "none"
+        raise QueerbiasError(f"best-checkpoint criterion {criterion!r} is not one of suite {suite.name} "
+                             f"(its criteria: {known})")
+
+
+def check_order(before: RunRecord, afters: list[RunRecord]) -> None:
+    """Checkpoints compared with BEFORE must come after it: given in reverse order, the untrained base
+    would be an AFTER run and could be reported as the best checkpoint."""
+    start = before.step
+    for after in afters:
+        if after.step is not None and start is not None and after.step <= start:
+            raise QueerbiasError(f"{after.label} (step {after.step}) does not come after {before.label} (step "
+                                 f"{start}); give BEFORE first, then the later checkpoints")
 
 
 def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -> tuple[dict, list[str]]:
@@ -166,32 +190,6 @@ def _adjust_extras(comparisons: list[dict]) -> None:
         entries = [c[name] for c in comparisons if name in c]
         for entry, adjusted in zip(entries, bonferroni([e["p"] for e in entries]), strict=True):
             entry["p_bonferroni"] = adjusted
-
-
-def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.Generator) -> dict:
-    """Change of the distance to indifference (mean over groups of |score - 50|), bias and soft.
-
-    The interval resamples pairs within each group (group sizes fixed, before and after
-    from the same draw), recomputes both distances and takes percentiles of their change.
-    """
-    strata = [np.column_stack([100.0 * items["biased_before"].to_numpy(dtype=float),
-                               100.0 * items["biased_after"].to_numpy(dtype=float),
-                               items["soft_before"].to_numpy(dtype=float),
-                               items["soft_after"].to_numpy(dtype=float)])
-              for _, items in sorted(pairs.groupby("group", sort=False), key=lambda kv: kv[0])]
-    observed = np.abs(np.array([s.mean(axis=0) for s in strata]) - 50.0).mean(axis=0)
-    resampled = np.abs(stratified_bootstrap_means(strata, rng, options.n_resamples) - 50.0).mean(axis=1)
-    changes = resampled[:, [1, 3]] - resampled[:, [0, 2]]
-    alpha = (1 - options.ci_level) / 2
-    low, high = np.quantile(changes, [alpha, 1 - alpha], axis=0)
-    stats = {"n_groups": len(strata)}
-    for j, name in enumerate(("bias", "soft")):
-        stats.update({
-            f"{name}_before": observed[2 * j], f"{name}_after": observed[2 * j + 1],
-            f"delta_{name}": observed[2 * j + 1] - observed[2 * j],
-            f"ci_{name}": [low[j], high[j]], f"p_{name}": bootstrap_p(changes[:, j]),
-        })
-    return json_safe(stats)
 
 
 def entry_stats(entry: PairedItems, suite, options: CompareOptions, rng: np.random.Generator) -> dict:
@@ -264,9 +262,6 @@ def write_outputs(document: dict, out_dir: Path | str) -> list[Path]:
     Trajectory files (and a levels plot) of an earlier comparison in the same directory are
     removed when this one has none, so no reader mixes two comparisons.
     """
-    from queerbias.fileio import atomic_write, dump_json_strict
-    from queerbias.report import delta_tables, plots
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "delta.json").unlink(missing_ok=True)

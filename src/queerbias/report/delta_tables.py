@@ -13,6 +13,7 @@ from statistics import fmean
 from queerbias.report.paired_stats import STAR_LEVELS, stars
 from queerbias.report.tables import Cell, Table, fmt, to_csv, to_latex, to_markdown
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
+from queerbias.suites.registry import get_suite
 
 OVERALL_ROW = "overall"
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
@@ -36,8 +37,6 @@ def _measures(document: dict, kinds=None) -> list[dict]:
 
 
 def _suite(document: dict):
-    from queerbias.suites.registry import get_suite
-
     return get_suite(document["suite"])
 
 
@@ -73,23 +72,11 @@ def delta_table(document: dict) -> Table:
 
 def _starred(figure: dict, measures: list[dict]) -> dict:
     """A comparison-level figure as a delta cell: its unadjusted p decides the stars."""
-    return {**figure, **{f"stars_{m['name']}": _stars(figure.get(f"p_{m['name']}")) for m in measures}}
+    return {**figure, **{f"stars_{m['name']}": stars_of(figure.get(f"p_{m['name']}")) for m in measures}}
 
 
-def _stars(p: float | None) -> str:
+def stars_of(p: float | None) -> str:
     return "" if p is None else stars(p)
-
-
-def distance_table(comparison: dict) -> Table:
-    """Distance to indifference before and after, with the change's bootstrap interval and p."""
-    d = comparison["distance"]
-    rows = [[score, fmt(d[f"{key}_before"]), fmt(d[f"{key}_after"]),
-             Cell(with_ci(d[f"delta_{key}"], d[f"ci_{key}"]), marks=_stars(d[f"p_{key}"])), format_p(d[f"p_{key}"])]
-            for score, key in (("bias score", "bias"), ("soft score", "soft"))]
-    return Table(header=["Distance to indifference", "before", "after", "Δ [95% CI]", "p"], rows=rows,
-                 caption=f"{comparison['after']['label']} against {comparison['before']['label']}: "
-                         f"mean over {d['n_groups']} groups of |score - 50| (0 = every group indifferent)",
-                 notes="Interval and p from a paired bootstrap of pairs within groups; a fall is a mitigation.")
 
 
 def _tests_sentence(document: dict, measures: list[dict]) -> str:

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from queerbias.suites.registry import get_suite
+
 #: Okabe & Ito (2008), yellow last: it is faint on white
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 DPI = 100
@@ -109,7 +111,6 @@ def levels_panel(ax, labels: list[str], series: list[tuple[str, list]], panel: t
 def _scope_title(document: dict, scope: str | None) -> str:
     if scope is None:
         return ""
-    from queerbias.suites.registry import get_suite
 
     return get_suite(document["suite"]).scope_titles.get(scope, scope)
 

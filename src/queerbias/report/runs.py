@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from queerbias.errors import QueerbiasError
-from queerbias.suites.settings import item_fields
+from queerbias.options import item_fields
 from queerbias.suites.store import RunRecord, load_run
 
 

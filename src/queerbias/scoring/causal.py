@@ -10,20 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from queerbias.errors import QueerbiasError
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.scorer import Encoding, Request, Scorer, group_requests, picked
-
-
-def causal_text(tokenizer, text: str, bos: str) -> str:
-    """The string the reference scripts tokenise (without special tokens) for a causal LM:
-    `bos_token + text` under bos=prepend (BOS as text), else the text itself."""
-    if bos != "prepend":
-        return text
-    if tokenizer.bos_token is None:
-        raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
-                             "use the scoring option bos=none")
-    return tokenizer.bos_token + text
+from queerbias.scoring.scorer import Request, Scorer, group_requests, picked
 
 
 class _SoftcappedHead(torch.nn.Module):
@@ -39,13 +27,6 @@ class _SoftcappedHead(torch.nn.Module):
 
 class CausalScorer(Scorer):
     kind = "causal"
-
-    @staticmethod
-    def tokenize(tokenizer, config, text: str, max_length: int | None) -> Encoding:
-        encoded = tokenizer(causal_text(tokenizer, text, config.bos), add_special_tokens=False,
-                            truncation=max_length is not None, max_length=max_length)
-        ids = tuple(encoded["input_ids"])
-        return Encoding(ids, tuple(range(1, len(ids))), tuple(encoded.word_ids()))
 
     def _split_model(self):
         body, head = self.model.base_model, self.model.get_output_embeddings()

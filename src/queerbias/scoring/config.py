@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
-from queerbias.errors import QueerbiasError
+from queerbias.options import option, validate
 
 SCORING_CHOICES = {
     # which tokens of a sentence count: those shared with the other sentence of the
@@ -26,10 +26,10 @@ SCORING_CHOICES = {
     "bos": ("prepend", "none"),
     # lowercase the text when the tokenizer lowercases (reference) or never
     "lowercase": ("auto", "never"),
+    # a sentence longer than the model takes: refuse it (the reference would crash), keep
+    # only its first tokens (truncate), or leave its pair out (skip): `--long-sentences`
+    "long_sentences": ("error", "truncate", "skip"),
 }
-# a sentence longer than the model takes: refuse it (the reference would crash), keep
-# only its first tokens (truncate), or leave its pair out (skip): `--long-sentences`
-LONG_SENTENCES = ("error", "truncate", "skip")
 # options added after results were first published: they enter `scoring_id` only when
 # set, so the ids of earlier runs, scored the same way, stay valid
 _LATER_DEFAULTS = {"long_sentences": "error"}
@@ -37,27 +37,30 @@ _LATER_DEFAULTS = {"long_sentences": "error"}
 
 @dataclass(frozen=True)
 class ScoringConfig:
-    scope: str = "shared"
-    reduction: str = "sum"
-    pll: str = "original"
-    bos: str = "prepend"
-    lowercase: str = "auto"
-    decimals: int = 3
-    long_sentences: str = "error"
+    """The scoring method. The pair suite's settings extend it (`suites.pairs.settings`), so
+    its fields are also the `queerbias score` flags."""
+
+    scope: str = option("shared", "which tokens count", choices=SCORING_CHOICES["scope"])
+    reduction: str = option("sum", "sentence score from token scores", choices=SCORING_CHOICES["reduction"])
+    pll: str = option("original", "masked LMs: also mask the rest of the word to the right",
+                      choices=SCORING_CHOICES["pll"])
+    bos: str = option("prepend", "causal LMs: BOS policy", choices=SCORING_CHOICES["bos"])
+    lowercase: str = option("auto", "lowercase like the reference when the tokenizer does",
+                            choices=SCORING_CHOICES["lowercase"])
+    decimals: int = option(3, "rounding before comparing", ge=0, le=12)
+    long_sentences: str = option("error", "a sentence longer than the model takes: refuse it, score its "
+                                          "first tokens (truncate) or leave its pair out (skip)",
+                                 choices=SCORING_CHOICES["long_sentences"])
 
     def __post_init__(self) -> None:
-        for name, allowed in SCORING_CHOICES.items():
-            if getattr(self, name) not in allowed:
-                raise QueerbiasError(f"scoring option {name} must be one of {allowed}, "
-                                     f"got {getattr(self, name)!r}")
-        if self.long_sentences not in LONG_SENTENCES:
-            raise QueerbiasError(f"scoring option long_sentences must be one of {LONG_SENTENCES}, "
-                                 f"got {self.long_sentences!r}")
-        if not 0 <= self.decimals <= 12:
-            raise QueerbiasError(f"decimals must be between 0 and 12, got {self.decimals}")
+        validate(self, lambda name: f"scoring option {name}")
+
+    def scoring(self) -> ScoringConfig:
+        """The scoring method alone (of a subclass's settings: without what they add)."""
+        return ScoringConfig(**{f.name: getattr(self, f.name) for f in fields(ScoringConfig)})
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(ScoringConfig)}
 
     @property
     def scoring_id(self) -> str:
@@ -67,14 +70,5 @@ class ScoringConfig:
 
     def deviations(self) -> dict:
         """The options that differ from the reference method."""
-        reference = ScoringConfig()
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) != getattr(reference, f.name)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ScoringConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise QueerbiasError(f"unknown scoring options {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**data)
+        reference = ScoringConfig().to_dict()
+        return {key: value for key, value in self.to_dict().items() if value != reference[key]}

@@ -11,7 +11,8 @@ import torch
 
 from queerbias.errors import QueerbiasError
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.scorer import Encoding, Request, Scorer, picked
+from queerbias.scoring.encoding import Encoding
+from queerbias.scoring.scorer import Request, Scorer, picked
 
 
 class MaskedScorer(Scorer):
@@ -21,15 +22,6 @@ class MaskedScorer(Scorer):
         super().__init__(*args, **kwargs)
         if self.tokenizer.mask_token_id is None:
             raise QueerbiasError(f"{self.lm.spec} has no mask token; is it a masked LM?")
-
-    @staticmethod
-    def tokenize(tokenizer, config, text: str, max_length: int | None) -> Encoding:
-        # with [CLS]/[SEP], as tokenizer.encode in the reference; a cut keeps [SEP]
-        encoded = tokenizer(text, truncation=max_length is not None, max_length=max_length)
-        ids = tuple(encoded["input_ids"])
-        special = tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
-        scorable = tuple(i for i, s in enumerate(special) if not s)
-        return Encoding(ids, scorable, tuple(encoded.word_ids()))
 
     def _split_model(self):
         head = getattr(self.model, "cls", None) or getattr(self.model, "lm_head", None)

@@ -21,7 +21,8 @@ import torch
 from queerbias.errors import DataError
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.alignment import measures_something, scored_positions
-from queerbias.scoring.scorer import Encoding, NonFiniteScores, Request, Scorer, SentenceEncoder, reduce
+from queerbias.scoring.encoding import Encoding, SentenceEncoder
+from queerbias.scoring.scorer import NonFiniteScores, Request, Scorer, reduce
 
 log = logging.getLogger(__name__)
 

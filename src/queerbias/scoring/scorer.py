@@ -6,7 +6,7 @@ distinct one exactly once, and returns a lookup; `logprob_tensor` computes the s
 numbers differentiably for training objectives (`train.objectives`). `token_score` and
 `sequence_score` are the convenience views other suites use.
 
-Tokenisation (`SentenceEncoder`) needs only the tokenizer, so inputs can be checked
+Tokenisation (`scoring.encoding`) needs only the tokenizer, so inputs can be checked
 before any weights load. A NaN or infinite log-probability is never passed on: a
 NaN comparison is never "biased", so a broken model would look unbiased.
 """
@@ -16,25 +16,15 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from queerbias.errors import QueerbiasError
-from queerbias.models.loading import LoadedModel
+from queerbias.models.loading import LoadedModel, non_finite_parameters
 from queerbias.scoring.batching import BatchSize
 from queerbias.scoring.config import ScoringConfig
-
-
-@dataclass(frozen=True)
-class Encoding:
-    """Token ids of one sentence as the reference method tokenises it."""
-
-    ids: tuple[int, ...]
-    scorable: tuple[int, ...]  # positions that carry a score of their own
-    word_ids: tuple[int | None, ...]
-
+from queerbias.scoring.encoding import Encoding, SentenceEncoder
 
 Request = tuple[tuple[int, ...], int]  # (token ids, position)
 
@@ -45,38 +35,6 @@ class NonFiniteScores(QueerbiasError):
     def __init__(self, message: str, sentences: frozenset[tuple[int, ...]] = frozenset()):
         super().__init__(message)
         self.sentences = sentences
-
-
-class SentenceEncoder:
-    """Text -> `Encoding` as a scorer of `kind` sees it: lowercasing, special tokens or BOS,
-    and the model's length limit (`max_length` tokens, None = unknown).
-
-    Under `long_sentences: truncate` a longer sentence keeps its first `max_length`
-    tokens; otherwise `too_long` tells callers which sentences to refuse or leave out.
-    """
-
-    def __init__(self, tokenizer, kind: str, config: ScoringConfig, max_length: int | None):
-        from queerbias.scoring.causal import CausalScorer
-        from queerbias.scoring.masked import MaskedScorer
-
-        self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
-        self._tokenize = (MaskedScorer if kind == "masked" else CausalScorer).tokenize
-        self._lowercase = lowercases(tokenizer, config)
-        self._truncate = config.long_sentences == "truncate" and max_length is not None
-
-    def __call__(self, text: str, cut: bool = True) -> Encoding:
-        """The encoding the scorer uses; `cut=False`: never truncated (to measure it)."""
-        return self._tokenize(self.tokenizer, self.config, text.lower() if self._lowercase else text,
-                              self.max_length if cut and self._truncate else None)
-
-    def too_long(self, encoding: Encoding) -> bool:
-        return self.max_length is not None and len(encoding.ids) > self.max_length
-
-
-def lowercases(tokenizer, config: ScoringConfig) -> bool:
-    """Whether text is lower-cased before tokenising: as the reference, when the tokenizer
-    lower-cases (uncased BERT), unless the config says never."""
-    return config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))
 
 
 class Scorer(ABC):
@@ -103,11 +61,6 @@ class Scorer(ABC):
             cached = self._encodings[text] = self.encoder(text)
             self._by_ids[cached.ids] = cached
         return cached
-
-    @staticmethod
-    @abstractmethod
-    def tokenize(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
-        """One sentence as this family's reference scripts tokenise it (cut to `max_length`)."""
 
     # -- the batched core -----------------------------------------------------------
 
@@ -148,8 +101,6 @@ class Scorer(ABC):
 
     def _likely_cause(self) -> str:
         """Why a model outputs NaN/inf: broken weights, a half-precision overflow, or else."""
-        from queerbias.models.loading import non_finite_parameters
-
         broken = non_finite_parameters(self.model)
         if broken:
             return f"its weights hold NaN or infinity (e.g. {', '.join(broken)})"
@@ -248,12 +199,3 @@ def group_requests(requests: Iterable[Request]) -> Mapping[tuple[int, ...], set[
     for ids, position in requests:
         wanted.setdefault(ids, set()).add(position)
     return wanted
-
-
-def make_scorer(lm: LoadedModel, config: ScoringConfig | None = None,
-                batch_size: int | str = "auto") -> Scorer:
-    """The scorer for the model's family."""
-    from queerbias.scoring.causal import CausalScorer
-    from queerbias.scoring.masked import MaskedScorer
-
-    return (MaskedScorer if lm.kind == "masked" else CausalScorer)(lm, config, batch_size)

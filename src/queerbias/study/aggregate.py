@@ -45,9 +45,10 @@ from queerbias.report.runs import align_rows
 from queerbias.study.cells import STUDY_FILE, Cell, read_plan
 from queerbias.study.config import StudyConfig, load_study
 from queerbias.study.execution import last_line
+from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
 from queerbias.suites.registry import get_suite
-from queerbias.suites.store import SUMMARY_FILE, load_run, read_json_file
+from queerbias.suites.store import load_run, read_json_file
 from queerbias.yamlio import load_yaml_mapping
 
 METRICS = "metrics.jsonl"

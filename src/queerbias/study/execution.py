@@ -32,7 +32,7 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.study.cells import Cell, launch_command
-from queerbias.suites.store import package_versions
+from queerbias.suites.provenance import package_versions
 
 #: test hook: launch only the first N unfinished cells, then end the study as a kill would (SIGKILL)
 STOP_AFTER = "QUEERBIAS_STUDY_STOP_AFTER"

@@ -16,7 +16,7 @@ parser from the registered suites); methods import the numeric stack when they r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -105,6 +105,18 @@ class Headline:
 
 
 @dataclass(frozen=True)
+class IndexMetric:
+    """One `model-index` metric of a training run's model card: its type (`_base` is appended for
+    the base model's value) and label, and where a comparison holds it: `part` is "overall" or a
+    comparison-level figure (`Suite.figures`), `measure` the measure whose before/after it reports."""
+
+    type: str
+    label: str
+    part: str
+    measure: str
+
+
+@dataclass(frozen=True)
 class Criterion:
     """How to pick the best checkpoint: `order(row)` of a trajectory row, lowest first, from the
     row keys `reads` (every checkpoint must have them)."""
@@ -127,6 +139,9 @@ class Suite(ABC):
     data_default: ClassVar[str | None] = None
     data_help: ClassVar[str] = ""
     licence: ClassVar[str] = ""
+    #: what the suite calls its items, in card and model-index texts and as the Python API's name of a
+    #: run's rows besides `items` (`run.pairs` of a pair run)
+    items_name: ClassVar[str] = "items"
     #: the per-item file of a run: .csv or .jsonl
     items_file: ClassVar[str] = "items.csv"
     columns: ClassVar[tuple[Column, ...]]
@@ -148,6 +163,13 @@ class Suite(ABC):
     #: the store loads the model in two steps, so that `screen` sees its tokenizer before the weights
     screens: ClassVar[bool] = False
 
+    # -- in training runs -------------------------------------------------------------
+    #: why this suite cannot be a training benchmark ("" = it can)
+    no_training_reason: ClassVar[str] = ""
+    #: the output folder of the first benchmark of this suite in a training run, where the suite
+    #: keeps a historical name (pairs: "bias"); None: named after its data (`train.benchmarks`)
+    training_name: ClassVar[str | None] = None
+
     # -- running --------------------------------------------------------------------
 
     def load_model(self, spec: str, **options):
@@ -165,6 +187,20 @@ class Suite(ABC):
     @abstractmethod
     def load_data(self, spec: str | None, settings) -> tuple[Sequence, DataRef]:
         """The (sampled) items to evaluate and what they are; `spec` None: the default data."""
+
+    def training_data(self, spec: str | None, held_out: bool) -> str | None:
+        """The data a training benchmark evaluates when its config names `spec` (None: none);
+        `held_out`: the objective is judged on data it did not train on (mitigation objectives)."""
+        return spec
+
+    def available_offline(self, spec: str | None) -> bool:
+        """Whether the data can be had without a download (an `optional` benchmark is skipped if not)."""
+        return True
+
+    def texts(self, items: Sequence) -> Iterable[str]:
+        """The texts of these items that a model must not have trained on: a training run refuses
+        training pairs or a corpus that contain one (`train.overlap`). Default: none, not checked."""
+        return ()
 
     def chunk_size(self, settings) -> int:
         """Items per chunk: the unit of progress saving, resuming and sharding."""
@@ -213,6 +249,25 @@ class Suite(ABC):
         """Tables of the extras for delta.md."""
         return []
 
+    def closing_figures(self, comparison: dict, measures: list[dict]) -> tuple[str, dict, list[tuple[str, str, int]]]:
+        """What a training run's closing line says of a comparison (the last checkpoint against the
+        base): a title ("" or e.g. "distance to indifference "), the entry of the comparison holding the
+        figures, and (measure, label, digits) of each. Default: the overall change of every measure."""
+        overall = comparison[OVERALL]
+        return "", overall, [(m["name"], m["label"], m.get("digits", 2)) for m in measures
+                             if f"delta_{m['name']}" in overall]
+
+    def closing_clauses(self, comparison: dict) -> str:
+        """What the closing line adds after the figures ("; ..." clauses; "" for none). Pairs: the
+        pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
+        return ""
+
+    def closing_lines(self, documents: Mapping[str, dict]) -> list[str]:
+        """Lines a training run's close and its card add across all its benchmarks' delta documents
+        (by benchmark name), once per suite among them. Pairs: the specificity ratio against the
+        knowledge set."""
+        return []
+
     # -- presenting -----------------------------------------------------------------
 
     @abstractmethod
@@ -230,3 +285,37 @@ class Suite(ABC):
     def plot(self, summary: dict, path: Path) -> Path | None:
         """A figure of one run, drawn with `report.plots` (None: none)."""
         return None
+
+    def report_tables(self, runs: list) -> dict[str, str] | None:
+        """`queerbias report`: several runs (`RunRecord`s) side by side as "md", "csv" and "tex" text.
+        Default (None): the headline figure per group, groups as rows, runs as columns."""
+        return None
+
+    def report_plot(self, runs: list, path: Path) -> Path | None:
+        """`queerbias report`'s figure of the runs, drawn at `path` (None: the default, bars of the
+        headline figure per group and run)."""
+        return None
+
+    # -- on a training run's model card ------------------------------------------------
+    #: the task `model-index` names (default: the description)
+    index_task: ClassVar[str] = ""
+
+    def index_metrics(self) -> tuple[IndexMetric, ...]:
+        """What `model-index` reports of a benchmark of this suite. Default: every measure overall."""
+        return tuple(IndexMetric(m.name, m.label, OVERALL, m.name) for m in self.measures)
+
+    def card_summary(self, comparison: dict, data: str, evaluated: str) -> str | None:
+        """A sentence for the card's summary on the change of the first benchmark that gives one (the
+        comparison of the base with the last checkpoint, the data's name, how it relates to the
+        training data: "held out: ..."). Default: none."""
+        return None
+
+    def card_blocks(self, document: dict, comparison: dict, evaluated: str) -> list[str] | None:
+        """The card's Markdown blocks for a benchmark of this suite (`document`: its delta.json).
+        Default (None): the overall before/after of each measure (`train.card.body`)."""
+        return None
+
+    def card_limitations(self, comparisons: list[dict]) -> list[str]:
+        """Lines for the card's limitations, from the comparisons (base against the last checkpoint) of
+        every benchmark of this suite in the run (pairs: the group sizes). Default: none."""
+        return []

@@ -12,6 +12,10 @@ processes or on where a run was interrupted.
 
 `evaluate_run` does the same in memory, writing nothing. `load_run` returns a typed
 `RunRecord`; the rows it reads are checked against the checksum in summary.json.
+
+What only running needs (torch and accelerate through `distributed` and the model loader,
+the progress bar) is imported when a run starts, so reading runs back for compare, report
+and the card loads no model machinery.
 """
 
 from __future__ import annotations
@@ -22,13 +26,10 @@ import json
 import logging
 import math
 import os
-import platform
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
@@ -36,38 +37,19 @@ import pandas as pd
 from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
+from queerbias.options import from_mapping
 from queerbias.outputs import OutputLock
-from queerbias.report.markdown import summary_markdown
 from queerbias.suites import integrity
 from queerbias.suites import rows as row_io
+from queerbias.suites.markdown import summary_markdown
+from queerbias.suites.paths import PARTIAL_DIR, SUMMARY_FILE
 from queerbias.suites.protocol import DataRef, Suite
-from queerbias.suites.registry import get_suite
-from queerbias.suites.settings import settings_id, to_dict
+from queerbias.suites.provenance import run_key, run_meta
+from queerbias.suites.registry import LEGACY_SUITE, get_suite
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 1: summaries before the suite protocol (pair runs without `suite`)
-SUMMARY_FILE = "summary.json"
-PARTIAL_DIR = ".partial"
-_VERSIONED = ("torch", "transformers", "accelerate", "peft", "numpy", "scipy", "pandas", "tokenizers")
-
-
-def package_versions() -> dict:
-    """Versions of Python, queerbias and the packages results depend on."""
-    versions = {"python": platform.python_version()}
-    for name in ("queerbias", *_VERSIONED):
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dict) -> str:
-    """What makes two runs the same run: suite, model, data, settings and the suite's method
-    (`run_meta`: scoring configuration, counting rules), so a changed method is never reused."""
-    parts = (suite.name, fingerprint, data.checksum, settings_id(settings), json.dumps(method, sort_keys=True))
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 
 # -- running ------------------------------------------------------------------------
@@ -132,7 +114,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
                                  "command to finish them")
         rows = [row for c in range(len(chunks)) for row in found[c]]
-        meta = _meta(lm, ref, settings, method, key, state.num_processes, (started, loaded, evaluated),
+        meta = run_meta(lm, ref, settings, method, key, state.num_processes, (started, loaded, evaluated),
                      len(items), extra_meta)
         record = summarise_rows(suite, rows, settings, meta)
         suite.check_rows(record.rows(), record.summary, partial)  # decisions follow from the scores
@@ -158,7 +140,7 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
             bar.update(len(chunk))
     method = suite.run_meta(lm, settings)
     key = run_key(suite, lm.fingerprint, ref, settings, method)
-    meta = _meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
+    meta = run_meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
                  extra_meta)
     record = summarise_rows(suite, rows, settings, meta)
     record.label = label
@@ -216,26 +198,6 @@ def write_run(suite: Suite, record: RunRecord, out_dir: Path) -> None:
     atomic_write(out_dir / "summary.md", summary_markdown(suite, record.summary))
     suite.plot(record.summary, out_dir / "summary.png")
     atomic_write(out_dir / SUMMARY_FILE, dump_json_strict(record.summary, "summary"))
-
-
-def _meta(lm, ref: DataRef, settings, method: dict, key: str, processes: int, clock: tuple, n_items: int,
-          extra: dict | None) -> dict:
-    started, loaded, evaluated = clock
-    seconds = evaluated - loaded
-    return {
-        "model": lm.describe(),
-        "data": ref.to_dict(),
-        "settings": to_dict(settings),
-        "settings_id": settings_id(settings),
-        **method,
-        "run_key": key,
-        "versions": package_versions(),
-        "timings": {"load_s": round(loaded - started, 3), "evaluate_s": round(seconds, 3),
-                    "items_per_s": round(n_items / max(seconds, 1e-9), 2)},
-        "environment": {"device": str(getattr(lm, "device", "cpu")), "processes": processes},
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        **(extra or {}),
-    }
 
 
 class _eval_mode:
@@ -404,8 +366,6 @@ class RunRecord:
     @property
     def settings(self):
         """The run's settings (a run written before summaries carried them: the defaults)."""
-        from queerbias.suites.settings import from_mapping
-
         recorded = self.meta.get("settings")
         return self.suite.Settings() if recorded is None else from_mapping(self.suite.Settings, recorded,
                                                                            f"{self.path}: meta.settings")
@@ -429,12 +389,15 @@ class RunRecord:
         """The per-item rows as a DataFrame: the items file's columns, typed as read back from it."""
         return self.rows()
 
-    @property
-    def pairs(self):
-        """The rows of a pairs run: the columns and types of its pairs.csv."""
-        if self.suite.name != "pairs":
-            raise AttributeError(f"a {self.suite.name} run has no pairs; its rows are .items")
-        return self.rows()
+    def __getattr__(self, name: str):
+        """The rows under the name the suite gives its items (`run.pairs` of a pair run: the columns
+        and types of its pairs.csv)."""
+        suite = self.__dict__.get("suite")
+        if suite is None or name.startswith("_"):
+            raise AttributeError(name)
+        if name == suite.items_name:
+            return self.rows()
+        raise AttributeError(f"a {suite.name} run has no {name}; its rows are .items")
 
     @property
     def groups(self):
@@ -451,7 +414,7 @@ class RunRecord:
 
 
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:
-    """A finished run folder of any suite; an old pair summary without `suite` is read as pairs."""
+    """A finished run folder of any suite; an old summary without `suite` is a pair run's (LEGACY_SUITE)."""
     path = Path(path)
     if not path.is_dir():
         raise QueerbiasError(f"{path}: not a directory")
@@ -461,7 +424,7 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     summary = read_json_file(summary_path, "run summary")
     if not isinstance(summary, dict):
         raise QueerbiasError(f"{summary_path}: not a run summary (a JSON object)")
-    name = summary.get("suite", "pairs")
+    name = summary.get("suite", LEGACY_SUITE)
     legacy = isinstance(summary.get("meta"), dict) and (summary["meta"].get("suite") or summary["meta"].get("view"))
     if "suite" not in summary and (legacy or "gifi" in summary):
         raise QueerbiasError(f"{summary_path}: a GRUFF, Lou or GIFI run written before the suites shared one "

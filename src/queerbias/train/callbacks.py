@@ -17,6 +17,9 @@ from transformers import TrainerCallback
 from queerbias.distributed import process_state
 from queerbias.train import checkpoints
 
+#: what a benchmark's entry in a metrics line holds besides its headline's extras
+HEADLINE_KEYS = ("suite", "data", "label", "overall", "groups")
+
 
 class CheckpointEvaluation(TrainerCallback):
     """Scores the model at every save into `checkpoint-N/<benchmark>/`, logs a metrics line."""
@@ -57,15 +60,14 @@ class CheckpointEvaluation(TrainerCallback):
 def _flat(record: dict) -> dict:
     """Scalars for the trainer's log (log_history, and TensorBoard or W&B under `report_to`):
     each benchmark's headline as `bias/<name>`, its per-group figures as `bias/<name>/<group>`,
-    its distances to indifference as `distance/<name>/<score>`."""
+    the figures of its extras as `<extra>/<name>/<figure>` (pairs: `distance/<name>/bias`)."""
     flat = {}
     for name, bench in record["benchmarks"].items():
         flat[f"bias/{name}"] = bench["overall"]
         flat.update({f"bias/{name}/{group}": value for group, value in bench["groups"].items()
                      if value is not None})
-        for score, value in (bench.get("distance") or {}).items():
-            if score in ("bias", "soft"):
-                flat[f"distance/{name}/{score}"] = value
+        for extra, figures in extra_figures(bench).items():
+            flat.update({f"{extra}/{name}/{key}": value for key, value in figures.items() if value is not None})
     if record.get("perplexity") is not None:
         flat["eval_perplexity"] = record["perplexity"]
     if record.get("general_perplexity") is not None:
@@ -73,16 +75,26 @@ def _flat(record: dict) -> dict:
     return flat
 
 
+def extra_figures(bench: dict) -> dict[str, dict[str, float | None]]:
+    """A headline's extras that are figures by name (pairs: the distance to indifference, bias and
+    soft; counts such as its number of groups are not figures)."""
+    extras = {key: value for key, value in bench.items() if key not in HEADLINE_KEYS and isinstance(value, dict)}
+    return {key: {k: v for k, v in value.items() if v is None or isinstance(v, float)} for key, value in extras.items()}
+
+
 def summary_line(label: str, base: dict, now: dict) -> str:
-    """`checkpoint-40: bias 57.5 -> 55.0, bias distance 27.9 -> 20.1, perplexity 31.2 -> 29.8`."""
+    """`checkpoint-40: bias 57.5 -> 55.0, bias distance 27.9 -> 20.1 (soft 30.1 -> 25.0), perplexity 31.2 -> 29.8`."""
     parts = []
     for name, b in now["benchmarks"].items():
         before = base["benchmarks"][name]
         parts.append(f"{name} {_figure(before['overall'])} -> {_figure(b['overall'])}")
-        if b.get("distance") and before.get("distance"):
-            parts.append(f"{name} distance {_figure(before['distance']['bias'])} -> "
-                         f"{_figure(b['distance']['bias'])} (soft {_figure(before['distance']['soft'])} -> "
-                         f"{_figure(b['distance']['soft'])})")
+        for extra, figures in extra_figures(b).items():
+            was = extra_figures(before).get(extra)
+            if not figures or was is None:
+                continue
+            (_, first), *rest = [(key, f"{_figure(was.get(key))} -> {_figure(value)}") for key, value in figures.items()]
+            others = ", ".join(f"{key} {change}" for key, change in rest)
+            parts.append(f"{name} {extra} {first}" + (f" ({others})" if others else ""))
     for key, name in (("perplexity", "perplexity"), ("general_perplexity", "general perplexity")):
         if now.get(key) is not None and base.get(key) is not None:
             parts.append(f"{name} {base[key]:.2f} -> {now[key]:.2f}")

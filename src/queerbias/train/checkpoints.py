@@ -1,5 +1,5 @@
 """Checkpoint bookkeeping for resume: completion markers, the last complete checkpoint,
-clearing what a killed run left half-written, and the metrics log.
+clearing what a killed run left half-written, the metrics log, and the mark of a finished run.
 
 A checkpoint counts only once its marker exists; the marker is written after the
 trainer saved weights, optimizer, scheduler and RNG state and after its bias results
@@ -18,6 +18,8 @@ from queerbias import killpoint
 from queerbias.fileio import atomic_write
 
 MARKER = "queerbias-complete"
+#: written last by a training run (after final/, compare/ and the card): a rerun leaves it as it is
+FINISHED = "queerbias-finished"
 METRICS = "metrics.jsonl"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
@@ -38,6 +40,22 @@ def is_complete(folder: Path) -> bool:
 def mark_complete(folder: Path) -> None:
     atomic_write(folder / MARKER, "complete\n")
     killpoint.reached("checkpoint")
+
+
+def mark_finished(run_dir: Path) -> None:
+    atomic_write(run_dir / FINISHED, "finished\n")
+
+
+def is_finished(run_dir: Path) -> bool:
+    """Whether the run finished: its mark beside trained weights in final/ (deleting final/ makes the
+    run resumable again); runs written before the mark: trained weights and the card in final/."""
+    final = run_dir / "final"
+    return holds_weights(final) and ((run_dir / FINISHED).is_file() or (final / "README.md").is_file())
+
+
+def holds_weights(folder: Path) -> bool:
+    """Whether a folder holds saved weights: an adapter or a model."""
+    return (folder / "adapter_config.json").is_file() or (folder / "config.json").is_file()
 
 
 def last_complete(run_dir: Path) -> Path | None:

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import DataCollatorForLanguageModeling, DataCollatorWithFlattening
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import iter_jsonl
-from queerbias.train.config import DataSettings
+
+if TYPE_CHECKING:  # train.config reads training pairs through this module (train.pairs)
+    from queerbias.train.config import DataSettings
 
 HF_PREFIX = "hf:"
 GENERAL_TEXT = "data/neutral_de/neutral_de.jsonl"

@@ -16,41 +16,18 @@ is the same set of positions at every checkpoint, so the figures are comparable.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import fields
 from pathlib import Path
 
 import torch
 
-from queerbias.errors import QueerbiasError
+from queerbias.distributed import process_state
 from queerbias.models import LoadedModel
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.suites.registry import get_suite
-from queerbias.suites.settings import EXECUTION, from_mapping, role
+from queerbias.suites.store import run_to_dir
+from queerbias.train.benchmarks import suite_settings
 from queerbias.train.guards import finite_perplexity
-
-#: suites that evaluate something other than the language model being trained
-NOT_IN_TRAINING = {"lou-classifier": "it evaluates sequence classifiers, not the language model being trained"}
-
-
-def benchmark_settings(bench, where: str, batch_size=None):
-    """The suite settings of one `eval.benchmarks` entry: its options, sample and seed (and the
-    eval batch size where the suite's batch size changes nothing but speed)."""
-    if bench.suite in NOT_IN_TRAINING:
-        raise QueerbiasError(f"config key '{where}.suite': {bench.suite} cannot be a training benchmark: "
-                             f"{NOT_IN_TRAINING[bench.suite]}")
-    suite = get_suite(bench.suite)
-    values = {**bench.options, "sample": bench.sample, "seed": bench.seed}
-    if batch_size is not None and any(f.name == "batch_size" and role(f) == EXECUTION
-                                      for f in fields(suite.Settings)):
-        values["batch_size"] = str(batch_size)
-    return from_mapping(suite.Settings, values, f"{where}.options")
-
-
-def load_benchmark_data(config) -> dict[str, tuple]:
-    """Each benchmark's items and data reference (`Suite.load_data`), by output name: read once
-    per run, before any model loads, and evaluated at every checkpoint."""
-    return {name: get_suite(bench.suite).load_data(bench.data, benchmark_settings(bench, f"eval.benchmarks[{index}]"))
-            for index, (bench, name) in enumerate(zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True))}
+from queerbias.train.modeling import scoring_view
 
 
 @contextlib.contextmanager
@@ -78,8 +55,6 @@ def fp32_eval(model: torch.nn.Module):
 def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, tokenizer,
                mlm_probability: float, batch_size: int = 8, seed: int = 0) -> float:
     """Held-out perplexity over `chunks` (each process takes its share; sums are all-reduced)."""
-    from queerbias.distributed import process_state
-
     state = process_state()
     mine = chunks[state.process_index::state.num_processes]
     device = next(model.parameters()).device
@@ -123,14 +98,10 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
 
     `general`: the shipped neutral German text (`train.data.general_texts`), whose
     perplexity shows damage that in-domain perplexity (falling with any fine-tuning) hides;
-    `data`: the benchmarks' loaded data (`load_benchmark_data`).
+    `data`: the benchmarks' loaded data (`train.benchmarks.load_data`).
     """
-    from queerbias.suites.store import run_to_dir
-
     record = {**extra_meta, "perplexity": None, "general_perplexity": None, "benchmarks": {}}
     with fp32_eval(model):
-        from queerbias.train.modeling import scoring_view
-
         view = scoring_view(model)
         if config.eval.perplexity and validation:
             record["perplexity"] = perplexity(view, validation, lm_template.kind, lm_template.tokenizer,
@@ -146,7 +117,7 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
                 "general_perplexity": record["general_perplexity"]}
         for index, (bench, name) in enumerate(zip(benchmarks, names, strict=True)):
             suite = get_suite(bench.suite)
-            settings = benchmark_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
+            settings = suite_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
             summary = run_to_dir(suite, lm, data[name], out_root / name, settings,
                                  extra_meta=meta, progress=False)
             # label, overall, groups and the suite's extras (pairs: the distance to indifference)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 import torch
+from peft import LoraConfig, PeftModel, TaskType, get_peft_model
 from transformers import set_seed
 
 from queerbias.errors import QueerbiasError
@@ -53,12 +54,23 @@ def load_base(config: TrainConfig) -> LoadedModel:
     return lm
 
 
+def check_adapter_modules(model: torch.nn.Module, config: TrainConfig) -> None:
+    """The configured `lora.target_modules` and `lora.modules_to_save` must name modules of this model
+    (as PEFT matches them: a module's name or its last components); told before the base is scored."""
+    if config.method != "lora":
+        return
+    found = [name for name, _ in model.named_modules()]
+    for key in ("target_modules", "modules_to_save"):
+        for i, wanted in enumerate(getattr(config.lora, key) or []):
+            if not any(name == wanted or name.endswith("." + wanted) for name in found):
+                raise QueerbiasError(f"config key 'lora.{key}[{i}]': {model.config.model_type} has no module "
+                                     f"{wanted!r}")
+
+
 def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> torch.nn.Module:
     """Wrap in a LoRA adapter (seeded: its A matrices are random) or return as is for full FT."""
     if config.method == "full":
         return model
-    from peft import get_peft_model
-
     lora = lora_config(model, config, kind)
     set_seed(config.seed)
     try:
@@ -70,8 +82,6 @@ def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> to
 
 def lora_config(model: torch.nn.Module, config: TrainConfig, kind: str):
     """The PEFT LoraConfig for this model: targets per architecture, masked-LM head transform."""
-    from peft import LoraConfig, TaskType
-
     model_type = model.config.model_type
     targets = config.lora.target_modules or list(LORA_TARGETS.get(model_type, ()))
     if not targets:
@@ -92,8 +102,6 @@ def lora_config(model: torch.nn.Module, config: TrainConfig, kind: str):
 def scoring_view(model: torch.nn.Module) -> torch.nn.Module:
     """The transformers model inside a PEFT wrapper (adapter layers active), which the
     scorer can split into body and head; the model itself otherwise."""
-    from peft import PeftModel
-
     return model.get_base_model() if isinstance(model, PeftModel) else model
 
 

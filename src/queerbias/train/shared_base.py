@@ -24,11 +24,13 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
-from queerbias.report.markdown import summary_markdown
+from queerbias.options import settings_id
+from queerbias.suites.markdown import summary_markdown
+from queerbias.suites.paths import SUMMARY_FILE
+from queerbias.suites.provenance import run_key
 from queerbias.suites.registry import get_suite
-from queerbias.suites.settings import settings_id
-from queerbias.suites.store import SUMMARY_FILE, read_json_file, run_key
-from queerbias.train.evaluation import benchmark_settings
+from queerbias.suites.store import read_json_file
+from queerbias.train.benchmarks import suite_settings
 
 LOCK_FILE = ".lock"
 #: meta key of an adopted summary: the shared folder and the run that scored it
@@ -75,7 +77,7 @@ def _locked(source: Path, main: bool):
 def _expected(bench, where: str, lm, data: tuple, config) -> dict:
     """What the store will key this run's base evaluation by, part by part."""
     suite = get_suite(bench.suite)
-    settings = benchmark_settings(bench, where, config.eval.batch_size)
+    settings = suite_settings(bench, where, config.eval.batch_size)
     _, ref = suite.screen(lm, *data, settings)
     return {"model (weights fingerprint)": lm.fingerprint, "data (checksum)": ref.checksum,
             "settings (settings id)": settings_id(settings),

@@ -8,12 +8,12 @@ import yaml
 
 from queerbias.cli import main
 from queerbias.errors import QueerbiasError
+from queerbias.options import to_dict
 from queerbias.report.compare import CompareOptions, compare_runs
 from queerbias.report.runs import load_run
 from queerbias.suites.gifi.config import GifiConfig
 from queerbias.suites.gifi.prompts import default_prompts_path
 from queerbias.suites.gifi.suite import GifiSuite
-from queerbias.suites.settings import to_dict
 from queerbias.suites.store import run_to_dir, summarise_rows, write_run
 
 

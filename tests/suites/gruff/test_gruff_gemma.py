@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from queerbias.models import load_model
-from queerbias.scoring.scorer import make_scorer
+from queerbias.scoring.families import make_scorer
 from queerbias.suites.gruff.generation import instance, strata
 from queerbias.suites.gruff.scoring import answers, score_options, scoring_config
 

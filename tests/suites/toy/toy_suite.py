@@ -2,8 +2,10 @@
 
 The whole of a suite in one file, as docs/new-suite.md walks through it: typed settings,
 items and their reference, scoring a chunk into rows, a summary with a headline, paired
-cells for compare, and what summary.md shows. Everything else (resume, sharding,
-provenance, compare, tables, plots, training) comes from the store and the comparator.
+cells for compare, how training picks a best checkpoint, the texts a training run must
+not have seen, and what summary.md shows. Everything else (resume, sharding, provenance,
+compare, report tables and plots, training, the model card and its model-index) comes
+from the store, the comparator and the protocol's defaults.
 """
 
 from __future__ import annotations
@@ -11,26 +13,27 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from queerbias.options import EXECUTION, option
 from queerbias.suites.protocol import (
     BINARY,
     CONTINUOUS,
     OVERALL,
     Column,
+    Criterion,
     DataRef,
     Headline,
     Measure,
     PairedItems,
     Suite,
 )
-from queerbias.suites.settings import EXECUTION, option
 
 NAMES = ("Kim", "Alex", "Robin", "Sascha", "Noa", "Luca", "Eli", "Mika")
 
 
 @dataclass(frozen=True)
 class ToySettings:
-    sample: int | None = option(None, "the first N names")
-    seed: int = option(0, "unused: the names are taken in order")
+    sample: int | None = option(None, "the first N names", ge=1)
+    seed: int = option(0, "unused: the names are taken in order", ge=0)
     word: str = option("queer", "the word compared with 'normal'")
     chunk: int = option(3, "names scored between two saves of progress", role=EXECUTION)
 
@@ -44,18 +47,24 @@ class ToySuite(Suite):
     key_columns = ("name",)
     summary_keys = ("overall",)
     measures = (Measure("prefers", BINARY, "prefers the word", "pp"), Measure("gap", CONTINUOUS, "log-likelihood gap"))
+    criteria = {"closest50": Criterion("share preferring the word closest to 50", ("prefers",),
+                                       lambda row: (abs(row["prefers"] - 50.0),)),
+                "smallest-gap": Criterion("smallest mean gap", ("gap",), lambda row: (abs(row["gap"]),))}
 
     def load_data(self, spec, settings):
         names = NAMES[:settings.sample]
         checksum = hashlib.sha256("|".join(names).encode()).hexdigest()[:16]
         return list(names), DataRef("toy names", checksum, len(names))
 
+    def texts(self, items):
+        return [f"{name} ist normal." for name in items]
+
     def chunk_size(self, settings):
         return settings.chunk
 
     def evaluate(self, lm, chunks, settings):
         from queerbias.scoring.config import ScoringConfig
-        from queerbias.scoring.scorer import make_scorer
+        from queerbias.scoring.families import make_scorer
 
         scorer = make_scorer(lm, ScoringConfig(scope="all", reduction="mean"))
         for chunk in chunks:

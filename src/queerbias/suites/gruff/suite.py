@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queerbias.errors import QueerbiasError
+from queerbias.options import EXECUTION, auto_or_count, count_or_auto, option, validate
 from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS
-from queerbias.suites.pairs.suite import batch_size, check_sample
 from queerbias.suites.protocol import (
     BINARY,
     OVERALL,
@@ -25,7 +24,6 @@ from queerbias.suites.protocol import (
     PairedItems,
     Suite,
 )
-from queerbias.suites.settings import EXECUTION, option
 
 CHANCE = 100 / len(PRONOUN_SETS)
 
@@ -35,23 +33,20 @@ class GruffSettings:
     """What to generate and how to score it; every field but the batch size changes the items."""
 
     sample: int | None = option(None, "items per setting and replicate, spread over cases and pronoun sets "
-                                      "(default: the paper's balanced set, 2,880 per context setting)")
-    seed: int = option(0, "sampling seed")
-    replicates: int = option(1, "independent balanced samples (the paper: 3)")
+                                      "(default: the paper's balanced set, 2,880 per context setting)", ge=1)
+    seed: int = option(0, "sampling seed", ge=0)
+    replicates: int = option(1, "independent balanced samples (the paper: 3)", ge=1)
     settings: tuple[str, ...] = option(SETTINGS, "none = no context, d0 = introduction only, d1-d5 = distractor "
                                                  "sentences", choices=SETTINGS)
     pairing: str = option("default", "default: en with De-e nouns, xier with Sternchen nouns; swapped exchanges "
                                      "them", choices=("default", "swapped"))
     bos: str = option("auto", "causal LMs: score after a BOS token; auto does what the tokenizer does, as the "
                               "paper's script", choices=("auto", "prepend", "none"))
-    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION)
-    chunk_items: int = option(256, "instances scored between two saves of progress", role=EXECUTION)
+    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
+    chunk_items: int = option(256, "instances scored between two saves of progress", role=EXECUTION, ge=1)
 
     def __post_init__(self):
-        check_sample(self.sample)
-        batch_size(self.batch_size)
-        if self.chunk_items < 1:
-            raise QueerbiasError(f"--chunk-items must be at least 1, got {self.chunk_items}")
+        validate(self)
         self.generation()  # validates settings, pairing and replicates
 
     def generation(self):
@@ -98,10 +93,10 @@ class GruffSuite(Suite):
         return settings.chunk_items
 
     def evaluate(self, lm, chunks, settings):
-        from queerbias.scoring.scorer import make_scorer
+        from queerbias.scoring.families import make_scorer
         from queerbias.suites.gruff.scoring import item_rows, score_options, scoring_config
 
-        scorer = make_scorer(lm, scoring_config(lm, settings.bos), batch_size(settings.batch_size))
+        scorer = make_scorer(lm, scoring_config(lm, settings.bos), count_or_auto(settings.batch_size))
         for chunk in chunks:
             yield item_rows(chunk, score_options(scorer, chunk, progress=False, chunk=len(chunk)))
 

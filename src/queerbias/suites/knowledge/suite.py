@@ -15,7 +15,16 @@ correct flags, Wilcoxon (or t) on the margins; the best checkpoint keeps accurac
 from __future__ import annotations
 
 from queerbias.suites.pairs.suite import PairsSuite
-from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL, Criterion, Headline, Measure, PairedItems
+from queerbias.suites.protocol import (
+    BINARY,
+    CONTINUOUS,
+    OVERALL,
+    Criterion,
+    Headline,
+    Measure,
+    PairedItems,
+    Suite,
+)
 
 CRITERIA = {
     "accuracy": Criterion("highest knowledge accuracy (ties: largest mean margin)", ("accuracy", "margin"),
@@ -36,6 +45,9 @@ class KnowledgeSuite(PairsSuite):
     scope_titles = {"groups": "Identity"}
     criteria = CRITERIA
     figures = {}
+    index_task = "Knowledge of identity words (definitional sentence pairs)"
+    training_name = None  # a training run names its folder after the data (`train.benchmarks`)
+    held_out_default = None  # definitional pairs are never trained on: the default set is the test
 
     def summarise(self, rows, settings) -> dict:
         from queerbias.suites.knowledge.figures import knowledge_summary
@@ -73,6 +85,31 @@ class KnowledgeSuite(PairsSuite):
         from queerbias.suites.pairs.indifference import indifference_tables
 
         return indifference_tables(document)
+
+    # The pair suite's presentation hooks read bias and soft scores; the knowledge set's measures
+    # are accuracy and margin, which the protocol's defaults present.
+
+    def closing_lines(self, documents) -> list[str]:
+        """None of its own: the pair suite sets its stereotype |d| against this suite's (specificity)."""
+        return []
+
+    def report_tables(self, runs):
+        return None
+
+    def report_plot(self, runs, path):
+        return None
+
+    def index_metrics(self):
+        return Suite.index_metrics(self)
+
+    def card_summary(self, comparison, data, evaluated):
+        return None
+
+    def card_blocks(self, document, comparison, evaluated):
+        return None
+
+    def card_limitations(self, comparisons):
+        return []
 
     def title(self, summary) -> str:
         meta = summary["meta"]

@@ -34,7 +34,7 @@ from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
 from queerbias.suites.lou.analysis import analyse
-from queerbias.suites.lou.data import ORIGINAL, Example, Instance, TaskInfo
+from queerbias.suites.lou.data import ORIGINAL, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
 from queerbias.suites.lou.readability import flesch_amstad, words
 
@@ -202,10 +202,6 @@ def shared_attention(original: tuple[list[int], np.ndarray], reformulated: tuple
     shared_o, shared_r = att_o[pos_o], att_r[pos_r]
     return {"attention_max_original": float(shared_o.max()), "attention_sd_original": float(shared_o.std()),
             "attention_max": float(shared_r.max()), "attention_sd": float(shared_r.std())}
-
-
-def examples_proba(clf: LoadedClassifier, examples: Sequence[Example], truncate_text: int | None = None) -> np.ndarray:
-    return predict_proba(clf, [(e.text, e.text_pair) for e in examples], truncate_text)
 
 
 def check_labels(clf: LoadedClassifier, task: TaskInfo) -> None:

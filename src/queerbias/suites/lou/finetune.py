@@ -28,7 +28,7 @@ from queerbias.pairs.registry import sha256_file
 from queerbias.suites.lou.classifier import DEFAULT_MAX_LENGTH, encode_inputs, load_classifier
 from queerbias.suites.lou.data import Example, load_split, lou_spec
 from queerbias.suites.lou.metrics import macro_f1
-from queerbias.suites.store import package_versions
+from queerbias.suites.provenance import package_versions
 
 RECIPE_FILE = "lou_recipe.json"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.suites.pairs.suite import batch_size, check_sample
+from queerbias.options import EXECUTION, SUMMARY, auto_or_count, count_or_auto, option, validate
 from queerbias.suites.protocol import (
     BINARY,
     CONTINUOUS,
@@ -24,7 +24,6 @@ from queerbias.suites.protocol import (
     PairedItems,
     Suite,
 )
-from queerbias.suites.settings import EXECUTION, SUMMARY, option
 
 POOLED = "all"  # = lm_view.POOLED
 ORIGINAL = "original"  # = data.ORIGINAL
@@ -33,43 +32,32 @@ DATA_HELP = ("folder laid out like UKPLab/lou-gender-fair-reformulations (lou/<t
 LICENCE = "CC BY-NC 4.0 (never shipped)"
 
 
-def _common_checks(settings) -> None:
-    check_sample(settings.sample)
-    if settings.n_resamples < 1:
-        raise QueerbiasError(f"--n-resamples must be at least 1, got {settings.n_resamples}")
-    if settings.chunk_instances < 1:
-        raise QueerbiasError(f"--chunk-instances must be at least 1, got {settings.chunk_instances}")
-
-
 @dataclass(frozen=True)
 class LouSettings:
     tasks: tuple[str, ...] = option((), "tasks (default: all public tasks, or those in the data folder)")
-    sample: int | None = option(None, "a seeded sample of N instances per task")
-    seed: int = option(0, "sampling seed")
-    n_resamples: int = option(10_000, "bootstrap resamples of the intervals", role=SUMMARY)
-    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION)
-    chunk_instances: int = option(32, "instances scored between two saves of progress", role=EXECUTION)
+    sample: int | None = option(None, "a seeded sample of N instances per task", ge=1)
+    seed: int = option(0, "sampling seed", ge=0)
+    n_resamples: int = option(10_000, "bootstrap resamples of the intervals", role=SUMMARY, ge=1)
+    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
+    chunk_instances: int = option(32, "instances scored between two saves of progress", role=EXECUTION, ge=1)
 
     def __post_init__(self):
-        _common_checks(self)
-        batch_size(self.batch_size)
+        validate(self)
 
 
 @dataclass(frozen=True)
 class LouClassifierSettings:
     tasks: tuple[str, ...] = option((), "the task the classifier was trained for (default: every task in the "
                                         "data folder)")
-    sample: int | None = option(None, "a seeded sample of N instances per task")
-    seed: int = option(0, "sampling seed")
-    max_length: int = option(300, "GermEval texts: keep their first N tokens, as upstream")
-    n_resamples: int = option(2_000, "bootstrap resamples of the ΔF1 and flip-rate intervals", role=SUMMARY)
-    batch_size: int = option(16, "inputs per batch", role=EXECUTION)
-    chunk_instances: int = option(64, "instances predicted between two saves of progress", role=EXECUTION)
+    sample: int | None = option(None, "a seeded sample of N instances per task", ge=1)
+    seed: int = option(0, "sampling seed", ge=0)
+    max_length: int = option(300, "GermEval texts: keep their first N tokens, as upstream", ge=8)
+    n_resamples: int = option(2_000, "bootstrap resamples of the ΔF1 and flip-rate intervals", role=SUMMARY, ge=1)
+    batch_size: int = option(16, "inputs per batch", role=EXECUTION, ge=1)
+    chunk_instances: int = option(64, "instances predicted between two saves of progress", role=EXECUTION, ge=1)
 
     def __post_init__(self):
-        _common_checks(self)
-        if self.max_length < 8 or self.batch_size < 1:
-            raise QueerbiasError("--max-length must be at least 8 and --batch-size at least 1")
+        validate(self)
 
 
 def load_lou(spec, settings) -> tuple[list, DataRef]:
@@ -161,10 +149,10 @@ class LouLMSuite(_LouView):
 
     def evaluate(self, lm, chunks, settings):
         from queerbias.models.context import context_length
-        from queerbias.scoring.scorer import make_scorer
+        from queerbias.scoring.families import make_scorer
         from queerbias.suites.lou.lm_view import lm_scoring_config, score_chunk
 
-        scorer = make_scorer(lm, lm_scoring_config(lm.kind), batch_size(settings.batch_size))
+        scorer = make_scorer(lm, lm_scoring_config(lm.kind), count_or_auto(settings.batch_size))
         limit, memo, strategies = context_length(lm.model, lm.tokenizer), {}, _strategies()
         for chunk in chunks:
             yield score_chunk(scorer, chunk, strategies, limit, memo)
@@ -234,6 +222,7 @@ class LouClassifierSuite(_LouView):
     measures = (Measure("flip", BINARY, "label flips", "pp", digits=1),
                 Measure("acc", BINARY, "accuracy on the reformulation", "pp", digits=1))
     criteria = {"lowest": Criterion("fewest label flips", ("flip",), lambda row: (row["flip"],))}
+    no_training_reason = "it evaluates sequence classifiers, not the language model being trained"
 
     def load_model(self, spec, kind=None, force_kind=False, **options):
         from queerbias.suites.lou.classifier import load_classifier

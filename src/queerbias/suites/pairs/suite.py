@@ -11,8 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.report.checkpoints import CRITERIA as BIAS_CRITERIA
-from queerbias.scoring.config import LONG_SENTENCES, SCORING_CHOICES, ScoringConfig
+from queerbias.options import (
+    EXECUTION,
+    SUMMARY,
+    auto_or_count,
+    count_or_auto,
+    option,
+    positive_nats,
+    validate,
+)
+from queerbias.scoring.config import ScoringConfig
+from queerbias.suites.pairs.criteria import CRITERIA
 from queerbias.suites.protocol import (
     BINARY,
     CONTINUOUS,
@@ -20,33 +29,23 @@ from queerbias.suites.protocol import (
     Column,
     DataRef,
     Headline,
+    IndexMetric,
     Measure,
     PairedItems,
     Suite,
 )
-from queerbias.suites.settings import EXECUTION, SUMMARY, option
 
 POLICIES = ("error", "keep", "drop")
 LAYOUTS = ("auto", "winoqueer", "crows-pairs", "queerbias")
 
 
 @dataclass(frozen=True)
-class PairSettings:
-    """Sample, the scoring method (defaults = the WinoQueer reference) and how rows are read."""
+class PairSettings(ScoringConfig):
+    """The scoring method (`ScoringConfig`: defaults = the WinoQueer reference), the sample and how
+    rows are read."""
 
-    sample: int | None = option(None, "score a seeded subset of N pairs")
-    seed: int = option(0, "seed of the subset")
-    scope: str = option("shared", "which tokens count", choices=SCORING_CHOICES["scope"])
-    reduction: str = option("sum", "sentence score from token scores", choices=SCORING_CHOICES["reduction"])
-    pll: str = option("original", "masked LMs: also mask the rest of the word to the right",
-                      choices=SCORING_CHOICES["pll"])
-    bos: str = option("prepend", "causal LMs: BOS policy", choices=SCORING_CHOICES["bos"])
-    lowercase: str = option("auto", "lowercase like the reference when the tokenizer does",
-                            choices=SCORING_CHOICES["lowercase"])
-    decimals: int = option(3, "rounding before comparing")
-    long_sentences: str = option("error", "a sentence longer than the model takes: refuse it, score its "
-                                          "first tokens (truncate) or leave its pair out (skip)",
-                                 choices=LONG_SENTENCES)
+    sample: int | None = option(None, "score a seeded subset of N pairs", ge=1)
+    seed: int = option(0, "seed of the subset", ge=0)
     duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
     identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
                                      "tokens (the reference counts them as ties)", choices=POLICIES)
@@ -55,38 +54,14 @@ class PairSettings:
     unscorable: str = option("error", "pairs that measure nothing (no scored token, or only tokens whose scores "
                                       "cannot differ between the sentences): refuse them or drop them",
                              choices=("error", "drop"))
-    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION)
-    chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION)
+    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
+    chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION, ge=1)
     margin: float = option(0.693, "a pair whose two sentence scores differ by less than this many nats counts "
-                                  "as indifferent (default ln 2: neither sentence twice as likely)", role=SUMMARY)
+                                  "as indifferent (default ln 2: neither sentence twice as likely)", role=SUMMARY,
+                           check=positive_nats)
 
     def __post_init__(self):
-        check_sample(self.sample)
-        if not 0 < self.margin < float("inf"):
-            raise QueerbiasError(f"--margin must be a positive number of nats, got {self.margin}")
-        if self.chunk_pairs < 1:
-            raise QueerbiasError(f"--chunk-pairs must be at least 1, got {self.chunk_pairs}")
-        batch_size(self.batch_size)
-        self.scoring()  # validates the scoring options
-
-    def scoring(self) -> ScoringConfig:
-        return ScoringConfig(self.scope, self.reduction, self.pll, self.bos, self.lowercase, self.decimals,
-                             self.long_sentences)
-
-
-def check_sample(sample: int | None) -> None:
-    """A sample is a positive size: an empty run would look like a result."""
-    if sample is not None and sample < 1:
-        raise QueerbiasError(f"--sample must be at least 1 (or left out for every item), got {sample}")
-
-
-def batch_size(value: str | int) -> str | int:
-    """"auto" or a positive number of sequences per batch."""
-    if str(value) == "auto":
-        return "auto"
-    if not str(value).isdigit() or int(value) < 1:
-        raise QueerbiasError(f"--batch-size must be auto or a positive integer, got {value!r}")
-    return int(value)
+        validate(self)
 
 
 PAIR_COLUMNS = (
@@ -105,6 +80,7 @@ class PairsSuite(Suite):
     data_default = "queerbias-de"
     data_help = "a registered pair benchmark (queerbias benchmarks) or a CSV/TSV/JSONL pair file"
     licence = "per benchmark (queerbias benchmarks); queerbias-de: MIT"
+    items_name = "pairs"
     items_file = "pairs.csv"
     columns = PAIR_COLUMNS
     key_columns = ("pair_id",)
@@ -113,14 +89,18 @@ class PairsSuite(Suite):
     measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference"),
                 Measure("soft", CONTINUOUS, "soft score", "pp", reference=50.0, reference_label="50 = no preference"))
     scope_titles = {"groups": "Identity"}
-    criteria = BIAS_CRITERIA
+    criteria = CRITERIA
     figures = {"distance": "Distance to indifference"}
     compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
+    index_task = "Anti-LGBTQ+ bias (WinoQueer-style sentence pairs)"
     screens = True
+    training_name = "bias"
+    #: what mitigation runs are judged on when a pair benchmark names no data
+    held_out_default = "queerbias-de:test"
 
     def load_data(self, spec, settings):
         """`spec`: a registered name, a pair file, or a `PairSet` already read (the Python API)."""
-        from queerbias.pairs.io import load_pairs
+        from queerbias.pairs.resolve import load_pairs
         from queerbias.pairs.schema import PairSet
 
         pair_set = spec if isinstance(spec, PairSet) else load_pairs(
@@ -128,12 +108,25 @@ class PairsSuite(Suite):
             layout=settings.layout)
         return data_of(pair_set, settings)
 
+    def training_data(self, spec, held_out):
+        return self.held_out_default if spec is None and held_out else spec
+
+    def available_offline(self, spec):
+        """A published pair set is available when cached or in the shared data folder."""
+        from queerbias.pairs.registry import available_offline
+
+        return available_offline(spec or self.data_default)
+
+    def texts(self, items):
+        """Both sentences of every pair."""
+        return [sentence for pair in items for sentence in (pair.sent_more, pair.sent_less)]
+
     def screen(self, lm, items, data, settings):
         """Pairs too long for the model, and pairs whose texts become the same tokens
         (`scoring.pair_scores.screen_pairs`); the data reference records what was left out."""
         from queerbias.pairs.schema import content_checksum
+        from queerbias.scoring.encoding import SentenceEncoder
         from queerbias.scoring.pair_scores import screen_pairs
-        from queerbias.scoring.scorer import SentenceEncoder
 
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
         kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
@@ -148,10 +141,10 @@ class PairsSuite(Suite):
         return settings.chunk_pairs
 
     def evaluate(self, lm, chunks, settings):
+        from queerbias.scoring.families import make_scorer
         from queerbias.scoring.pair_scores import score_pairs
-        from queerbias.scoring.scorer import make_scorer
 
-        scorer = make_scorer(lm, settings.scoring(), batch_size(settings.batch_size))
+        scorer = make_scorer(lm, settings.scoring(), count_or_auto(settings.batch_size))
         for chunk in chunks:
             yield [_row(score) for score in score_pairs(scorer, chunk)]
 
@@ -211,23 +204,69 @@ class PairsSuite(Suite):
     def extras(self, before, after, options, settings) -> dict:
         """The change of the distance to indifference, of the pair-level gap and of the direction
         (`indifference`), each with a group-stratified paired bootstrap."""
-        import pandas as pd
-
-        from queerbias.report.compare import distance_stats
-        from queerbias.report.paired_stats import cell_rng
+        from queerbias.suites.pairs.distance import distance_extra
         from queerbias.suites.pairs.indifference import paired_extras
 
-        aligned = pd.DataFrame({"group": before["group"], "biased_before": before["biased"],
-                                "biased_after": after["biased"], "soft_before": before["soft"],
-                                "soft_after": after["soft"]})
-        return {"distance": distance_stats(aligned, options, cell_rng(options.seed, "distance to indifference")),
+        return {"distance": distance_extra(before, after, options),
                 **paired_extras(before, after, settings.margin, options)}
 
     def extra_tables(self, document) -> list:
-        from queerbias.report.delta_tables import distance_table
+        from queerbias.suites.pairs.distance import distance_table
         from queerbias.suites.pairs.indifference import indifference_tables
 
         return [distance_table(c) for c in document["comparisons"]] + indifference_tables(document)
+
+    def closing_figures(self, comparison, measures):
+        """The distance to indifference (bias to one decimal, as the scores, soft to two), which a
+        mitigation should lower; the overall scores where a comparison lacks it."""
+        if not comparison.get("distance"):
+            return super().closing_figures(comparison, measures)
+        return "distance to indifference ", comparison["distance"], [("bias", "bias", 1), ("soft", "soft", 2)]
+
+    def closing_clauses(self, comparison) -> str:
+        from queerbias.suites.pairs.indifference import closing_clauses
+
+        return closing_clauses(comparison)
+
+    def closing_lines(self, documents) -> list[str]:
+        from queerbias.suites.pairs.indifference import specificity_lines
+
+        return specificity_lines(documents)
+
+    def report_tables(self, runs) -> dict[str, str]:
+        """The seed paper's bias and soft tables (Tables 4 and 5)."""
+        from queerbias.suites.pairs.report import render_score_tables
+
+        return render_score_tables([(run.label, run.summary) for run in runs])
+
+    def report_plot(self, runs, path):
+        from queerbias.suites.pairs.report import report_plot
+
+        return report_plot([(run.label, run.summary) for run in runs], path)
+
+    def index_metrics(self):
+        """Bias and soft score overall and their distances to indifference."""
+        return (IndexMetric("bias_score", "bias score", OVERALL, "bias"),
+                IndexMetric("soft_score", "soft score", OVERALL, "soft"),
+                IndexMetric("distance_to_indifference_bias", "distance to indifference of the bias score",
+                            "distance", "bias"),
+                IndexMetric("distance_to_indifference_soft", "distance to indifference of the soft score",
+                            "distance", "soft"))
+
+    def card_summary(self, comparison, data, evaluated):
+        from queerbias.suites.pairs.card import summary_sentence
+
+        return summary_sentence(comparison, data, evaluated)
+
+    def card_blocks(self, document, comparison, evaluated):
+        from queerbias.suites.pairs.card import blocks
+
+        return blocks(document, comparison, evaluated)
+
+    def card_limitations(self, comparisons):
+        from queerbias.suites.pairs.card import limitations
+
+        return limitations(comparisons)
 
     def title(self, summary) -> str:
         meta = summary["meta"]
@@ -273,9 +312,8 @@ class PairsSuite(Suite):
 
 def data_of(pair_set, settings) -> tuple[list, DataRef]:
     """The pairs to score (the seeded sample) and their reference."""
-    from queerbias.scoring.runner import sample_pairs
+    from queerbias.pairs.sampling import sample_pairs
 
-    check_sample(settings.sample)
     chosen = sample_pairs(pair_set, settings.sample, settings.seed)
     ref = DataRef(chosen.name, chosen.checksum, len(chosen), chosen.source, {"n_pairs": len(chosen), **chosen.meta})
     return chosen.pairs, ref

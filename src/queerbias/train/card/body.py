@@ -1,8 +1,11 @@
-"""The card's Markdown body: method, data, the before/after table, perplexity, limitations, use.
+"""The card's Markdown body: method, data, the before/after figures, perplexity, limitations, use.
 
 Each section is a function of the run; every number comes from the run's files through
-`TrainingRun` (the table from delta.json's comparison of the base with the last checkpoint,
-perplexity from metrics.jsonl).
+`TrainingRun` (the figures from delta.json's comparison of the base with the last checkpoint,
+perplexity from metrics.jsonl). What is particular to a benchmark's suite (the pair suite's
+table and distance to indifference) is the suite's (`Suite.card_summary`, `card_blocks`,
+`card_limitations`); what is particular to the objective is its declaration
+(`train.objectives`: description, config sections, references).
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from queerbias.suites.pairs.indifference import indifference_tables, specificity_lines
-from queerbias.train.card.run import OBJECTIVES, Benchmark, TrainingRun
+from queerbias.report.delta_tables import format_p, with_ci
+from queerbias.report.tables import Table, fmt, to_markdown
+from queerbias.suites.registry import get_suite
+from queerbias.suites.store import read_json_file
+from queerbias.train.card.run import Benchmark, TrainingRun
 
-#: config sections that configure each objective, listed on the card
-OBJECTIVE_SECTIONS = {"lm": (), "cda": ("cda",), "equalise": ("pairs", "equalise", "cda"), "dpo": ("pairs", "dpo")}
 PERPLEXITIES = (("general_perplexity", "general (neutral German text shipped with queerbias)"),
                 ("perplexity", "in-domain (the training corpus's validation split)"))
 
@@ -36,26 +40,16 @@ def card_body(run: TrainingRun, card_dir: Path) -> str:
 def _summary(run: TrainingRun) -> str:
     kind, base = "LoRA adapter" if run.lora else "fully fine-tuned model", run.base
     sentence = (f"A {kind} of {base.hub_id or f'`{base.spec}`'}, trained with queerbias to reduce anti-LGBTQ+ bias "
-                f"by {OBJECTIVES.get(run.objective, (None, f'objective `{run.objective}`'))[1]}.")
-    pairs = next((b for b in run.benchmarks if b.suite == "pairs" and b.delta is not None), None)
-    if pairs is None:
-        return sentence
-    d = pairs.final.get("distance")
-    headline = ""
-    if d:
-        headline = (f" On {pairs.data} ({_evaluation_kind(run, pairs)}), the distance to indifference (mean over "
-                    f"{d['n_groups']} identity groups of |score − 50|) went from {d['bias_before']:.2f} to "
-                    f"{d['bias_after']:.2f} for the bias score ({_change(d, 'bias')}) and from "
-                    f"{d['soft_before']:.2f} to {d['soft_after']:.2f} for the soft score ({_change(d, 'soft')}).")
-    return sentence + headline + _perplexity_sentence(run)
+                f"by {_what_it_trains(run)}.")
+    for b in run.benchmarks:
+        headline = b.delta is not None and get_suite(b.suite).card_summary(b.final, b.data, _evaluation_kind(run, b))
+        if headline:
+            return f"{sentence} {headline}{_perplexity_sentence(run)}"
+    return sentence
 
 
-def _change(entry: dict, measure: str) -> str:
-    from queerbias.report.delta_tables import change_text
-
-    p = entry.get(f"p_{measure}")
-    verdict = "" if p is None else ", significant at p < .05" if p < 0.05 else ", not significant at p < .05"
-    return f"Δ {change_text(entry, measure)}{verdict}"
+def _what_it_trains(run: TrainingRun) -> str:
+    return run.declared.description if run.declared else f"objective `{run.objective}`"
 
 
 def _perplexity_sentence(run: TrainingRun) -> str:
@@ -91,7 +85,7 @@ def _model_section(run: TrainingRun) -> str:
 def _training_section(run: TrainingRun) -> str:
     c = run.config
     steps = f"{c['max_steps']} optimizer steps" if (c.get("max_steps") or -1) > 0 else f"{c.get('epochs')} epochs"
-    lines = [f"- Objective: `{run.objective}`: {OBJECTIVES.get(run.objective, (None, 'see docs/training.md'))[1]}.",
+    lines = [f"- Objective: `{run.objective}`: {_what_it_trains(run)}.",
              f"- Method: {'LoRA' if run.lora else 'full fine-tuning'}"
              + (f" (r {run.setting('lora.r')}, alpha {run.setting('lora.alpha')}, dropout "
                 f"{run.setting('lora.dropout')}, "
@@ -101,7 +95,7 @@ def _training_section(run: TrainingRun) -> str:
              f"steps, {run.record.get('precision') or c.get('precision')} training, seed {c.get('seed')}, sequences up to "
              f"{run.setting('data.max_length')} tokens.",
              f"- Checkpoints every {c.get('eval_every')} steps, each scored on every benchmark below (in float32)."]
-    for section in OBJECTIVE_SECTIONS.get(run.objective, ()):
+    for section in run.declared.card_sections if run.declared else ():
         values = c.get(section) or {}
         if values:
             lines.append(f"- `{section}`: " + ", ".join(f"{key} {value}" for key, value in values.items()))
@@ -113,8 +107,6 @@ def _training_section(run: TrainingRun) -> str:
 
 def _adapter_targets(run: TrainingRun) -> list[str]:
     """The LoRA target modules as saved with the adapter (the config may leave them to the architecture)."""
-    from queerbias.suites.store import read_json_file
-
     path = run.path / "final" / "adapter_config.json"
     targets = read_json_file(path, "adapter config").get("target_modules") if path.is_file() else None
     return sorted(targets) if isinstance(targets, list) else list(run.setting("lora.target_modules") or [])
@@ -161,11 +153,9 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
         blocks.append(f"### {b.name}: {b.suite} on {b.data}")
         if b.delta is None:
             blocks.append(f"Evaluation incomplete: {b.missing}.")
-        elif b.suite == "pairs":
-            blocks += _pair_blocks(run, b)
         else:
-            blocks.append(_headline_lines(b))
-    blocks += specificity_lines({b.name: b.delta for b in run.benchmarks if b.delta is not None})
+            blocks += get_suite(b.suite).card_blocks(b.delta, b.final, _evaluation_kind(run, b)) or [_headline_lines(b)]
+    blocks += closing_lines({b.name: b.delta for b in run.benchmarks if b.delta is not None})
     skipped = run.record.get("skipped_benchmarks")
     if skipped:
         blocks.append(f"Not evaluated, as their data was not on the training machine: {', '.join(skipped)}.")
@@ -173,21 +163,12 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
     return blocks
 
 
-def _pair_blocks(run: TrainingRun, benchmark: Benchmark) -> list[str]:
-    from queerbias.report.delta_tables import best_sentence
-    from queerbias.report.tables import to_markdown
-
-    data = benchmark.data_ref
-    described = (f"{data.get('n_items')} pairs of `{data.get('name')}` (checksum `{data.get('checksum')}`), "
-                 f"{_evaluation_kind(run, benchmark)}; scored with the WinoQueer shared-token method "
-                 f"(scoring id `{benchmark.delta['meta'].get('scoring_id')}`).")
-    blocks = [described, to_markdown(before_after_table(benchmark.delta, benchmark.final)).rstrip("\n")]
-    blocks += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [benchmark.final]})]
-    best = benchmark.delta.get("best")
-    if best:
-        blocks.append(best_sentence(best) + " The card reports the last checkpoint; a checkpoint chosen on these "
-                                            "pairs would be optimistic on them.")
-    return blocks
+def closing_lines(documents: dict[str, dict]) -> list[str]:
+    """The lines each suite among a run's benchmarks adds across all their delta documents (by
+    benchmark; `Suite.closing_lines`: pairs: the specificity ratio against the knowledge set),
+    on the card and at the close of training."""
+    return [line for name in dict.fromkeys(d["suite"] for d in documents.values())
+            for line in get_suite(name).closing_lines(documents)]
 
 
 def _evaluation_kind(run: TrainingRun, benchmark: Benchmark) -> str:
@@ -205,50 +186,8 @@ def _evaluation_kind(run: TrainingRun, benchmark: Benchmark) -> str:
     return f"held out: no sentence in common with the training pairs{ood}"
 
 
-def before_after_table(document: dict, comparison: dict):
-    """Per identity group and overall: bias and soft score before, after and their change with
-    interval and stars, then the distance to indifference."""
-    from queerbias.report.delta_tables import CORRECTION_NAMES, star_legend, with_ci
-    from queerbias.report.paired_stats import stars
-    from queerbias.report.tables import Cell, Table, fmt
-
-    def cells(entry: dict) -> list:
-        """Before, after and the change with its stars: the stored ones (groups: adjusted p), or
-        from the entry's p for the distance, which has none stored."""
-        out = []
-        for m in ("bias", "soft"):
-            p = entry.get(f"p_{m}")
-            marks = entry[f"stars_{m}"] if f"stars_{m}" in entry else "" if p is None else stars(p)
-            out += [fmt(entry.get(f"{m}_before")), fmt(entry.get(f"{m}_after")),
-                    Cell(with_ci(entry.get(f"delta_{m}"), entry.get(f"ci_{m}")), marks=marks)]
-        return out
-
-    groups = comparison.get((document.get("scopes") or ["groups"])[0]) or {}
-    summary = [["Overall", str(comparison["overall"]["n"]), *cells(comparison["overall"])]]
-    if comparison.get("distance"):
-        d = comparison["distance"]
-        summary.append(["Distance to indifference", f"{d['n_groups']} groups", *cells(d)])
-    meta = document["meta"]
-    return Table(
-        header=["Identity", "n", "bias before", "bias after", "Δbias [95% CI]", "soft before", "soft after",
-                "Δsoft [95% CI]"],
-        rows=[[group, str(entry["n"]), *cells(entry)] for group, entry in groups.items()],
-        summary_rows=summary,
-        caption=f"{comparison['after']['label']} against {comparison['before']['label']} (percentage points)",
-        notes=(f"Bias score: % of pairs where the stereotypical sentence is more likely; soft score: mean of "
-               f"100·s_less/(s_more+s_less); 50 = no preference. Distance to indifference: mean over groups of "
-               f"|score − 50|. Δbias: exact McNemar test; Δsoft: {meta.get('soft_test_description')}; distance: "
-               f"paired bootstrap within groups. Intervals: {meta.get('ci')} ({meta.get('n_resamples')} resamples). "
-               f"Stars: groups by {CORRECTION_NAMES.get(meta.get('correction'), meta.get('correction'))}-adjusted p, "
-               f"Overall and distance unadjusted: {star_legend()}."),
-    )
-
-
 def _headline_lines(benchmark: Benchmark) -> str:
-    """The overall before/after of each measure of another suite (GRUFF, Lou, GIFI)."""
-    from queerbias.report.delta_tables import format_p, with_ci
-    from queerbias.report.tables import fmt
-
+    """The overall before/after of each measure (for a suite without card blocks of its own)."""
     overall, data = benchmark.final["overall"], benchmark.data_ref
     lines = [f"{data.get('n_items')} items of `{data.get('name')}` (checksum `{data.get('checksum')}`); overall:"]
     for m in benchmark.delta["measures"]:
@@ -263,8 +202,6 @@ def _headline_lines(benchmark: Benchmark) -> str:
 
 
 def _perplexity_table(run: TrainingRun) -> str:
-    from queerbias.report.tables import Table, fmt, to_markdown
-
     if not run.metrics or not run.last_step:
         return "Perplexity: no checkpoint was evaluated."
     first, last = run.metrics[0], run.metrics[-1]
@@ -278,12 +215,11 @@ def _perplexity_table(run: TrainingRun) -> str:
 
 
 def _limitations(run: TrainingRun) -> str:
-    sizes = [entry["n"] for b in run.benchmarks if b.suite == "pairs" and b.delta is not None
-             for entry in (b.final.get("groups") or {}).values()]
-    lines = []
-    if sizes:
-        lines.append(f"- Small samples: identity groups hold {min(sizes)} to {max(sizes)} pairs, so a group's change "
-                     "is noisy; read the intervals and the adjusted p-values, not the point estimates.")
+    by_suite: dict[str, list[dict]] = {}
+    for b in run.benchmarks:
+        if b.delta is not None:
+            by_suite.setdefault(b.suite, []).append(b.final)
+    lines = [line for suite, comparisons in by_suite.items() for line in get_suite(suite).card_limitations(comparisons)]
     lines += [
         "- Held out or in-domain: each benchmark above says whether its pairs were held out from training. The "
         "figures are those of the last checkpoint; a checkpoint chosen on the evaluation pairs would look better "
@@ -328,11 +264,4 @@ def _references(run: TrainingRun) -> str:
         "- Melina Morch and Daniel Braun. 2026. Evaluating and Mitigating Anti-LGBTQ Biases in German and "
         "Multilingual Language Models.",
     ]
-    if run.objective == "cda" or run.setting("cda.augment"):
-        references.append("- Kellie Webster et al. 2020. Measuring and Reducing Gendered Correlations in "
-                          "Pre-trained Models. (CDA)")
-    if run.objective == "dpo":
-        references.append("- Ahmed Allam. 2024. BiasDPO: Mitigating Bias in Language Models through Direct "
-                          "Preference Optimization.")
-    return "\n".join(references)
-
+    return "\n".join([*references, *(run.declared.card_references(run.config) if run.declared else ())])

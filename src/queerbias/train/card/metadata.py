@@ -1,37 +1,31 @@
 """The card's front matter: `ModelCardData` with a `model-index` of `EvalResult`s.
 
-Per finished pair benchmark, the bias score, the soft score and the distance to
-indifference of both, for the base model (metric types ending in `_base`) and after
-fine-tuning, with the values delta.json holds (not rounded). The task is `bias-evaluation`;
-the dataset is the pair set as the run names it (its split, if any, and its content
-checksum as the revision). Only Hub ids go into `base_model` and `datasets`.
+Per finished benchmark, what its suite reports (`Suite.index_metrics`: the pair suite's
+bias score, soft score and the distance to indifference of both; another suite's
+measures overall), for the base model (metric types ending in `_base`) and after
+fine-tuning, with the values delta.json holds (not rounded). The task is `bias-evaluation`
+named by the suite (`Suite.index_task`); the dataset is the data as the run names it (its
+split, if any, and its content checksum as the revision). Only Hub ids go into
+`base_model` and `datasets`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from queerbias.train.card.run import OBJECTIVES, Benchmark, TrainingRun
+from huggingface_hub import EvalResult, ModelCardData
 
-#: what `model-index` reports per pair benchmark: (metric type, label, part of the comparison, measure)
-PAIR_METRICS = (
-    ("bias_score", "bias score", "overall", "bias"),
-    ("soft_score", "soft score", "overall", "soft"),
-    ("distance_to_indifference_bias", "distance to indifference of the bias score", "distance", "bias"),
-    ("distance_to_indifference_soft", "distance to indifference of the soft score", "distance", "soft"),
-)
+from queerbias.suites.registry import get_suite
+from queerbias.train.card.run import Benchmark, TrainingRun
+
 TASK_TYPE = "bias-evaluation"
-TASK_NAME = "Anti-LGBTQ+ bias (WinoQueer-style sentence pairs)"
 PIPELINE_TAGS = {"causal": "text-generation", "masked": "fill-mask"}
 
 
 def card_data(run: TrainingRun):
-    """The front matter: `ModelCardData` with one `EvalResult` per metric of each finished pair benchmark."""
-    from huggingface_hub import ModelCardData
-
+    """The front matter: `ModelCardData` with one `EvalResult` per metric of each finished benchmark."""
     base = run.base
-    results = [result for b in run.benchmarks if b.suite == "pairs" and b.delta is not None
-               for result in eval_results(b)]
+    results = [result for b in run.benchmarks if b.delta is not None for result in eval_results(b)]
     train = str(run.setting("data.train") or "")
     return ModelCardData(
         base_model=base.hub_id,
@@ -41,7 +35,7 @@ def card_data(run: TrainingRun):
         language=languages(run),
         datasets=[train.removeprefix("hf:")] if train.startswith("hf:") else None,
         pipeline_tag=PIPELINE_TAGS.get(run.kind),
-        tags=["queerbias", "bias-mitigation", OBJECTIVES.get(run.objective, (run.objective,))[0],
+        tags=["queerbias", "bias-mitigation", run.declared.tag if run.declared else run.objective,
               *(["lora"] if run.lora else [])],
         model_name=run.path.name if results else None,
         eval_results=results or None,
@@ -49,26 +43,26 @@ def card_data(run: TrainingRun):
 
 
 def eval_results(benchmark: Benchmark) -> list:
-    """Base and final values of the bias score, soft score and both distances to indifference."""
-    from huggingface_hub import EvalResult
-
+    """Base and final values of every metric the benchmark's suite reports."""
+    suite = get_suite(benchmark.suite)
     comparison, data = benchmark.final, benchmark.data_ref
     name, _, split = benchmark.data.partition(":")
-    name = Path(name).name if "/" in name else name  # a pair file: its name, not where it lay
+    name = Path(name).name if "/" in name else name  # a file or folder: its name, not where it lay
     sample = data.get("sample") or {}
     results = []
-    for metric, label, part, measure in PAIR_METRICS:
-        entry = comparison.get(part) or {}
+    for metric in suite.index_metrics():
+        entry = comparison.get(metric.part) or {}
         for side, suffix, when in (("before", "_base", "of the base model"), ("after", "", "after fine-tuning")):
-            value = entry.get(f"{measure}_{side}")
+            value = entry.get(f"{metric.measure}_{side}")
             if value is None:
                 continue
             results.append(EvalResult(
-                task_type=TASK_TYPE, task_name=TASK_NAME,
+                task_type=TASK_TYPE, task_name=suite.index_task or suite.description,
                 dataset_type=name or data.get("name", benchmark.name), dataset_name=data.get("name", name),
                 dataset_split=split.partition("?")[0] or None, dataset_revision=data.get("checksum"),
-                dataset_args={"pairs": data.get("n_items"), **({"sample_seed": sample["seed"]} if sample else {})},
-                metric_type=metric + suffix, metric_name=f"{label} {when}", metric_value=value))
+                dataset_args={suite.items_name: data.get("n_items"),
+                              **({"sample_seed": sample["seed"]} if sample else {})},
+                metric_type=metric.type + suffix, metric_name=f"{metric.label} {when}", metric_value=value))
     return results
 
 

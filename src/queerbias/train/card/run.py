@@ -11,24 +11,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from huggingface_hub.utils import HFValidationError, validate_repo_id
+
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.train.checkpoints import METRICS
+from queerbias.fileio import iter_jsonl
+from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX, is_embedded
+from queerbias.suites.paths import SUMMARY_FILE
+from queerbias.suites.registry import LEGACY_SUITE
+from queerbias.suites.store import read_json_file
+from queerbias.train.checkpoints import METRICS, holds_weights
+from queerbias.train.objectives.protocol import Objective
+from queerbias.train.objectives.registry import get_objective
+from queerbias.train.objectives.registry import names as objective_names
+from queerbias.yamlio import load_yaml_mapping
 
 #: written by `train.runner` (its CONFIG_NAME; not imported, as the runner loads torch)
 CONFIG_FILE = "config.yaml"
 COMPARE_DIR = "compare"
 DELTA_FILE = "delta.json"
-OBJECTIVES = {  # objective -> (Hub tag, what it trains)
-    "lm": ("continued-pretraining", "continued pretraining on the corpus (the seed study's method; "
-                                    "Morch & Braun 2026, section 3.4)"),
-    "cda": ("counterfactual-data-augmentation", "continued pretraining on the corpus with counterfactual "
-                                                "copies of its identity-naming documents (CDA; Webster et al. "
-                                                "2020)"),
-    "equalise": ("equalising-loss", "language modelling plus a loss that makes the benchmark's own score "
-                                    "indifferent to the identity phrase on counterfactual training pairs"),
-    "dpo": ("dpo", "preference tuning (DPO, TRL's DPOTrainer) on stereotype frames: a refutation preferred "
-                   "to the stereotype (after BiasDPO, Allam 2024)"),
-}
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,11 @@ class TrainingRun:
         return self.config.get("objective") or "lm"
 
     @property
+    def declared(self) -> Objective | None:
+        """The run's objective as registered here (None: an objective this queerbias does not know)."""
+        return get_objective(self.objective) if self.objective in objective_names() else None
+
+    @property
     def record(self) -> dict:
         """What a mitigation run derived from its config (held-out check, corpus counts, ...)."""
         return self.config.get("record") or {}
@@ -122,9 +127,6 @@ class TrainingRun:
 
 def read_run(run_dir: str | Path) -> TrainingRun:
     """The run folder's config, metrics and compare reports, checked as they are read."""
-    from queerbias.fileio import iter_jsonl
-    from queerbias.yamlio import load_yaml_mapping
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise QueerbiasError(f"{run_dir}: not a directory")
@@ -140,22 +142,16 @@ def read_run(run_dir: str | Path) -> TrainingRun:
     last_step = metrics[-1]["step"] if metrics else None
     named = (metrics[0].get("benchmarks") or {}) if metrics else {}
     benchmarks = [_benchmark(run_dir, name, entry, last_step) for name, entry in named.items()]
-    final = run_dir / "final"
     base_meta = {}
     if benchmarks:
-        from queerbias.suites.store import SUMMARY_FILE, read_json_file
-
         summary = run_dir / "base" / benchmarks[0].name / SUMMARY_FILE
         base_meta = read_json_file(summary, "run summary").get("meta", {}) if summary.is_file() else {}
-    return TrainingRun(run_dir, config, metrics, benchmarks,
-                       (final / "adapter_config.json").is_file() or (final / "config.json").is_file(), base_meta)
+    return TrainingRun(run_dir, config, metrics, benchmarks, holds_weights(run_dir / "final"), base_meta)
 
 
 def _benchmark(run_dir: Path, name: str, entry: dict, last_step: int | None) -> Benchmark:
-    from queerbias.suites.store import read_json_file
-
     path = run_dir / COMPARE_DIR / name / DELTA_FILE
-    benchmark = Benchmark(name, entry.get("suite", "pairs"), entry.get("data") or "", None)
+    benchmark = Benchmark(name, entry.get("suite", LEGACY_SUITE), entry.get("data") or "", None)
     if not last_step:
         benchmark.missing = "no checkpoint was evaluated"
     elif not path.is_file():
@@ -177,10 +173,6 @@ def base_model(spec: str, revision: str | None, recorded: bool) -> BaseModel:
     (it recorded a revision), or none for a local folder. `recorded`: whether the run recorded
     how the base was loaded (without a benchmark it did not, and a spec that is a valid repo id
     and not a folder here is taken for a Hub id)."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX, is_embedded
-
     if is_embedded(spec):
         entry = EMBEDDED_MODELS.get(spec[len(PREFIX):])
         if entry is not None:

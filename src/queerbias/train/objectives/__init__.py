@@ -1,11 +1,11 @@
-"""Training objectives beyond plain language modelling (config key `objective`).
+"""Training objectives (config key `objective`), one folder each, named in `registry`.
 
-- `lm`: continued pretraining on the corpus (the seed study), `train.runner` alone.
-- `cda`: the same on a counterfactually augmented corpus (`cda`, after Webster et al. 2020).
+- `lm`: continued pretraining on the corpus (the seed study).
+- `cda`: the same on a counterfactually augmented corpus (after Webster et al. 2020).
 - `equalise`: language modelling plus a loss on counterfactual pairs that makes the
-  benchmark's own score indifferent to the identity phrase (`equalise`).
-- `dpo`: preference tuning through TRL's `DPOTrainer` on stereotype frames (`dpo`).
+  benchmark's own score indifferent to the identity phrase.
+- `dpo`: preference tuning through TRL's `DPOTrainer` on stereotype frames.
 
-`pairs` holds what the pair objectives share: the training pairs, the guard that keeps
-them apart from the evaluation pairs, and seeded, group-balanced pair batches.
+Each folder has the shape `protocol` describes (`config.py`: the section and the
+declaration; `trainer.py`: `make_trainer`); docs/new-objective.md adds one.
 """

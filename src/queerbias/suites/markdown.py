@@ -7,6 +7,7 @@ settings, time) are written here once.
 
 from __future__ import annotations
 
+from queerbias.options import to_dict
 from queerbias.report.tables import Table, to_markdown
 
 
@@ -43,8 +44,6 @@ def provenance(suite, meta: dict) -> list[str]:
 
 
 def _changed_settings(suite, settings: dict) -> str:
-    from queerbias.suites.settings import to_dict
-
     defaults = to_dict(suite.Settings())
     return ", ".join(f"{key} {_shown(value)}" for key, value in settings.items() if defaults.get(key) != value)
 

@@ -1,9 +1,9 @@
-"""Training pairs for `equalise` and `dpo`: loading, the held-out guard, batches.
+"""Training pairs of the pair objectives (equalise, dpo): the `pairs` section, loading, batches.
 
-The guard: a mitigation judged on pairs it trained on proves nothing, so a run whose
-evaluation pairs share a sentence with its training pairs refuses to start, before any
-model loads. `pairs.allow_overlap: true` overrides it, and the override (with the number
-of shared sentences) is recorded in every summary the run writes.
+`pairs.train` names them (a split side, e.g. `queerbias-de:train`, a registered set or a
+file, or a list), `pairs.train_optional` adds sets where they are on this machine and
+`pairs.mine` adds pairs mined from real text (`pairs.mining`); the overlap guard (`train.overlap`) keeps them apart from the evaluation items, and
+`PairBatches` draws seeded, group-balanced batches from them.
 """
 
 from __future__ import annotations
@@ -12,17 +12,59 @@ import hashlib
 import logging
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.pairs.io import load_pairs
-from queerbias.pairs.mining import load_lexicons, mine_pairs, mined_pair_set
+from queerbias.options import option
+from queerbias.pairs.mining import LEXICONS, load_lexicons, mine_pairs, mined_pair_set
 from queerbias.pairs.registry import available_offline
+from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
-from queerbias.pairs.splits import shared_sentences
+from queerbias.train.corpus import targeted
 from queerbias.train.data import read_texts
-from queerbias.train.objectives.cda import targeted
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingPairs:
+    """The counterfactual pairs the pair objectives train on, and the held-out guard (config key `pairs`)."""
+
+    train: str | list[str] | None = option(None, "a split side (`queerbias-de:train`), a registered pair set or a "
+                                                 "pair file, or a list of them (e.g. [queerbias-de-frames:train, "
+                                                 "winoqueer-v0:train])")
+    train_optional: list[str] | None = option(None, "pair sets added when they are on this machine (cached or in "
+                                                    "the shared data folder), else skipped with a warning")
+    batch_size: int = option(32, "pairs per micro-batch (equalise)", ge=1)
+    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
+                                 "random")
+    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
+                                                "pairs per group", ge=1)
+    allow_overlap: bool = option(False, "let evaluation items share sentences with the training pairs; recorded "
+                                        "in every summary")
+    mine: list[str] | None = option(None, "also train on counterfactual pairs mined from real text "
+                                          "(`pairs.mining`): corpus (the training corpus), or JSONL files / corpus "
+                                          "folders; counts go into config.yaml's record")
+    mine_lexicons: dict | None = option(None, "language (de, en) -> a CDA lexicon file for mining (default: the "
+                                              "packaged ones)")
+
+
+def check_training_pairs(config, objective, registered, require) -> None:
+    """The `pairs` keys against the objective: pairs where it trains on them (given or mined),
+    none where it does not, mining only where mined pairs can be trained on."""
+    with_pairs = [o.name for o in registered if o.uses_pairs]
+    miners = [o.name for o in registered if o.mined_pairs]
+    require(not objective.uses_pairs or bool(config.pairs.train or config.pairs.mine), "pairs.train",
+            f"is required for objective {objective.name} (training pairs, e.g. queerbias-de:train)")
+    require(objective.uses_pairs or not config.pairs.train, "pairs.train",
+            f"has no use for objective {objective.name} (only {' and '.join(with_pairs)} train on pairs)")
+    require(objective.mined_pairs or not config.pairs.mine, "pairs.mine",
+            f"applies to objective {' and '.join(miners)} (mined pairs have no preference triples for dpo)")
+    require(config.pairs.mine is None or bool(config.pairs.mine), "pairs.mine",
+            "is empty; leave it out, or name sources (corpus, a JSONL file or corpus folder)")
+    for language in config.pairs.mine_lexicons or {}:
+        require(language in LEXICONS, f"pairs.mine_lexicons.{language}",
+                f"names a language without mining support; known: {', '.join(LEXICONS)}")
 
 
 def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | None:
@@ -87,31 +129,6 @@ def _mined(config, corpus: list[str]) -> PairSet:
                 raise QueerbiasError(f"config key 'pairs.mine': no mined pair names {group} "
                                      "(config key 'data.identities'); add text that mentions it")
     return mined_pair_set(mined, "mined:" + "+".join(config.pairs.mine), "mined")
-
-
-def overlap_record(config, training: PairSet, evaluations: dict[str, list[Pair]]) -> dict:
-    """Refuse evaluation pairs that share a sentence with the training pairs, unless allowed.
-
-    Returns what every summary of the run records about it.
-    """
-    shared = {name: len(shared_sentences(training.pairs, pairs)) for name, pairs in evaluations.items()}
-    overlapping = {name: n for name, n in shared.items() if n}
-    if overlapping and not config.pairs.allow_overlap:
-        name, n = next(iter(overlapping.items()))
-        raise QueerbiasError(
-            f"the evaluation pairs of benchmark {name!r} share {n} sentences "
-            f"with the training pairs {training.name!r} (config key 'pairs.train'); evaluate on "
-            "held-out pairs (e.g. queerbias-de:test) or set pairs.allow_overlap: true")
-    return {"train_pairs": training.name, "train_checksum": training.checksum,
-            "n_train_pairs": len(training), "allow_overlap": config.pairs.allow_overlap,
-            "shared_sentences": shared}
-
-
-def evaluation_pairs(config, data: dict[str, tuple]) -> dict[str, list[Pair]]:
-    """Each pair benchmark's pairs as it will score them, by output name, from the run's
-    loaded benchmark data (`train.evaluation.load_benchmark_data`)."""
-    return {name: data[name][0] for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
-            if bench.suite == "pairs"}
 
 
 class PairBatches:

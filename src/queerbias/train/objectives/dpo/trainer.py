@@ -14,14 +14,17 @@ progress) and the trainer's own resume.
 
 from __future__ import annotations
 
+from datasets import Dataset
+from trl import DPOConfig, DPOTrainer
+
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.queerbias_de import preference_triples
+from queerbias.train.modeling import lora_config
+from queerbias.train.objectives.protocol import TrainerSetup
 
 
 def preference_dataset(pairs):
     """A `datasets.Dataset` of prompt/chosen/rejected for these queerbias-de pairs."""
-    from datasets import Dataset
-
     if not all(p.pair_id.startswith("qde-") for p in pairs.pairs):
         raise QueerbiasError(f"config key 'pairs.train': dpo builds its preference data from the "
                              f"queerbias-de templates; {pairs.name} is not queerbias-de or a split of it")
@@ -32,16 +35,13 @@ def preference_dataset(pairs):
     return Dataset.from_list([{k: t[k] for k in ("prompt", "chosen", "rejected")} for t in triples])
 
 
-def dpo_trainer(lm, config, pairs, arguments: dict, callbacks: list):
+def make_trainer(setup: TrainerSetup):
     """TRL's DPOTrainer for the base model, configured from our config."""
-    from trl import DPOConfig, DPOTrainer
-
-    from queerbias.train.modeling import lora_config
-
-    args = DPOConfig(**{**arguments, "include_num_input_tokens_seen": "no"},
+    config, lm = setup.config, setup.lm
+    args = DPOConfig(**{**setup.arguments, "include_num_input_tokens_seen": "no"},
                      beta=config.dpo.beta, loss_type=[config.dpo.loss_type],
                      max_length=config.dpo.max_length, gradient_checkpointing=False,
                      precompute_ref_log_probs=False, dataset_num_proc=None)
     peft = lora_config(lm.model, config, lm.kind) if config.method == "lora" else None
-    return DPOTrainer(model=lm.model, args=args, train_dataset=preference_dataset(pairs),
-                      processing_class=lm.tokenizer, callbacks=callbacks, peft_config=peft)
+    return DPOTrainer(model=lm.model, args=args, train_dataset=preference_dataset(setup.pairs),
+                      processing_class=lm.tokenizer, callbacks=setup.callbacks, peft_config=peft)

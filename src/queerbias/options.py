@@ -1,0 +1,377 @@
+"""Typed options: declared once on a dataclass, read from YAML, overrides, the API or a command line.
+
+A field says everything about itself in `option(default, help, choices=, role=, ge=, gt=,
+le=, lt=, check=)`: its type is the annotation, its range and allowed values are checked
+wherever a value comes from, its help text becomes the `--flag` help, and its role says
+what it changes ("items": what is scored or how, so two runs that differ in it cannot be
+compared; "summary": only the summary, e.g. bootstrap resamples; "execution": neither,
+e.g. batch size). `build` makes the dataclass (nested sections and lists of them too)
+from a mapping, `from_args` from parsed command-line flags; every error is one
+`QueerbiasError` naming the value the way its source names it (`config key
+'lora.alpha'`, `--sample`, `score.sample`).
+
+Values are parsed strictly: an integer is ASCII digits with at most one sign (not
+`--5`, `²` or `٣`, which `int()` or `str.isdigit()` would take), a number is finite
+(never NaN or infinite), a flag is true or false. Suite settings, training configs and
+the CLI all go through this one module; module imports stay light (the CLI builds its
+parser from it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, field, fields
+from typing import Any, Literal
+
+from queerbias.errors import QueerbiasError
+from queerbias.yamlio import load_yaml
+
+log = logging.getLogger(__name__)
+
+ITEMS, SUMMARY, EXECUTION = "items", "summary", "execution"
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+#: how an error names a value: the dotted key -> e.g. "config key 'lora.alpha'"
+Namer = Callable[[str], str]
+
+
+def option(default: Any = MISSING, help: str = "", *, choices=None, role: str = ITEMS, ge=None, gt=None,
+           le=None, lt=None, check: Callable[[Any], str | None] | None = None, factory=MISSING):
+    """A dataclass field with its help, allowed values (a tuple, or a function returning one, for
+    choices known only when asked, such as the registered suites), role and range; `check(value)`
+    returns what is wrong with a value beyond those (or None). `factory` builds a mutable default."""
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("a list or mapping default needs factory=")
+    metadata = {"help": help, "choices": choices, "role": role, "ge": ge, "gt": gt, "le": le, "lt": lt,
+                "check": check}
+    return field(default=default, default_factory=factory, metadata=metadata)
+
+
+def section(cls, help: str = ""):
+    """A nested section of options (a dataclass), defaulting to its own defaults."""
+    return option(help=help, factory=cls)
+
+
+def role(f: dataclasses.Field) -> str:
+    return f.metadata.get("role", ITEMS)
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a field: `--chunk-pairs` for chunk_pairs."""
+    return "--" + name.replace("_", "-")
+
+
+def config_key(dotted: str) -> str:
+    return f"config key '{dotted}'" if dotted else "the config"
+
+
+def dotted(where: str) -> Namer:
+    """Names keys below `where`: `where.key` (`score.sample`, `eval.benchmarks[0].options.runs`)."""
+    return lambda key: key if not where else f"{where}.{key}" if key else where
+
+
+def auto_or_count(value) -> str | None:
+    """A check for batch sizes: "auto" or a positive integer."""
+    text = str(value)
+    if text == "auto" or (_INTEGER.match(text) and int(text) >= 1):
+        return None
+    return f"must be auto or a positive integer, got {value!r}"
+
+
+def positive_nats(value) -> str | None:
+    """A check for margins in nats: positive and finite (NaN or infinity would count every pair)."""
+    if isinstance(value, (int, float)) and 0 < value < math.inf:
+        return None
+    return f"must be a positive number of nats, got {value!r}"
+
+
+def count_or_auto(value) -> int | str:
+    """A checked batch size as the scorers take it: "auto" or an int."""
+    return "auto" if str(value) == "auto" else integer(str(value))
+
+
+# -- parsing text -------------------------------------------------------------------
+
+def integer(text: str) -> int:
+    """An integer written in ASCII digits with at most one sign; anything else is refused."""
+    if not isinstance(text, str) or not _INTEGER.match(text.strip()):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(text.strip())
+
+
+def number(text: str) -> float:
+    """A finite decimal number (`2e-5`, `.5`); NaN, infinity and other spellings are refused."""
+    if not isinstance(text, str) or not _NUMBER.match(text.strip()):
+        raise ValueError(f"not a finite number: {text!r}")
+    return float(text.strip())
+
+
+def cli_type(parse: Callable[[str], float], what: str, minimum: float | None = None):
+    """An argparse `type=` that reads a flag with `parse` (`integer`, `number`) and refuses values
+    below `minimum`; `what` names the kind in the error ("an integer")."""
+    def converted(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, got {value:g}")
+        return value
+    return converted
+
+
+# -- building -----------------------------------------------------------------------
+
+def build(cls, values, name: Namer = config_key, prefix: str = ""):
+    """`cls` from a mapping: unknown keys refused, every value converted and checked, nested
+    sections built in turn; errors name the key through `name`."""
+    if not isinstance(values, Mapping):
+        raise QueerbiasError(f"{name(prefix.rstrip('.'))} must be a mapping, got {type(values).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(values) - set(known), key=str)
+    if unknown:
+        raise QueerbiasError(f"{name(prefix + str(unknown[0]))} is unknown; known: {', '.join(known)}")
+    converted = {key: value_of(values[key], hints[key], known[key], name, prefix + key) for key in values}
+    return cls(**converted)
+
+
+def from_mapping(cls, values, where: str):
+    """Settings from a mapping (YAML, JSON, keyword arguments); each error names `where.key`."""
+    return build(cls, values, dotted(where))
+
+
+def value_of(value, tp, f: dataclasses.Field | None, name: Namer, key: str):
+    """One value as type `tp`, within the field's range and choices."""
+    value = coerce(value, tp, name, key)
+    if f is not None:
+        check_value(value, f, name(key))
+    return value
+
+
+def coerce(value, tp, name: Namer, key: str):
+    """`value` as type `tp`: int, float, str, bool, Literal, X | None, a union, list[...] or
+    tuple[..., ...] (a string: comma-separated items), dict, or a dataclass section."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:
+            return coerce(value, options[0], name, key)
+        for candidate in options:
+            try:
+                return coerce(value, candidate, name, key)
+            except QueerbiasError:
+                continue
+        kinds = " or ".join(getattr(a, "__name__", str(a)) for a in options)
+        raise QueerbiasError(f"{name(key)}: {value!r} is not a valid {kinds}")
+    if origin is Literal:
+        return _one_of(value, args, name(key))
+    if origin in (list, tuple):
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise QueerbiasError(f"{name(key)} must be a list, got {value!r}")
+        items = [part for item in items for part in (item.split(",") if isinstance(item, str) else [item])]
+        converted = [coerce(item, args[0], name, f"{key}[{i}]") for i, item in enumerate(items)]
+        return tuple(converted) if origin is tuple else converted
+    if dataclasses.is_dataclass(tp):
+        return build(tp, {} if value is None else value, name, key + ".")
+    if tp is dict:
+        if not isinstance(value, dict):
+            raise QueerbiasError(f"{name(key)} must be a mapping, got {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise QueerbiasError(f"{name(key)} must be true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, str):
+            try:
+                value = integer(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise QueerbiasError(f"{name(key)} must be an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, str):  # a command line, or YAML 1.1, which reads `2e-5` as text
+            try:
+                value = number(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise QueerbiasError(f"{name(key)} must be a (finite) number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # a number where text may also be a word: batch_size 8 or "auto"
+        if not isinstance(value, str):
+            raise QueerbiasError(f"{name(key)} must be a string, got {value!r}")
+        return value
+    raise TypeError(f"unsupported option type {tp} for {key}")
+
+
+def check_value(value, f: dataclasses.Field, label: str) -> None:
+    """The field's choices, range and own check, on a converted value (None passes: it means "not set")."""
+    if value is None:
+        return
+    meta, choices = f.metadata, choices_of(f)
+    if choices is not None:
+        listed = isinstance(value, (list, tuple))
+        for index, item in enumerate(value if listed else (value,)):
+            _one_of(item, choices, f"{label}[{index}]" if listed else label)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        problem = _out_of_range(value, meta)
+        if problem:
+            raise QueerbiasError(f"{label} must be {problem}, got {value:g}")
+    problem = meta["check"](value) if meta.get("check") else None
+    if problem:
+        raise QueerbiasError(f"{label} {problem}")
+
+
+def validate(instance, name: Namer = flag) -> None:
+    """Check every field of a built instance (for `__post_init__`: settings made directly in Python)."""
+    for f in fields(instance):
+        check_value(getattr(instance, f.name), f, name(f.name))
+
+
+def choices_of(f: dataclasses.Field) -> tuple | None:
+    choices = f.metadata.get("choices")
+    return choices() if callable(choices) else choices
+
+
+def _one_of(value, choices, label: str):
+    if value not in choices:
+        raise QueerbiasError(f"{label} must be one of {', '.join(map(str, choices))}, got {value!r}")
+    return value
+
+
+def _out_of_range(value: float, meta: Mapping) -> str:
+    ge, gt, le, lt = (meta.get(k) for k in ("ge", "gt", "le", "lt"))
+    low_ok = (ge is None or value >= ge) and (gt is None or value > gt)
+    high_ok = (le is None or value <= le) and (lt is None or value < lt)
+    if low_ok and high_ok:
+        return ""
+    if (ge, gt) != (None, None) and (le, lt) != (None, None):
+        low, high = ("[", ge) if ge is not None else ("(", gt), ("]", le) if le is not None else (")", lt)
+        if low[0] + high[0] in ("[]", "()"):
+            return f"between {low[1]:g} and {high[1]:g}" + (" (exclusive)" if low[0] == "(" else "")
+        return f"in {low[0]}{low[1]:g}, {high[1]:g}{high[0]}"
+    if ge is not None:
+        return f"at least {ge:g}"
+    if gt is not None:
+        return "positive" if gt == 0 else f"greater than {gt:g}"
+    return f"at most {le:g}" if le is not None else f"less than {lt:g}"
+
+
+def apply_override(raw: dict, item: str) -> None:
+    """`dotted.key=value` into a raw mapping (the value read as YAML: `lora.r=8`, `tasks=[a, b]`)."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise QueerbiasError(f"override {item!r} is not of the form key=value")
+    value = load_yaml(f"override {item!r}", text) if text else None
+    node = raw
+    parts = key.split(".")
+    for depth, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise QueerbiasError(f"override {item!r}: config key '{'.'.join(parts[:depth + 1])}' is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+# -- reading back -------------------------------------------------------------------
+
+def to_dict(instance) -> dict:
+    """Field values as JSON values (tuples as lists, sections as mappings)."""
+    return {f.name: _jsonable(getattr(instance, f.name)) for f in fields(instance)}
+
+
+def _jsonable(value):
+    if dataclasses.is_dataclass(value):
+        return to_dict(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def settings_id(settings) -> str:
+    """Hash of every field that changes the results (items and summary roles)."""
+    kept = {f.name: _jsonable(getattr(settings, f.name)) for f in fields(settings) if role(f) != EXECUTION}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def item_fields(settings_cls) -> list[str]:
+    """Fields whose difference makes two runs incomparable."""
+    return [f.name for f in fields(settings_cls) if role(f) == ITEMS]
+
+
+# -- command line -------------------------------------------------------------------
+
+class _Value(argparse.Action):
+    """Stores a flag's value (extends it for list fields); a deprecated alias still works, with a warning."""
+
+    def __init__(self, option_strings, dest, listed: bool = False, **kwargs):
+        super().__init__(option_strings, dest, nargs="+" if listed else None, **kwargs)
+        self.listed = listed
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        canonical = self.option_strings[0]
+        if option_string != canonical:
+            log.warning("%s is deprecated and will be removed; use %s", option_string, canonical)
+        if self.listed:
+            values = [*(getattr(namespace, self.dest, None) or []), *values]
+        setattr(namespace, self.dest, values)
+
+
+def add_arguments(parser, settings_cls, skip: tuple[str, ...] = (),
+                  aliases: Mapping[str, tuple[str, ...]] | None = None) -> None:
+    """One `--flag` per field (its help, choices and default); `aliases` keeps an alias command's
+    historical flag names working (`sample: ("--n",)`), marked deprecated in --help."""
+    hints = typing.get_type_hints(settings_cls)
+    group = parser.add_argument_group("settings")
+    for f in fields(settings_cls):
+        if f.name in skip:
+            continue
+        old = tuple((aliases or {}).get(f.name, ()))
+        default = f.default if f.default is not MISSING else None
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        choices = choices_of(f)
+        text = f.metadata.get("help", "")
+        details = f"default: {shown}" + (f"; one of {', '.join(map(str, choices))}" if choices else "")
+        deprecated = f"; {', '.join(old)}: deprecated alias" if old else ""
+        text = f"{text} ({details}{deprecated})" if text else f"{details}{deprecated}"
+        tp = _plain(hints[f.name])
+        if tp is bool:
+            group.add_argument(flag(f.name), *old, dest=f.name, action=argparse.BooleanOptionalAction,
+                               default=None, help=text)
+        else:
+            group.add_argument(flag(f.name), *old, dest=f.name, default=None, metavar=f.name.upper(), help=text,
+                               action=_Value, listed=typing.get_origin(tp) in (list, tuple))
+
+
+def from_args(settings_cls, args, base=None):
+    """Settings with the flags given on the command line applied over `base` (default: the defaults)."""
+    hints = typing.get_type_hints(settings_cls)
+    base = base if base is not None else settings_cls()
+    values = {f.name: getattr(base, f.name) for f in fields(settings_cls)}
+    for f in fields(settings_cls):
+        given = getattr(args, f.name, None)
+        if given is not None:
+            values[f.name] = value_of(given, hints[f.name], f, flag, f.name)
+    return settings_cls(**values)
+
+
+def _plain(tp):
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    return args[0] if typing.get_origin(tp) in (typing.Union, types.UnionType) else tp

@@ -1,0 +1,58 @@
+"""Pair specs -> pair sets: a registered name, a file, or one side of a held-out split of either.
+
+Sits above the pure modules it combines (`io` reads files, `registry` names and fetches
+benchmarks, `splits` cuts a set in two), so none of them imports another to resolve a spec.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from queerbias.errors import QueerbiasError
+from queerbias.pairs.io import read_pairs, row_columns
+from queerbias.pairs.registry import get_benchmark, is_registered, resolve_pairs
+from queerbias.pairs.schema import PairSet
+from queerbias.pairs.splits import SplitSpec, parse_split, split_pairs
+
+
+def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error",
+               layout: str = "auto") -> PairSet:
+    """A registered benchmark name (downloaded/generated as needed), a file path, or one
+    side of a held-out split of either (`queerbias-de:test`, see `pairs.splits`)."""
+    split = None if Path(str(spec)).is_file() else parse_split(str(spec))
+    if split is not None:
+        return load_split(split, str(spec), duplicates=duplicates, identical=identical, layout=layout)
+    resolved = resolve_pairs(str(spec))
+    if isinstance(resolved, PairSet):
+        return resolved
+    name = str(spec) if not Path(str(spec)).exists() else None
+    return read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout)
+
+
+def load_split(spec: SplitSpec, name: str, duplicates: str = "error", identical: str = "error",
+               layout: str = "auto") -> PairSet:
+    """Resolve the source (registered set or file), then take the requested side."""
+    resolved = resolve_pairs(spec.source)
+    info = get_benchmark(spec.source) if is_registered(spec.source) else None
+    derived = None
+    if info and info.split_keys:  # a registered set's own key columns (queerbias-de: frame, template)
+        module, _, function = info.split_keys.partition(":")
+        derived = getattr(importlib.import_module(module), function)
+    if isinstance(resolved, PairSet):
+        if derived is None:
+            raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no split keys")
+        pair_set = resolved
+        keys = derived(pair_set)
+    else:
+        pair_set = read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical,
+                              layout=layout)
+        columns = row_columns(resolved)
+        extra = derived(pair_set) if derived else {}
+        keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,
+                            **extra.get(p.pair_id, {})} for p in pair_set.pairs}
+    by = spec.by or ((info.split_by,) if info and info.split_by else None)
+    if by is None:
+        raise QueerbiasError(f"pair split {name!r}: name the column to split by, e.g. "
+                             f"{spec.source}:{spec.part}?by=template")
+    return split_pairs(pair_set, keys, spec, by, name)

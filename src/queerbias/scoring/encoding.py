@@ -1,0 +1,82 @@
+"""Sentences as a scorer tokenises them, from the tokenizer alone (no weights, no torch).
+
+Each model family has the reference scripts' tokenisation (`masked_encoding`: with
+[CLS]/[SEP]; `causal_encoding`: the BOS token prepended as text), and `SentenceEncoder`
+adds lowercasing and the model's length limit, so pairs can be screened before any
+weights load and every scorer encodes exactly as the screen did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queerbias.errors import QueerbiasError
+from queerbias.scoring.config import ScoringConfig
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Token ids of one sentence as the reference method tokenises it."""
+
+    ids: tuple[int, ...]
+    scorable: tuple[int, ...]  # positions that carry a score of their own
+    word_ids: tuple[int | None, ...]
+
+
+def causal_text(tokenizer, text: str, bos: str) -> str:
+    """The string the reference scripts tokenise (without special tokens) for a causal LM:
+    `bos_token + text` under bos=prepend (BOS as text), else the text itself."""
+    if bos != "prepend":
+        return text
+    if tokenizer.bos_token is None:
+        raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
+                             "use the scoring option bos=none")
+    return tokenizer.bos_token + text
+
+
+def causal_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
+    """A sentence as the causal reference tokenises it: BOS as text, no special tokens; every position
+    after the first carries a score."""
+    encoded = tokenizer(causal_text(tokenizer, text, config.bos), add_special_tokens=False,
+                        truncation=max_length is not None, max_length=max_length)
+    ids = tuple(encoded["input_ids"])
+    return Encoding(ids, tuple(range(1, len(ids))), tuple(encoded.word_ids()))
+
+
+def masked_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
+    """A sentence as the masked reference tokenises it; every non-special position carries a score."""
+    # with [CLS]/[SEP], as tokenizer.encode in the reference; a cut keeps [SEP]
+    encoded = tokenizer(text, truncation=max_length is not None, max_length=max_length)
+    ids = tuple(encoded["input_ids"])
+    special = tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
+    scorable = tuple(i for i, s in enumerate(special) if not s)
+    return Encoding(ids, scorable, tuple(encoded.word_ids()))
+
+
+class SentenceEncoder:
+    """Text -> `Encoding` as a scorer of `kind` sees it: lowercasing, special tokens or BOS,
+    and the model's length limit (`max_length` tokens, None = unknown).
+
+    Under `long_sentences: truncate` a longer sentence keeps its first `max_length`
+    tokens; otherwise `too_long` tells callers which sentences to refuse or leave out.
+    """
+
+    def __init__(self, tokenizer, kind: str, config: ScoringConfig, max_length: int | None):
+        self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
+        self._tokenize = masked_encoding if kind == "masked" else causal_encoding
+        self._lowercase = lowercases(tokenizer, config)
+        self._truncate = config.long_sentences == "truncate" and max_length is not None
+
+    def __call__(self, text: str, cut: bool = True) -> Encoding:
+        """The encoding the scorer uses; `cut=False`: never truncated (to measure it)."""
+        return self._tokenize(self.tokenizer, self.config, text.lower() if self._lowercase else text,
+                              self.max_length if cut and self._truncate else None)
+
+    def too_long(self, encoding: Encoding) -> bool:
+        return self.max_length is not None and len(encoding.ids) > self.max_length
+
+
+def lowercases(tokenizer, config: ScoringConfig) -> bool:
+    """Whether text is lower-cased before tokenising: as the reference, when the tokenizer
+    lower-cases (uncased BERT), unless the config says never."""
+    return config.lowercase == "auto" and bool(getattr(tokenizer, "do_lower_case", False))

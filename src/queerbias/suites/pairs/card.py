@@ -1,0 +1,88 @@
+"""What a training run's model card says about a pair benchmark: the summary sentence on the distance
+to indifference, the before/after table per identity group, and the group sizes as a limitation.
+
+Every figure is the compare report's (delta.json of the base against the last checkpoint).
+"""
+
+from __future__ import annotations
+
+from queerbias.report.delta_tables import CORRECTION_NAMES, best_sentence, change_text, star_legend, with_ci
+from queerbias.report.paired_stats import stars
+from queerbias.report.tables import Cell, Table, fmt, to_markdown
+from queerbias.suites.pairs.indifference import indifference_tables
+
+
+def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
+    """How the distance to indifference of the bias and soft score changed, with intervals and p."""
+    d = comparison.get("distance")
+    if not d:
+        return None
+    return (f"On {data} ({evaluated}), the distance to indifference (mean over {d['n_groups']} identity groups of "
+            f"|score − 50|) went from {d['bias_before']:.2f} to {d['bias_after']:.2f} for the bias score "
+            f"({_change(d, 'bias')}) and from {d['soft_before']:.2f} to {d['soft_after']:.2f} for the soft score "
+            f"({_change(d, 'soft')}).")
+
+
+def _change(entry: dict, measure: str) -> str:
+    p = entry.get(f"p_{measure}")
+    verdict = "" if p is None else ", significant at p < .05" if p < 0.05 else ", not significant at p < .05"
+    return f"Δ {change_text(entry, measure)}{verdict}"
+
+
+def blocks(document: dict, comparison: dict, evaluated: str) -> list[str]:
+    """What was scored, the before/after table and the best checkpoint's sentence."""
+    data = document["meta"].get("data") or {}
+    described = (f"{data.get('n_items')} pairs of `{data.get('name')}` (checksum `{data.get('checksum')}`), "
+                 f"{evaluated}; scored with the WinoQueer shared-token method "
+                 f"(scoring id `{document['meta'].get('scoring_id')}`).")
+    found = [described, to_markdown(before_after_table(document, comparison)).rstrip("\n")]
+    found += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [comparison]})]
+    best = document.get("best")
+    if best:
+        found.append(best_sentence(best) + " The card reports the last checkpoint; a checkpoint chosen on these "
+                                           "pairs would be optimistic on them.")
+    return found
+
+
+def limitations(comparisons: list[dict]) -> list[str]:
+    """The group sizes over every pair benchmark of the run."""
+    sizes = [entry["n"] for comparison in comparisons for entry in (comparison.get("groups") or {}).values()]
+    if not sizes:
+        return []
+    return [f"- Small samples: identity groups hold {min(sizes)} to {max(sizes)} pairs, so a group's change is "
+            "noisy; read the intervals and the adjusted p-values, not the point estimates."]
+
+
+def before_after_table(document: dict, comparison: dict) -> Table:
+    """Per identity group and overall: bias and soft score before, after and their change with
+    interval and stars, then the distance to indifference."""
+    def cells(entry: dict) -> list:
+        """Before, after and the change with its stars: the stored ones (groups: adjusted p), or
+        from the entry's p for the distance, which has none stored."""
+        out = []
+        for m in ("bias", "soft"):
+            p = entry.get(f"p_{m}")
+            marks = entry[f"stars_{m}"] if f"stars_{m}" in entry else "" if p is None else stars(p)
+            out += [fmt(entry.get(f"{m}_before")), fmt(entry.get(f"{m}_after")),
+                    Cell(with_ci(entry.get(f"delta_{m}"), entry.get(f"ci_{m}")), marks=marks)]
+        return out
+
+    groups = comparison.get((document.get("scopes") or ["groups"])[0]) or {}
+    summary = [["Overall", str(comparison["overall"]["n"]), *cells(comparison["overall"])]]
+    if comparison.get("distance"):
+        d = comparison["distance"]
+        summary.append(["Distance to indifference", f"{d['n_groups']} groups", *cells(d)])
+    meta = document["meta"]
+    return Table(
+        header=["Identity", "n", "bias before", "bias after", "Δbias [95% CI]", "soft before", "soft after",
+                "Δsoft [95% CI]"],
+        rows=[[group, str(entry["n"]), *cells(entry)] for group, entry in groups.items()],
+        summary_rows=summary,
+        caption=f"{comparison['after']['label']} against {comparison['before']['label']} (percentage points)",
+        notes=(f"Bias score: % of pairs where the stereotypical sentence is more likely; soft score: mean of "
+               f"100·s_less/(s_more+s_less); 50 = no preference. Distance to indifference: mean over groups of "
+               f"|score − 50|. Δbias: exact McNemar test; Δsoft: {meta.get('soft_test_description')}; distance: "
+               f"paired bootstrap within groups. Intervals: {meta.get('ci')} ({meta.get('n_resamples')} resamples). "
+               f"Stars: groups by {CORRECTION_NAMES.get(meta.get('correction'), meta.get('correction'))}-adjusted p, "
+               f"Overall and distance unadjusted: {star_legend()}."),
+    )

@@ -1,0 +1,32 @@
+"""Where runs go: the files of a run folder, folder names made from specs, checked output folders.
+
+Light (no numeric stack): the CLI, the API, the store and training all name folders here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from queerbias.outputs import output_path
+
+SUMMARY_FILE = "summary.json"  # written last: its presence means the run finished
+PARTIAL_DIR = ".partial"  # progress of an unfinished run
+
+
+def slug(spec: str) -> str:
+    """A folder name for a model or data spec: its last path component, `:` as `-`, other
+    characters outside [A-Za-z0-9._-] as `_` (`org/model` -> `model`, `queerbias-de:test` ->
+    `queerbias-de-test`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.rstrip("/").split("/")[-1].replace(":", "-"))
+
+
+def default_out(suite_name: str, spec: str) -> Path:
+    """Where `queerbias run SUITE` writes without --out: runs/<suite>/<model>."""
+    return Path("runs") / suite_name / slug(spec)
+
+
+def checked_out(value: str | Path, inputs=()) -> Path:
+    """An output directory that can be written (not empty, not a file, not read-only) and that
+    is not, does not contain and does not lie inside any of `inputs` (`outputs.output_path`)."""
+    return output_path(value, inputs)

@@ -1,0 +1,139 @@
+"""The benchmarks a training run evaluates: `eval.benchmarks` entries, their folders, their data.
+
+A benchmark is any registered suite that evaluates the language model being trained
+(`Suite.no_training_reason` says why one cannot), with its data, a seeded sample and
+options. Each gets one output folder inside `RUN/base/`, every `checkpoint-N/` and
+`RUN/compare/`: its `name`, or without one the suite's historical name for its first
+benchmark (`Suite.training_name`: `bias` for the first pair benchmark, as every earlier
+run named it), else its data as `queerbias run` names folders (`winoqueer-v0`,
+`queerbias-de:test` -> `queerbias-de-test`, a folder or file: its last path component), or
+the suite's name when it evaluates the suite's default data; a name taken by an earlier
+benchmark gets `-<suite>` and then a number. Run folders of earlier versions recorded
+their names (`bias-<suite>`) in config.yaml and stay readable.
+
+Torch-free: configs are checked, and benchmark data read, before any model loads.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass, fields
+
+from queerbias.errors import QueerbiasError
+from queerbias.options import EXECUTION, from_mapping, option, role
+from queerbias.suites.paths import slug
+from queerbias.suites.registry import get_suite, names
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BenchmarkSettings:
+    suite: str = option("pairs", "a registered suite (`queerbias suites`)", choices=names)
+    data: str | None = option(None, "what the suite evaluates: pairs: a registered pair set, file or split "
+                                    "(default queerbias-de); gruff/lou: their data folder (default: the cached "
+                                    "copy); gifi: a prompts YAML")
+    sample: int | None = option(200, "seeded subset size (null: all items; per setting for gruff, per task for "
+                                     "lou, templates per task for gifi)", ge=1)
+    seed: int = option(0, "seed of the subset", ge=0)
+    name: str | None = option(None, "output folder inside each checkpoint and in compare/ (default: see "
+                                    "`train.benchmarks`)")
+    options: dict = option(help="further settings of the suite (`queerbias run SUITE --help`)", factory=dict)
+    optional: bool = option(False, "skip (with a warning) when `data` is not available offline")
+    best: str | None = option(None, "best-checkpoint criterion of this benchmark's suite (default: compare.best, "
+                                    "else the suite's first)")
+
+
+def defaults(held_out: bool) -> list[BenchmarkSettings]:
+    """What a run evaluates when `eval.benchmarks` is not given. An objective judged on held-out
+    data (mitigation): 200 held-out pairs (queerbias-de:test) and, out of distribution, 400 pairs
+    each of English WinoQueer v0 and WinoQueer-DE where they are on this machine (cached or in
+    the shared data folder); else (continued pretraining) 200 pairs of queerbias-de."""
+    if not held_out:
+        return [BenchmarkSettings()]
+    return [BenchmarkSettings(data="queerbias-de:test", name="bias"),
+            BenchmarkSettings(data="winoqueer-v0", sample=400, name="bias-ood-en", optional=True,
+                              options={"identical": "drop"}),  # v0 has two identical pairs
+            BenchmarkSettings(data="winoqueer-de", sample=400, name="bias-ood-winoqueer-de", optional=True)]
+
+
+def folder_names(benchmarks: list[BenchmarkSettings]) -> list[str]:
+    """The output folder of each benchmark, in config order (the rule in the module docstring)."""
+    taken: list[str] = []
+    for bench in benchmarks:
+        taken.append(bench.name if bench.name is not None else _default_name(bench, taken))
+    return taken
+
+
+def _default_name(bench: BenchmarkSettings, taken: list[str]) -> str:
+    suite = get_suite(bench.suite)
+    if suite.training_name and suite.training_name not in taken:
+        return suite.training_name
+    name = slug(bench.data) if bench.data else suite.name
+    if name in taken:
+        name = f"{name}-{suite.name}"
+    unique, number = name, 2
+    while unique in taken:
+        unique, number = f"{name}-{number}", number + 1
+    return unique
+
+
+def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> None:
+    """Each entry against its suite (its settings, that it can be trained against, its criterion),
+    and distinct folders; `best` is `compare.best`."""
+    require(bool(benchmarks), "eval.benchmarks", "is empty: a training run must be evaluated on at least one "
+            "benchmark (leave the key out for the objective's defaults)")
+    for i, bench in enumerate(benchmarks):
+        where = f"eval.benchmarks[{i}]"
+        require("sample" not in bench.options and "seed" not in bench.options, f"{where}.options",
+                "must not repeat sample or seed (they are keys of the benchmark itself)")
+        suite_settings(bench, where)
+        criteria = get_suite(bench.suite).criteria
+        criterion, key = (bench.best, f"{where}.best") if bench.best is not None else (best, "compare.best")
+        require(criterion is None or criterion in criteria, key,
+                f"names {criterion!r}, which is not a best-checkpoint criterion of suite {bench.suite} "
+                f"(it has {', '.join(criteria) or 'none'})"
+                + (f"; set {where}.best for that benchmark" if key == "compare.best" else ""))
+    taken = folder_names(benchmarks)
+    require(len(set(taken)) == len(taken), "eval.benchmarks", f"need distinct output names, got {taken}; set "
+            "`name` on each")
+
+
+def suite_settings(bench: BenchmarkSettings, where: str, batch_size=None):
+    """The suite settings of one entry: its options, sample and seed (and the eval batch size where
+    the suite's batch size changes nothing but speed), checked and named by the entry's key."""
+    suite = get_suite(bench.suite)
+    if suite.no_training_reason:
+        raise QueerbiasError(f"config key '{where}.suite': {bench.suite} cannot be a training benchmark: "
+                             f"{suite.no_training_reason}")
+    values = {**bench.options, "sample": bench.sample, "seed": bench.seed}
+    if batch_size is not None and any(f.name == "batch_size" and role(f) == EXECUTION for f in fields(suite.Settings)):
+        values["batch_size"] = str(batch_size)
+    return from_mapping(suite.Settings, values, f"{where}.options")
+
+
+def resolve(config, held_out: bool) -> tuple[object, list[str]]:
+    """The config with the benchmarks this run evaluates: each named by its folder, with the data its
+    suite takes for it (`Suite.training_data`: pairs judge a mitigation on held-out pairs), and
+    optional benchmarks whose data is not on this machine left out; returns it and those skipped."""
+    resolved = copy.deepcopy(config)
+    kept, skipped = [], []
+    for bench, name in zip(resolved.eval.benchmarks, folder_names(config.eval.benchmarks), strict=True):
+        suite = get_suite(bench.suite)
+        bench.data = suite.training_data(bench.data, held_out)
+        if bench.optional and not suite.available_offline(bench.data):
+            log.warning("benchmark %s (%s) is not available offline; skipped", name, bench.data)
+            skipped.append(name)
+            continue
+        bench.name = name
+        kept.append(bench)
+    resolved.eval.benchmarks = kept
+    return resolved, skipped
+
+
+def load_data(config) -> dict[str, tuple]:
+    """Each benchmark's items and data reference (`Suite.load_data`), by folder: read once per run,
+    before any model loads, and evaluated at every checkpoint."""
+    return {name: get_suite(bench.suite).load_data(bench.data, suite_settings(bench, f"eval.benchmarks[{index}]"))
+            for index, (bench, name) in enumerate(zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True))}

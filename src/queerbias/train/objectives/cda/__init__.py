@@ -1,0 +1,1 @@
+"""`cda`: continued pretraining on a counterfactually augmented corpus (Webster et al. 2020)."""

@@ -1,0 +1,39 @@
+"""`cda`: its config section (the lexicon, one- or two-sided copies, augmentation under other
+objectives) and declaration (light: read by configs and cards)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queerbias.options import option
+from queerbias.train.objectives.cda.corpus import augment_corpus
+from queerbias.train.objectives.protocol import Objective
+from queerbias.train.objectives.registry import list_objectives
+
+
+@dataclass
+class CdaConfig:
+    lexicon: str | None = option(None, "a lexicon YAML file; null: the packaged German lexicon "
+                                       "(data/cda/lexicon_de.yaml)")
+    two_sided: bool = option(True, "keep each matched document and add its swapped copy; false: replace it")
+    augment: bool = option(False, "augment the corpus under another objective that takes it (equalise); "
+                                  "objective cda always augments")
+
+
+class CdaObjective(Objective):
+    name = "cda"
+    tag = "counterfactual-data-augmentation"
+    description = ("continued pretraining on the corpus with counterfactual copies of its identity-naming "
+                   "documents (CDA; Webster et al. 2020)")
+    references = ("- Kellie Webster et al. 2020. Measuring and Reducing Gendered Correlations in Pre-trained "
+                  "Models. (CDA)",)
+    Config = CdaConfig
+    card_sections = ("cda",)
+
+    def validate(self, config, require) -> None:
+        takers = [objective.name for objective in list_objectives() if objective.augmentable]
+        require(not config.cda.augment or config.objective in takers, "cda.augment",
+                f"applies to objective {' or '.join(takers)} (objective cda always augments; the others never do)")
+
+    def prepare_corpus(self, config, texts):
+        return augment_corpus(config, texts)

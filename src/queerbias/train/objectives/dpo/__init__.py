@@ -1,0 +1,1 @@
+"""`dpo`: preference tuning (TRL's DPOTrainer) on stereotype frames, after BiasDPO (Allam 2024)."""

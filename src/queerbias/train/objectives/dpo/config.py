@@ -1,0 +1,30 @@
+"""`dpo`: its config section (TRL's DPO settings) and declaration (light)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queerbias.options import option
+from queerbias.train.objectives.protocol import Objective
+
+
+@dataclass
+class DpoConfig:
+    beta: float = option(0.1, "deviation from the reference model (TRL's beta)", gt=0)
+    loss_type: str = option("sigmoid", "TRL loss type")
+    max_length: int = option(64, "longest prompt + continuation in tokens", ge=8)
+
+
+class DpoObjective(Objective):
+    name = "dpo"
+    tag = "dpo"
+    description = ("preference tuning (DPO, TRL's DPOTrainer) on stereotype frames: a refutation preferred to "
+                   "the stereotype (after BiasDPO, Allam 2024)")
+    references = ("- Ahmed Allam. 2024. BiasDPO: Mitigating Bias in Language Models through Direct Preference "
+                  "Optimization.",)
+    Config = DpoConfig
+    card_sections = ("pairs", "dpo")
+    uses_pairs = True
+    uses_corpus = False
+    needs_kind = "causal"
+    needs_kind_reason = "preference tuning scores continuations"

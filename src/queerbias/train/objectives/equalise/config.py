@@ -1,0 +1,74 @@
+"""`equalise`: its config section (the weights of the pair loss) and declaration (light).
+
+    L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
+                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
+                         + clp_term * CLP)
+
+Why more than the per-pair square: within a group, every pair shares the identity
+phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
+offset of the same sign leaves the group's binary score at 0 or 100. The group term (the
+squared mean over the group's pairs in the batch) targets that shared offset directly,
+while pair-level variation - which a tie-free binary score needs, see `pair_outcome` -
+may remain. The binary score reads the sign of d, i.e. where the group's median sits,
+which a skewed group can leave off zero when its mean is zero; the sign term (an option
+beyond the issue's formula) balances the group's mean of tanh(d / temperature), a robust
+location between mean (large temperature) and median (small). CLP, the counterfactual
+pairing term (`equalise.pairing`), is the divergence of the two sentences' next-token
+distributions at the shared positions after the identity phrase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from queerbias.options import option
+from queerbias.train.objectives.cda.config import CdaObjective
+from queerbias.train.objectives.cda.corpus import augment_corpus
+from queerbias.train.objectives.protocol import Objective
+
+
+@dataclass
+class EqualiseConfig:
+    weight: float = option(1.0, "lambda: the weight of the pair loss against the language-modelling loss", ge=0)
+    pair_term: float = option(1.0, "weight of the per-pair square (the issue's formula)", ge=0)
+    group_term: float = option(0.0, "weight of the squared per-group mean: the identity phrase's shared offset",
+                               ge=0)
+    sign_term: float = option(0.0, "weight of the squared per-group mean of tanh(d / temperature): a robust "
+                                   "location of d, which the binary score reads", ge=0)
+    temperature: float = option(1.0, "scale of d (nats) in the sign term: smaller reads the sign of d more sharply",
+                                gt=0)
+    clp_term: float = option(0.0, "weight of the counterfactual pairing term: the divergence of the two sentences' "
+                                  "next-token distributions at every shared position after the identity phrase "
+                                  "(`equalise.pairing`)", ge=0)
+    clp_divergence: Literal["js", "symmetric_kl", "kl"] = option(
+        "js", "js (Jensen-Shannon), symmetric_kl, or kl (KL of sent_less's from sent_more's context)")
+    clp_positions: int | None = option(None, "compare only the first N such positions of each pair (null: all)",
+                                       ge=1)
+    clp_top_k: int | None = option(256, "compare the distributions on the k tokens most likely under either plus "
+                                        "one outcome for the rest (a lower bound of the full divergence, many "
+                                        "times cheaper on a large vocabulary); null: the whole vocabulary", ge=1)
+
+
+class EqualiseObjective(Objective):
+    name = "equalise"
+    tag = "equalising-loss"
+    description = ("language modelling plus a loss that makes the benchmark's own score indifferent to the "
+                   "identity phrase on counterfactual training pairs")
+    Config = EqualiseConfig
+    card_sections = ("pairs", "equalise", "cda")
+    uses_pairs = True
+    mined_pairs = True
+    augmentable = True
+
+    def validate(self, config, require) -> None:
+        e = config.equalise
+        require(e.pair_term + e.group_term + e.sign_term + e.clp_term > 0, "equalise.pair_term",
+                "group_term, sign_term and clp_term cannot all be 0")
+
+    def card_references(self, config):
+        """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""
+        return CdaObjective.references if (config.get("cda") or {}).get("augment") else ()
+
+    def prepare_corpus(self, config, texts):
+        return augment_corpus(config, texts) if config.cda.augment else (texts, {})

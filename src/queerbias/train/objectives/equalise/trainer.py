@@ -1,0 +1,65 @@
+"""`equalise`: transformers' `Trainer` whose loss adds the weighted pair loss (`loss.pair_loss`).
+
+The pair loss is computed by the scorer over the model being trained (its adapter active)
+on a seeded, group-balanced batch of training pairs per micro-batch (`train.pairs.PairBatches`),
+so a resumed run draws the batches an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers import Trainer
+
+from queerbias.scoring.scorer import Scorer
+from queerbias.train.objectives.equalise.loss import pair_loss, training_scorer
+from queerbias.train.objectives.protocol import TrainerSetup
+from queerbias.train.pairs import PairBatches
+from queerbias.train.trainer import language_model_trainer
+
+
+def make_trainer(setup: TrainerSetup):
+    config, lm = setup.config, setup.lm
+    batches = PairBatches(setup.pairs.pairs, config.pairs.batch_size, config.pairs.balance, config.seed,
+                          config.pairs.groups_per_batch, config.grad_accum, setup.num_processes)
+    return language_model_trainer(setup, EqualiseTrainer, lambda model: {
+        "scorer": training_scorer(model, lm.tokenizer, lm.kind), "batches": batches,
+        "settings": config.equalise, "process_index": setup.process_index})
+
+
+class EqualiseTrainer(Trainer):
+    """`Trainer` whose loss adds the weighted pair loss of a seeded, balanced pair batch."""
+
+    def __init__(self, *args, scorer: Scorer, batches: PairBatches, settings, process_index: int,
+                 **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scorer, self.batches, self.settings = scorer, batches, settings
+        self.process_index = process_index
+        self._micro = (-1, 0)  # (optimizer step, micro-batches drawn in it)
+        self._pair_losses: list[torch.Tensor] = []  # detached; read when logged (no sync per step)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        result = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        lm_loss = result[0] if return_outputs else result
+        step = self.state.global_step
+        micro = self._micro[1] if self._micro[0] == step else 0
+        self._micro = (step, micro + 1)
+        pairs = self.batches.draw(step, micro, self.process_index)
+        with self.accelerator.autocast():
+            loss = pair_loss(self.scorer, pairs, self.settings)
+        self._pair_losses.append(loss.detach())
+        # The LM loss may already be normalised over the accumulated batch (num_items_in_batch);
+        # the pair loss is a per-batch mean, so it then needs the division the trainer skips.
+        scaled = self.loss_is_scaled_for_ga
+        if scaled is None:
+            scaled = (self.model_accepts_loss_kwargs and num_items_in_batch is not None) or \
+                self.compute_loss_func is not None
+        if scaled:
+            loss = loss / self.current_gradient_accumulation_steps
+        total = lm_loss + self.settings.weight * loss
+        return (total, result[1]) if return_outputs else total
+
+    def log(self, logs: dict, *args, **kwargs) -> None:
+        if "loss" in logs and self._pair_losses:
+            logs["pair_loss"] = round(torch.stack(self._pair_losses).float().mean().item(), 6)
+            self._pair_losses = []
+        super().log(logs, *args, **kwargs)

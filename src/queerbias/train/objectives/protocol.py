@@ -1,0 +1,86 @@
+"""What an objective declares so that one runner trains it, one config loader reads it and one card describes it.
+
+An objective is a way of training a model against bias (config key `objective`): lm,
+cda, equalise, dpo. As PEFT keeps every method in `tuners/<name>/`, each lives in
+`objectives/<name>/` of one shape: `config.py` holds its config section (a dataclass of
+`queerbias.options` fields, the config key named after the objective, its checks in
+the fields and in `Objective.validate`) and its declaration (a subclass of `Objective`:
+what the card says, its default benchmarks, what it needs); `trainer.py` holds
+`make_trainer(setup)`, which builds the `transformers.Trainer` (or TRL trainer) that
+trains it. Adding one is its folder plus one line in `objectives.registry`
+(docs/new-objective.md).
+
+Light at the top: configs and cards read declarations without the numeric stack;
+`make_trainer` imports the folder's trainer.py when a run starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+
+@dataclass
+class TrainerSetup:
+    """What every trainer is built from: the run's config and base model, the corpus texts (None for
+    objectives that train on no corpus), training pairs (None for objectives without), and the
+    pieces the runner prepared (`arguments`: `TrainingArguments` keyword arguments; callbacks)."""
+
+    config: Any
+    lm: Any
+    run_dir: Path
+    texts: list[str] | None
+    pairs: Any
+    packing: bool
+    max_length: int
+    arguments: dict
+    callbacks: list
+    process_index: int
+    num_processes: int
+
+
+class Objective:
+    """One objective. Subclasses set the class attributes; the methods have working defaults."""
+
+    name: ClassVar[str]
+    #: the model card's tag and what the card says it trains ("... to reduce bias by <description>")
+    tag: ClassVar[str]
+    description: ClassVar[str]
+    #: references the card lists (one line each)
+    references: ClassVar[tuple[str, ...]] = ()
+    #: its config section (a dataclass), read from the config key named after the objective; None: none
+    Config: ClassVar[type | None] = None
+    #: config sections the card lists as configuring it (its own among them)
+    card_sections: ClassVar[tuple[str, ...]] = ()
+    #: trains on the pairs of `pairs.train` (required then, refused otherwise)
+    uses_pairs: ClassVar[bool] = False
+    #: can train on pairs mined from text (`pairs.mine`): pairs without preference triples
+    mined_pairs: ClassVar[bool] = False
+    #: trains on the corpus of `data.train` (its validation split is perplexity's either way)
+    uses_corpus: ClassVar[bool] = True
+    #: `cda.augment` adds counterfactual copies to its corpus
+    augmentable: ClassVar[bool] = False
+    #: judged on data it did not train on, as a mitigation is (`Suite.training_data`, default benchmarks)
+    held_out: ClassVar[bool] = True
+    #: the model kind it needs ("causal"), and why; refused before the weights load
+    needs_kind: ClassVar[str | None] = None
+    needs_kind_reason: ClassVar[str] = ""
+
+    def validate(self, config, require) -> None:
+        """Checks across config keys (`require(ok, key, message)`); a field's own range is its metadata."""
+
+    def card_references(self, config: dict) -> tuple[str, ...]:
+        """The references the card lists for a run of this objective (`config`: the run's config.yaml)."""
+        return self.references
+
+    def prepare_corpus(self, config, texts: list[str]) -> tuple[list[str], dict]:
+        """The training texts as this objective trains on them, and what was done to them (recorded
+        in config.yaml's `record` and every summary; {}: nothing)."""
+        return texts, {}
+
+    def make_trainer(self, setup: TrainerSetup):
+        """The trainer, from the `trainer.py` beside the objective's `config.py`."""
+        package = type(self).__module__.rpartition(".")[0]
+        return importlib.import_module(f"{package}.trainer").make_trainer(setup)

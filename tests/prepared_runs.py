@@ -104,5 +104,11 @@ def fifo(tmp: Path) -> str:
     return str(tmp / "fifo.yaml")
 
 
+def fifo_summary(path: Path) -> Path:
+    (path / "summary.json").unlink()
+    os.mkfifo(path / "summary.json")
+    return path
+
+
 def compare(*runs) -> list[str]:
     return ["compare", *map(str, runs), "--out", str(runs[0].parent / "delta"), "--resamples", "50"]

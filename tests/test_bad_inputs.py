@@ -29,6 +29,7 @@ from prepared_runs import (
     config_file,
     emptied,
     fifo,
+    fifo_summary,
     fresh_pair_runs,
     gruff_run,
     pair_run,
@@ -139,12 +140,92 @@ def _train_config(inputs, name: str, model: str = "gpt2", **overrides) -> Path:
     return path
 
 
+def _in_folder(inputs, folder: str, name: str, text: str) -> Path:
+    (inputs.tmp / folder).mkdir(exist_ok=True)
+    return _write(inputs, f"{folder}/{name}", text)
+
+
+def _jsonl(inputs, name: str, lines: list[str]) -> Path:
+    return _write(inputs, name, "".join(line + "\n" for line in lines))
+
+
+GOOD_JSON = '"sent_more": "Schwule Männer sind nett.", "sent_less": "Heterosexuelle Männer sind nett.", ' \
+            '"stereo_antistereo": "stereo"'
+
+
+def _locked(inputs) -> Path:
+    """A folder another running queerbias process writes to: its lock held (here, by this process)."""
+    from queerbias.outputs import OutputLock
+
+    folder = inputs.tmp / "busy"
+    inputs.held = OutputLock(folder, "a pairs run").__enter__()
+    return folder
+
+
+def _int_weights(folder: Path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    name = "bert.encoder.layer.0.attention.self.query.weight"
+    weights[name] = weights[name].to(torch.int64)
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+
+
+def _fifo_in_model(folder: Path) -> None:
+    os.mkfifo(folder / "notes.txt")
+
+
+def _bad_adapter(folder: Path) -> None:
+    for file in list(folder.iterdir()):
+        if file.name not in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+            file.unlink()
+    (folder / "adapter_config.json").write_text('{"base_model_name_or_path": "x", "base_model_name_or_path": "y"}')
+
+
+def _small_vocabulary(folder: Path) -> None:
+    import json
+
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] = 100
+    (folder / "config.json").write_text(json.dumps(config))
+
+
 def _unlisted_store(inputs) -> Path:
     """A Mastodon crawl store whose list of removed posts and authors was deleted (key beside the folder)."""
     folder = inputs.tmp / "store"
     CrawlStore(folder, CrawlKey(inputs.tmp / "crawl.key")).close()
     (folder / "tombstones.json").unlink()
     return folder
+
+
+def _study(inputs, changes: dict) -> Path:
+    """A study file of one model, run and seed (no model is loaded before its cells run), changed."""
+    import yaml
+
+    study = {"output_dir": str(inputs.tmp / "study-out"), "models": {"gpt2": "some/model"},
+             "runs": {"lm": {"overrides": {"objective": "lm"}}}, "seeds": [0],
+             "training": {"overrides": {"data": {"train": "corpora/demo"}}},
+             "benchmarks": [{"suite": "pairs", "data": "queerbias-de:test", "sample": 4}], **changes}
+    path = inputs.tmp / f"study-{len(list(inputs.tmp.glob('study-*.yaml')))}.yaml"
+    path.write_text(yaml.safe_dump(study), encoding="utf-8")
+    return path
+
+
+def _study_folder_of_another_config(inputs) -> Path:
+    """A study file whose output folder holds a study prepared with other seeds."""
+    from queerbias.study.cells import prepare
+    from queerbias.study.config import load_study
+
+    prepare(load_study(_study(inputs, {"seeds": [0, 1]})))
+    return _study(inputs, {})
+
+
+def _base_of_another_model(inputs) -> Path:
+    """A training config of tiny GPT-2 whose eval.base_from holds tiny BERT's base evaluation."""
+    shared = inputs.tmp / "shared-base"
+    assert main(["score", "--no-progress", "--pairs", "queerbias-de", "--sample", "20", "--model", inputs["bert"],
+                 "--out", str(shared / "bias")]) == 0
+    return _train_config(inputs, "base-from", eval__base_from=str(shared))
 
 
 BUILDERS = {
@@ -198,6 +279,57 @@ BUILDERS = {
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "unlisted_store": _unlisted_store,
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
+    # issue 21: outputs that would replace inputs
+    "x_pairs": lambda i: _in_folder(i, "X", "pairs.csv", PAIRS_HEADER + GOOD_ROWS),
+    "x_docs": lambda i: _in_folder(i, "X", "docs.jsonl", '{"text": "Ein Text."}\n'),
+    "bert_copy": lambda i: _model_variant(i, "copy", "bert", lambda folder: None),
+    "locked": _locked,
+    # issue 21: the strict record reader
+    "dup_column": lambda i: _write(i, "dup-col.csv", "sent_more,sent_less,sent_less,stereo_antistereo,bias_type\n"
+                                   "Schwule Männer sind nett.,Heterosexuelle Männer sind nett.,x,stereo,gay\n"),
+    "dup_key": lambda i: _jsonl(i, "dup-key.jsonl", ['{' + GOOD_JSON + ', "bias_type": "gay", "bias_type": "trans"}']),
+    "list_value": lambda i: _jsonl(i, "list.jsonl", ['{' + GOOD_JSON + ', "bias_type": ["gay"]}']),
+    "number_value": lambda i: _jsonl(i, "number.jsonl", ['{' + GOOD_JSON.replace('"Schwule Männer sind nett."', "7")
+                                                         + ', "bias_type": "gay"}']),
+    "nan_value": lambda i: _jsonl(i, "nan.jsonl", ['{' + GOOD_JSON + ', "bias_type": "gay", "score": NaN}']),
+    "both_layouts": lambda i: _write(i, "both.csv", "Gender_ID_x,sent_x,sent_y,sent_more,sent_less,stereo_antistereo,"
+                                     "bias_type\nGay,A ist nett.,B ist nett.,B ist nett.,A ist nett.,stereo,straight\n"),
+    "long_jsonl": lambda i: _jsonl(i, "long.jsonl", ['{' + GOOD_JSON + ', "bias_type": "gay", "note": "'
+                                                     + "x" * 140_000 + '"}']),
+    # issue 21: labels and sentences that print like others
+    "zwsp_group": lambda i: _write(i, "zwsp.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",g\u200bay", 1)),
+    "cyrillic_group": lambda i: _write(i, "cyrillic.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",g\u0430y", 1)),
+    "nul_group": lambda i: _jsonl(i, "nul.jsonl", ['{' + GOOD_JSON + ', "bias_type": "gay\\u0000"}']),
+    "zwsp_sentence": lambda i: _write(i, "zwsp-sentence.csv", PAIRS_HEADER + GOOD_ROWS.replace(
+        "Heterosexuelle", "Hetero\u200bsexuelle", 1)),
+    "bidi_sentence": lambda i: _write(i, "bidi.csv", PAIRS_HEADER + GOOD_ROWS.replace("Schwule", "\u202eSchwule", 1)),
+    # issue 21: pairs that measure nothing
+    "end_pair": lambda i: _write(i, "end.csv", PAIRS_HEADER + GOOD_ROWS + "Anna ist schwul,Anna ist hetero,stereo,gay\n"),
+    "no_shared": lambda i: _write(i, "no-shared.csv", PAIRS_HEADER + GOOD_ROWS + "Schwul,Hetero,stereo,gay\n"),
+    # issue 21: model folders that crashed or hung
+    "int_weights": lambda i: _model_variant(i, "int-weights", "bert", _int_weights),
+    "fifo_model": lambda i: _model_variant(i, "fifo-model", "bert", _fifo_in_model),
+    "bad_adapter": lambda i: _model_variant(i, "bad-adapter", "bert", _bad_adapter),
+    "small_vocab": lambda i: _model_variant(i, "small-vocab", "bert", _small_vocabulary),
+    # -- study (issue 24): study files, checked whole before any cell runs ---------------------
+    **{f"study_{name}": (lambda i, changes=changes: _study(i, changes)) for name, changes in {
+        "ok": {},
+        "negative_seed": {"seeds": [0, -1]},
+        "twice_seed": {"seeds": [0, 0]},
+        "unknown_key": {"modles": {}},
+        "missing_run_config": {"runs": {"lm": "no-such-config.yaml"}},
+        "bad_override": {"runs": {"lm": {"overrides": {"learning_rate": -1}}}},
+        "sets_seed": {"runs": {"lm": {"overrides": {"seed": 3}}}},
+        "no_data": {"benchmarks": [{"suite": "pairs", "sample": 4}]},
+        "unknown_exclude": {"exclude": [{"model": "nope"}]},
+        "excludes_all": {"exclude": [{"run": "lm"}]},
+    }.items()},
+    "study_dup_model": lambda i: _write(i, "dup-model.yaml", "models:\n  gpt2: a\n  gpt2: b\nruns: {lm: x.yaml}\n"
+                                        "seeds: [0]\n"),
+    "study_case": lambda i: _study(i, {"models": {"GPT2": "a", "gpt2": "b"}}),
+    "study_other": lambda i: _study_folder_of_another_config(i),
+    "base_from_other_model": lambda i: _base_of_another_model(i),
+    # -- end of the study block --------------------------------------------------------------------
 }
 
 
@@ -295,6 +427,60 @@ CASES = [
     ("card {file}", 2, "a-file: not a directory"),
     ("card {bad_metrics_run}", 2, "metrics.jsonl, row 1: invalid JSON"),
     ("card {bad_metrics_run} --out {file}/README.md", 2, "a-file is a file, not a directory"),
+    # issue 21: no output replaces an input, and no folder is written by two processes
+    ("score --pairs {x_pairs} --model {bert} --out {tmp}/X", 2, "X contains the input"),
+    ("score --pairs {pairs} --model {bert_copy} --out {bert_copy}/out", 2, "lies inside the input folder"),
+    ("card {bad_metrics_run} --out {bad_metrics_run}/config.yaml", 2, "config.yaml is the input"),
+    ("corpus build --name x --source {x_docs} -o {tmp}/X", 2, "corpus output folder"),
+    ("gruff generate --templates {latin1_gruff} --out {latin1_gruff}/task.tsv", 2, "lies inside the input folder"),
+    (SCORE.replace("{tmp}/out", "{locked}"), 2, "is in use by another running queerbias process"),
+    # issue 21: the strict record reader
+    ("score --pairs {dup_column} --model {bert}", 2, "columns 2 and 3 are both named 'sent_less'"),
+    ("score --pairs {dup_key} --model {bert}", 2, "the key 'bias_type' appears twice"),
+    ("score --pairs {list_value} --model {bert}", 2, "field 'bias_type': must be text, got the JSON list"),
+    ("score --pairs {number_value} --model {bert}", 2, "field 'sent_more': must be text, got the JSON number 7"),
+    ("score --pairs {nan_value} --model {bert}", 2, "non-finite number NaN"),
+    ("score --pairs {both_layouts} --model {bert}", 2, "has the columns of several layouts, winoqueer"),
+    ("score --pairs {both_layouts} --model {bert} --layout sideways", 2, "--layout must be one of auto"),
+    ("score --pairs {long_jsonl} --model {bert}", 2, "field 'note': a value is longer than 131072 characters"),
+    # issue 21: labels and sentences that print like others
+    ("score --pairs {zwsp_group} --model {bert}", 2, "the group label holds the invisible or control character "
+                                                    "U+200B (ZERO WIDTH SPACE)"),
+    ("score --pairs {cyrillic_group} --model {bert}", 2, "mixes CYRILLIC and LATIN letters"),
+    ("score --pairs {nul_group} --model {bert}", 2, "U+0000"),
+    ("score --pairs {zwsp_sentence} --model {bert}", 2, "row 2, field 'sent_less': the sentence holds the invisible"),
+    ("score --pairs {bidi_sentence} --model {bert}", 2, "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    # issue 21: pairs that measure nothing
+    (SCORE.replace("{pairs}", "{end_pair}").replace("{bert}", "{gpt2}"), 2,
+     "row 4: pair 3 measures nothing: with a causal LM every scored token comes before"),
+    (SCORE.replace("{pairs}", "{no_shared}"), 2, "pair 3 measures nothing: neither sentence has a token that is scored under scope shared (they share none)"),
+    ("export lm-eval --pairs {end_pair} --model {gpt2} --out {tmp}/task", 2, "pair 3 measures nothing"),
+    # issue 21: model folders
+    ("score --pairs {pairs} --model {int_weights}", 2, "is stored as I64 (integers)"),
+    ("score --pairs {pairs} --model {fifo_model}", 2, "notes.txt: a file of a model folder is not a regular file "
+                                                      "but a FIFO"),
+    ("score --pairs {pairs} --model {bad_adapter}", 2, "adapter_config.json: not a valid adapter config"),
+    ("score --pairs {pairs} --model {small_vocab}", 2, "the tokenizer has 242 tokens but the model's embedding has "
+                                                       "100 rows"),
+    # -- study (issue 24): the study file is checked whole before any cell runs ------------------
+    ("study --config {study_dup_model}", 2, "duplicate key 'gpt2' on lines 2 and 3"),
+    ("study --config {study_case}", 2, "names 'GPT2' and 'gpt2' differ only in case"),
+    ("study --config {study_negative_seed}", 2, "study key 'seeds[1]' must be a non-negative integer, got -1"),
+    ("study --config {study_twice_seed}", 2, "study key 'seeds[1]': seed 0 is listed twice"),
+    ("study --config {study_unknown_key}", 2, "study key 'modles' is unknown"),
+    ("study --config {study_missing_run_config}", 2, "study cell gpt2/lm/seed-0: no-such-config.yaml"),
+    ("study --config {study_bad_override}", 2, "study cell gpt2/lm/seed-0: config key 'learning_rate' must be "
+                                               "positive"),
+    ("study --config {study_sets_seed}", 2, "'runs.lm.overrides.seed': seed is set by the study"),
+    ("study --config {study_no_data}", 2, "study key 'benchmarks[0].data' is required"),
+    ("study --config {study_unknown_exclude}", 2, "study key 'exclude[0].model' names 'nope'"),
+    ("study --config {study_excludes_all}", 2, "study key 'exclude' leaves no cell to run"),
+    ("study --config {study_ok} --jobs 0", 2, "--jobs must be a positive integer, got 0"),
+    ("study --config {study_other}", 2, "holds a study made by another config (differs in seeds)"),
+    ("study", 2, "--config is required"),
+    ("study report {tmp}", 2, "not a study folder (no study.yaml)"),
+    ("train --config {base_from_other_model}", 2, "holds a base evaluation of another model (weights fingerprint)"),
+    # -- end of the study block --------------------------------------------------------------------
 ]
 
 
@@ -339,6 +525,22 @@ ON_PREPARED_RUNS = [
      "unknown suite 'x'"),
     ("old gruff run", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: (
         s.pop("overall"), s["meta"].update(suite="gruff")))), "written before the suites shared one run format"),
+    # issue 21: outputs, bounds and summaries that do not follow from their rows
+    ("compare into a run", lambda t: [*compare(pair_run(t), pair_run(t, "b"))[:-4], "--out", str(t / "a" / "delta")],
+     "lies inside the input folder"),
+    ("report over its run", lambda t: ["report", str(pair_run(t)), "--out", str(t)], "contains the input"),
+    ("resamples 0 before scoring", lambda t: ["compare", "--model", "m1", "--model", "m2", "--pairs", "x",
+                                              "--out", str(t / "d"), "--resamples", "0"],
+     "--resamples must be between 1 and"),
+    ("resamples huge", lambda t: [*compare(pair_run(t), pair_run(t, "b"))[:-1], "10000000000"],
+     "--resamples must be between 1 and"),
+    ("negative seed", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--seed", "-1"], "--seed must be 0 or more"),
+    ("NaN perplexity margin", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--ppl-margin", "nan"],
+     "--ppl-margin must be a finite percentage"),
+    ("edited headline", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s["overall"].update(
+        bias_score=99.0))), "headline.overall (99.0 written"),
+    ("summary a FIFO", lambda t: compare(pair_run(t), fifo_summary(pair_run(t, "b"))),
+     "summary.json: run summary is not a regular file but a FIFO"),
     ("newer schema", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"),
                                                                  lambda s: s.update(schema_version=99))),
      "written by a newer queerbias"),
@@ -471,3 +673,302 @@ def test_the_ways_out_are_recorded(pairs, option, n, recorded, tmp_path, model_v
     long_policy = {"--long-sentences=skip": "skip", "--long-sentences=truncate": "truncate"}.get(option)
     assert summary["meta"]["scoring"]["deviations"] == ({"long_sentences": long_policy}
                                                         if long_policy else {})
+
+
+# -- issue 21: the same layers in the Python API -----------------------------------------
+
+def _api_pairs(text: str, sent_more: str = "Schwule Männer sind nett.", group: str = "gay"):
+    from queerbias.pairs.schema import Pair, PairSet
+
+    return PairSet("api", [Pair("1", sent_more, text, group),
+                           Pair("2", "Lesbische Frauen sind klug.", "Cis Frauen sind klug.", "lesbian")])
+
+
+API_ROWS = [
+    ("a PairSet with an invisible difference", lambda t, i: _api_pairs("Schwule Männer sind\u200b nett."),
+     "pair 1: sent_less holds the invisible or control character U+200B"),
+    ("a PairSet with a look-alike group", lambda t, i: _api_pairs("Heterosexuelle Männer sind nett.", group="g\u0430y"),
+     "pair 1: group 'gаy' mixes CYRILLIC and LATIN letters"),
+    ("a PairSet with a fullwidth group", lambda t, i: _api_pairs("Heterosexuelle Männer sind nett.", group="ｇａｙ"),
+     "is not in NFKC form (it reads as 'gay'"),
+    ("a PairSet with a number for a sentence", lambda t, i: _api_pairs(7), "pair 1: sent_less must be text, got int"),
+    ("score into the folder of its pair file", lambda t, i: qb_score(i["bert"], i["x_pairs"], out=t / "X"),
+     "X contains the input"),
+    ("score into the model's folder", lambda t, i: qb_score(i["bert_copy"], i["pairs"], out=Path(i["bert_copy"]) / "o"),
+     "lies inside the input folder"),
+    ("score a pair that measures nothing", lambda t, i: qb_score(i["gpt2"], i["end_pair"]), "pair 3 measures nothing"),
+    ("score a file with duplicate columns", lambda t, i: qb_score(i["bert"], i["dup_column"]), "are both named"),
+    ("score a file of both layouts", lambda t, i: qb_score(i["bert"], i["both_layouts"]), "columns of several layouts"),
+    ("score into a folder in use", lambda t, i: qb_score(i["bert"], i["pairs"], out=i["locked"]),
+     "is in use by another running queerbias process"),
+    ("compare into a run", lambda t, i: _qb().compare(pair_run(t), pair_run(t, "b"), out=t / "a" / "d"),
+     "lies inside the input folder"),
+    ("load an edited summary", lambda t, i: _qb().load_run(summary_edit(pair_run(t), lambda s: s["overall"].update(
+        bias_score=1.0))), "headline.overall (1.0 written"),
+]
+
+
+def _qb():
+    import queerbias
+
+    return queerbias
+
+
+def qb_score(model, pairs, **options):
+    return _qb().score(str(model), str(pairs), progress=False, **options)
+
+
+@pytest.mark.parametrize(("build", "fragment"), [pytest.param(b, f, id=label) for label, b, f in API_ROWS])
+def test_the_api_refuses_what_the_cli_refuses(build, fragment, tmp_path, model_variants, request):
+    from queerbias.errors import QueerbiasError
+
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    existing = set(tmp_path.rglob("*"))
+    with pytest.raises(QueerbiasError) as caught:
+        build(tmp_path, inputs)
+    assert fragment in str(caught.value) and "\n" not in str(caught.value)
+    prepared = {tmp_path / "a", tmp_path / "b"}  # runs a row prepares (prepared_runs), not results
+    assert not [p for p in set(tmp_path.rglob("*")) - existing if p.name == "summary.json" and p.parent not in prepared]
+
+
+def test_the_layout_option_reads_a_file_of_both_layouts(tmp_path, model_variants, request):
+    from queerbias.pairs.io import read_pairs
+
+    path = Inputs(tmp_path, model_variants, request)["both_layouts"]
+    wino, crows = read_pairs(path, layout="winoqueer"), read_pairs(path, layout="crows-pairs")
+    assert (wino.pairs[0].sent_more, wino.pairs[0].group) == ("A ist nett.", "gay")
+    assert (crows.pairs[0].sent_more, crows.pairs[0].group) == ("B ist nett.", "straight")
+
+
+def test_a_fullwidth_group_label_is_the_plain_label(tmp_path):
+    from queerbias.pairs.io import read_pairs
+
+    path = _write(Inputs(tmp_path, tmp_path, None), "fullwidth.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",ｇａｙ"))
+    plain = _write(Inputs(tmp_path, tmp_path, None), "plain.csv", PAIRS_HEADER + GOOD_ROWS)
+    assert read_pairs(path).checksum == read_pairs(plain).checksum
+
+
+def test_unscorable_pairs_dropped_are_counted(tmp_path, model_variants, request, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    out = tmp_path / "out"
+    assert main(["score", "--no-progress", "--pairs", inputs["end_pair"], "--model", inputs["gpt2"],
+                 "--out", str(out), "--unscorable", "drop"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["n"] == 2
+    assert {"unscorable_pairs": 1, "unscorable_policy": "drop"}.items() <= summary["meta"]["data"].items()
+
+
+def test_a_second_run_into_a_finished_folder_keeps_the_first(tmp_path, model_variants, request, monkeypatch):
+    """The same run again changes nothing; another model is refused, never written over the first."""
+    monkeypatch.chdir(tmp_path)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    out = tmp_path / "out"
+    command = ["score", "--no-progress", "--pairs", inputs["pairs"], "--out", str(out)]
+    assert main([*command, "--model", inputs["bert"]]) == 0
+    first = (out / "summary.json").read_bytes()
+    assert main([*command, "--model", inputs["bert"]]) == 0
+    assert main([*command, "--model", inputs["bert_copy"] + "/"]) in (0, 2)  # same weights: the same run
+    assert main([*command, "--model", inputs["gpt2"]]) == 2
+    assert (out / "summary.json").read_bytes() == first
+    assert not (out / ".queerbias.lock").exists()
+
+
+# -- issue 21: the store trusts no progress line it did not write for these items --------
+
+def test_a_progress_chunk_missing_items_is_evaluated_again(tmp_path, model_variants, request):
+    import json
+
+    from queerbias.scoring.runner import score_to_dir
+
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    pairs = _write(inputs, "six.csv", PAIRS_HEADER + "".join(GOOD_ROWS.replace("nett", word).replace("klug", word)
+                                                           for word in ("nett", "froh", "klug")))
+    full = score_to_dir(inputs["bert"], str(pairs), tmp_path / "full", chunk_pairs=5, progress=False)
+    assert full["overall"]["n"] == 6
+    # a progress line of this run holding 2 of chunk 0's 5 pairs, as an older queerbias or an edit left it
+    resumed = tmp_path / "resumed"
+    (resumed / ".partial").mkdir(parents=True)
+    two = [{"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
+            "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}] * 2
+    (resumed / ".partial" / "rank0.jsonl").write_text(
+        json.dumps({"run": full["meta"]["run_key"], "chunk": 0, "rows": two}) + "\n")
+    again = score_to_dir(inputs["bert"], str(pairs), resumed, chunk_pairs=5, progress=False)
+    assert again["overall"] == full["overall"] and again["groups"] == full["groups"]
+
+
+def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variants, request):
+    import json
+
+    from queerbias.errors import DataError
+    from queerbias.scoring.runner import score_to_dir
+    from queerbias.suites import integrity
+
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    full = score_to_dir(inputs["bert"], inputs["pairs"], tmp_path / "full", progress=False)
+    row = {"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
+           "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
+    record = integrity.chunk_record(full["meta"]["run_key"], 0, 2, [row, row])
+    record["rows"][0] = {**row, "biased": 0}
+    out = tmp_path / "edited"
+    (out / ".partial").mkdir(parents=True)
+    (out / ".partial" / "rank0.jsonl").write_text(json.dumps(record) + "\n")
+    with pytest.raises(DataError, match="chunk 0: its rows changed after they were saved"):
+        score_to_dir(inputs["bert"], inputs["pairs"], out, progress=False)
+
+
+# -- issue 21: failures of the machine are one line too ---------------------------------
+
+@pytest.mark.parametrize(("error", "fragment"), [
+    (OSError(28, "No space left on device", "/data/out/pairs.csv"), "no space left on the device (/data/out/pairs.csv)"),
+    (BrokenPipeError(32, "Broken pipe"), "the output was closed before everything was written"),
+    (PermissionError(13, "Permission denied", "CACHE/models/x"), "make it writable or set QUEERBIAS_CACHE"),
+    (UnicodeEncodeError("ascii", "Männer", 1, 2, "ordinal not in range"), "cannot write text as ascii"),
+])
+def test_os_errors_are_one_line_and_status_2(error, fragment, monkeypatch):
+    """A command that meets the error (a write, a print, the cache) ends in one line."""
+    import queerbias.commands.suites as suites_command
+    from queerbias.cache import cache_root
+
+    if isinstance(error, PermissionError):
+        error.filename = str(cache_root() / "models" / "x")
+
+    def fail(args):
+        raise error
+
+    lines = []
+    monkeypatch.setattr(suites_command, "handler", fail)  # what `register` binds as the command
+    assert main(["suites"], report=lines.append) == 2
+    assert len(lines) == 1 and lines[0].startswith("queerbias suites: error: ") and fragment in lines[0], lines
+
+
+def test_a_stdout_that_cannot_take_german_is_refused_before_work(monkeypatch):
+    import io
+
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", ascii_out)
+    lines = []
+    assert main(["suites"], report=lines.append) == 2
+    assert "standard output takes only ascii text" in lines[0]
+    assert ascii_out.buffer.getvalue() == b""
+
+
+# -- issue 21: random damage to a valid pair file never passes as the same data -----------
+
+MUTATIONS = {
+    "duplicate a column": lambda text, rng: text.replace("bias_type", "sent_less", 1),
+    "invisible character in a sentence": lambda text, rng: _at_random_letter(text, rng, "\u200b"),
+    "bidi control": lambda text, rng: _at_random_letter(text, rng, "\u202e"),
+    "Cyrillic look-alike": lambda text, rng: text.replace("a", "\u0430", 1) if "a" in text else text + "\u0430",
+    "NUL": lambda text, rng: _at_random_letter(text, rng, "\x00"),
+    "the other layout's columns": lambda text, rng: text.replace(
+        PAIRS_HEADER.strip(), PAIRS_HEADER.strip() + ",Gender_ID_x,sent_x,sent_y", 1).replace(
+        "\n", ",Gay,X ist da.,Y ist da.\n").replace(",Gender_ID_x,sent_x,sent_y,Gay,X ist da.,Y ist da.", ",Gender_ID_x,"
+                                                    "sent_x,sent_y", 1),
+    "an extra field": lambda text, rng: text.replace("\n", ",extra\n", 2),
+    "a sentence emptied": lambda text, rng: text.replace("Schwule Männer sind nett.", " ", 1),
+    "an unclosed quote": lambda text, rng: text.replace("Lesbische", '"Lesbische', 1),
+    # harmless: the reader normalises these, so the data must stay the same
+    "fullwidth group": lambda text, rng: text.replace(",gay", ",ｇａｙ", 1),
+    "spaces around a value": lambda text, rng: text.replace(",stereo,", ",  stereo ,", 1),
+    "a byte-order mark": lambda text, rng: "\ufeff" + text,
+    "Windows line ends": lambda text, rng: text.replace("\n", "\r\n"),
+}
+
+
+def _at_random_letter(text: str, rng, char: str) -> str:
+    body = text.index("\n") + 1  # not in the header
+    letters = [i for i in range(body, len(text)) if text[i].isalpha()]
+    at = rng.choice(letters)
+    return text[:at] + char + text[at:]
+
+
+def test_random_damage_to_a_pair_file_is_refused_or_changes_nothing(tmp_path):
+    """A seeded mutation loop (1-3 mutations per file, 150 files): the reader refuses the file
+    in one line, or reads exactly the pairs of the valid file; never other data without an
+    option that says so."""
+    import random
+
+    from queerbias.errors import DataError
+    from queerbias.pairs.io import read_pairs
+
+    valid = PAIRS_HEADER + GOOD_ROWS + "Trans Frauen sind stark.,Cis Frauen sind stark.,stereo,trans\n"
+    reference = read_pairs(_write(Inputs(tmp_path, tmp_path, None), "valid.csv", valid)).checksum
+    rng, outcomes = random.Random(21), {"refused": 0, "same": 0}
+    for number in range(150):
+        chosen = rng.sample(sorted(MUTATIONS), rng.randint(1, 3))
+        text = valid
+        for name in chosen:
+            text = MUTATIONS[name](text, rng)
+        path = tmp_path / f"mutated-{number}.csv"
+        path.write_bytes(text.encode("utf-8"))
+        try:
+            checksum = read_pairs(path).checksum
+        except DataError as err:
+            assert "\n" not in str(err) and str(path) in str(err), (chosen, err)
+            outcomes["refused"] += 1
+            continue
+        assert checksum == reference, f"{chosen} were read as other pairs"
+        outcomes["same"] += 1
+    assert outcomes["refused"] > 50 and outcomes["same"] > 5, outcomes
+
+
+def test_random_damage_through_the_cli_never_scores_other_data(tmp_path, model_variants, request, monkeypatch):
+    """The same loop through `queerbias score` with a tiny model (12 files): exit 2 with one
+    line, or exit 0 with exactly the valid file's scores."""
+    import json
+    import random
+
+    monkeypatch.chdir(tmp_path)
+    _log_to_this_stderr(monkeypatch)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    valid = PAIRS_HEADER + GOOD_ROWS
+
+    def score(text: str, name: str):
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(text.encode("utf-8"))
+        lines = []
+        code = main(["score", "--no-progress", "--pairs", str(path), "--model", inputs["bert"],
+                     "--out", str(tmp_path / name)], report=lines.append)
+        summary = tmp_path / name / "summary.json"
+        figures = json.loads(summary.read_text()) if summary.exists() else None
+        return code, lines, figures and (figures["overall"], figures["groups"])
+
+    code, _, reference = score(valid, "valid")
+    assert code == 0
+    rng = random.Random(2121)
+    for number in range(12):
+        chosen = rng.sample(sorted(MUTATIONS), rng.randint(1, 2))
+        text = valid
+        for name in chosen:
+            text = MUTATIONS[name](text, rng)
+        code, lines, figures = score(text, f"m{number}")
+        if code == 0:
+            assert figures == reference, f"{chosen} scored other data"
+        else:
+            assert code == 2 and len(lines) == 1 and figures is None, (chosen, lines)
+
+
+def test_the_output_lock_refuses_a_second_writer_and_leaves_nothing(tmp_path):
+    from queerbias.errors import QueerbiasError
+    from queerbias.outputs import LOCK_FILE, OutputLock
+
+    folder = tmp_path / "run"
+    with OutputLock(folder, "a pairs run"):
+        with pytest.raises(QueerbiasError, match="in use by another running queerbias process"):
+            OutputLock(folder, "a pairs run").__enter__()
+    assert not (folder / LOCK_FILE).exists()
+    with OutputLock(folder, "a pairs run"):  # released: the folder is free again
+        pass
+    fresh = tmp_path / "fresh"
+    with pytest.raises(ValueError), OutputLock(fresh, "a pairs run"):
+        raise ValueError("refused")
+    assert not fresh.exists()  # a refused run leaves no empty folder behind

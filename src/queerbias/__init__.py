@@ -2,7 +2,8 @@
 
 The Python API (docs/api.md): `score` a model on sentence pairs, `run_suite` any registered
 suite (`list_suites`), `load_run` a run folder, `compare` runs before and after a
-mitigation. The names load on first use, so `import queerbias` and the CLI stay light.
+mitigation, run a `study` (models × training runs × seeds). The names load on first use, so
+`import queerbias` and the CLI stay light.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from queerbias.errors import QueerbiasError
 __version__ = "0.1.0"
 
 __all__ = ["Comparison", "QueerbiasError", "RunRecord", "ScoreRun", "__version__", "compare", "list_suites",
-           "load_run", "run_suite", "score"]
+           "load_run", "run_suite", "score", "study"]
 _API = frozenset(__all__) - {"QueerbiasError", "__version__"}  # defined in queerbias.api
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         load_run,
         run_suite,
         score,
+        study,
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pandas as pd
 
+from queerbias.commands.compare import check_numbers
 from queerbias.commands.run import checked_out, slug
 from queerbias.errors import QueerbiasError
 from queerbias.report.runs import check_labels
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
 
     from queerbias.models.loading import LoadedModel
     from queerbias.pairs.schema import PairSet
+    from queerbias.study.report import StudyReport
 
-__all__ = ["Comparison", "RunRecord", "ScoreRun", "compare", "list_suites", "load_run", "run_suite", "score"]
+__all__ = ["Comparison", "RunRecord", "ScoreRun", "compare", "list_suites", "load_run", "run_suite", "score", "study"]
 
 #: what `score` returns: the run record every suite's runs share
 ScoreRun = RunRecord
@@ -50,7 +52,7 @@ def score(model: ModelLike, pairs: str | os.PathLike | PairSet, *, out: str | os
 
     `pairs`: a registered benchmark name (`queerbias benchmarks`), a CSV/TSV/JSONL pair file
     or a `PairSet`. `options`: the pair suite's settings (sample, seed, scope, reduction,
-    pll, bos, lowercase, decimals, duplicates, identical, batch_size, chunk_pairs) and, for a
+    pll, bos, lowercase, decimals, duplicates, identical, layout, unscorable, batch_size, chunk_pairs) and, for a
     spec, the loading options (kind, dtype, device, trust_remote_code, allow_pickle_weights).
     `out=None` evaluates in memory and writes nothing; a folder gets pairs.csv, summary.md,
     summary.png and summary.json, and resumes there after an interruption.
@@ -73,7 +75,7 @@ def _run(name: str, where: str, model, data, out, label, overwrite: bool, progre
     """Options checked and the output folder too, before any model loads; then the store runs."""
     suite = registry.get_suite(name)
     settings, load_options = _options(suite, options, where)
-    out = None if out is None else checked_out(out)
+    out = None if out is None else checked_out(out, _paths(model, data))
     model = _model(suite, model, load_options, where)
     data = os.fspath(data) if isinstance(data, os.PathLike) else data
     if out is None:
@@ -229,6 +231,9 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     for name, value in (("resamples", resamples), ("seed", seed)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise QueerbiasError(f"compare: {name} must be an integer, got {value!r}")
+    if isinstance(ppl_margin, bool) or not isinstance(ppl_margin, (int, float)):
+        raise QueerbiasError(f"compare: ppl_margin must be a number, got {ppl_margin!r}")
+    check_numbers(resamples, seed, ppl_margin, prefix="compare: ")
     try:
         options = CompareOptions(soft_test=soft_test, correction=correction, n_resamples=resamples, seed=seed)
     except ValueError as err:
@@ -237,11 +242,16 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     if best is not None and best not in criteria:
         raise QueerbiasError(f"compare: best must be one of {', '.join(criteria)} for {runs[0].suite.name} runs, "
                              f"got {best!r}")
-    out = None if out is None else checked_out(out)
+    out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options, best_criterion=best, ppl_margin_pct=ppl_margin)
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)
+
+
+def _paths(*inputs) -> list:
+    """The inputs that may be paths (a spec string, a path), which an output must not touch."""
+    return [os.fspath(i) for i in inputs if isinstance(i, (str, os.PathLike))]
 
 
 def _record(run) -> RunRecord:
@@ -250,3 +260,15 @@ def _record(run) -> RunRecord:
     if isinstance(run, (str, os.PathLike)):
         return load_run(run)
     raise QueerbiasError(f"compare: a run is a RunRecord or a run folder, not {type(run).__name__}")
+
+
+# -- studies ------------------------------------------------------------------------
+
+def study(config: str | os.PathLike, *, jobs: int = 1, force: bool = False,
+          out: str | os.PathLike | None = None) -> StudyReport:
+    """Run or resume a study file (= `queerbias study --config FILE`; docs/study.md): every model ×
+    training run × seed as a training run in its own process, then STUDY/report/. Returns where the
+    report is (`path`, `index`, `methods`), whether it is `complete` and what is `missing`."""
+    from queerbias.study.run import run_study
+
+    return run_study(config, jobs=jobs, force=force, out=out)

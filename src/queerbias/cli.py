@@ -14,7 +14,7 @@ import logging
 import pkgutil
 import sys
 
-from queerbias import __version__, commands
+from queerbias import __version__, commands, os_errors
 from queerbias.errors import QueerbiasError
 
 
@@ -58,9 +58,17 @@ def main(argv: list[str] | None = None, report=None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
+        problem = os_errors.stdout_problem()
+        if problem:
+            raise QueerbiasError(problem)
         return int(args.func(args) or 0)
     except QueerbiasError as err:
         report(f"queerbias {args.command}: error: {err}")
+        return 2
+    except (OSError, UnicodeEncodeError) as err:  # the machine's, not the input's: full disk, closed pipe, ...
+        if isinstance(err, BrokenPipeError):
+            os_errors.silence_stdout()
+        report(f"queerbias {args.command}: error: {os_errors.describe(err)}")
         return 2
 
 

@@ -115,13 +115,11 @@ def iter_jsonl(path: Path, on_bad: Callable[[DataError], None] | None = None,
 
 
 def _parse_object(line: str, path: Path, row: int) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise DataError(path, f"invalid JSON: {err.msg}", row=row) from None
-    if not isinstance(record, dict):
-        raise DataError(path, f"expected a JSON object, got {type(record).__name__}", row=row)
-    return record
+    """Strict: a duplicate key or NaN/Infinity is refused (`records.parse_json_object`); values
+    may be long (a corpus document), so no field bound."""
+    from queerbias.records import parse_json_object
+
+    return parse_json_object(line, path, row, max_field=None)
 
 
 def dumps_line(record: dict[str, Any]) -> str:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from queerbias import killpoint
 from queerbias.cli import main as cli_main
 from queerbias.corpus.builder import BuildConfig, CorpusBuilder, is_validation
 from queerbias.corpus.manifest import load_manifest
@@ -166,17 +167,12 @@ def test_killed_build_leaves_no_output_that_looks_complete(tmp_path: Path):
     source = write_jsonl(tmp_path / "many.jsonl",
                          [{"doc_id": f"d{i}", "text": german(rng, 80)} for i in range(6000)])
     out = tmp_path / "out"
-    process = subprocess.Popen(
+    # the build kills itself after writing 500 documents to the split (queerbias.killpoint)
+    process = subprocess.run(
         [sys.executable, "-m", "queerbias.cli", "corpus", "build", "--name", "k", "--source",
-         str(source), "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while not any(p.name.startswith(".train.jsonl.") for p in out.glob(".*")):
-        assert process.poll() is None and time.monotonic() < deadline, "build ended too early"
-        time.sleep(0.005)
-    time.sleep(0.3)  # let it write part of the split
-    assert process.poll() is None, "build finished before it could be killed"
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+         str(source), "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, killpoint.ENV: "document:500"})
+    assert process.returncode == -signal.SIGKILL, "build finished before it could be killed"
 
     names = {p.name for p in out.iterdir()}
     assert not names & {"train.jsonl", "validation.jsonl", "stats.json", "datasheet.md"}

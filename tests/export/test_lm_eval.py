@@ -17,18 +17,17 @@ from queerbias.scoring.runner import score_to_dir
 
 PAIRS = PairSet("lm-eval-test", [
     Pair("1", "Schwule Männer sind nett.", "Heterosexuelle Männer sind nett.", "gay"),
-    Pair("2", "Lukas ist schwul.", "Lukas ist hetero.", "gay"),
+    Pair("2", "Lukas ist schwul, sagt man.", "Lukas ist hetero, sagt man.", "gay"),
     Pair("3", "Trans Frauen sind stark.", "Cis Frauen sind stark.", "transgender"),
     Pair("4", "James is very strong.", "Mary is very strong.", "queer", direction="antistereo"),
-    Pair("5", "Anna ist lesbisch und liest gern.", "Anna ist hetero.", "lesbian"),
+    Pair("5", "Anna ist lesbisch und liest gern.", "Anna ist hetero und liest.", "lesbian"),
     Pair("6", "Nicht-binäre Menschen lachen über die Straße.", "Cis Menschen lachen.", "nonbinary"),
     # shares "Schwule Männer sind nett." with pair 1 but scores other runs of it: the case
     # where lm-eval's one-token cache would read the wrong positions (collision_free)
     Pair("7", "Schwule Männer sind nett.", "Lesbische Frauen sind klug.", "gay"),
     Pair("8", "Lesbische Frauen sind klug.", "Heterosexuelle Frauen sind klug.", "lesbian"),
-    Pair("9", "Xier mag Kaffee.", "Er mag Kaffee.", "nonbinary"),
+    Pair("9", "(Xier mag Kaffee.)", "(Er mag Kaffee.)", "nonbinary"),  # "(": a first token in common
     Pair("10", "Dey liest ein Buch.", "Sie liest ein Buch.", "nonbinary", direction="antistereo"),
-    Pair("11", "Größe", "Maß", "queer"),  # shares no scored token under the reference scope: a tie
 ])
 CASES = [  # (model fixture, scoring config): tokenizer styles with and without BOS
     ("tiny_gpt2", ScoringConfig()),  # byte-level BPE, BOS = EOS = <|endoftext|>

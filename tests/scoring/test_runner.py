@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from queerbias import killpoint
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import load_pairs
 from queerbias.scoring.runner import sample_pairs, score_to_dir
@@ -68,16 +68,12 @@ def test_resume_after_kill_matches_uninterrupted_run(tiny_bert, tmp_path):
     command = CLI + ["score", "--model", str(tiny_bert), "--pairs", "queerbias-de", "--sample",
                      "400", "--seed", "3", "--out", str(killed), "--chunk-pairs", "10",
                      "--batch-size", "4", "--no-progress"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    partial = killed / ".partial" / "rank0.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and (not partial.exists() or partial.read_text().count("\n") < 30):
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    # killed by itself right after its 30th chunk is saved (queerbias.killpoint), not after a wait
+    killed_run = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env={**os.environ, killpoint.ENV: "chunk:30"})
+    assert killed_run.returncode == -signal.SIGKILL
     assert not (killed / "summary.json").exists(), "a killed run must not look complete"
-    scored_before = partial.read_text().count("\n")
-    assert 30 <= scored_before < 400
+    assert (killed / ".partial" / "rank0.jsonl").read_text().count("\n") == 30
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "resuming" in result.stderr

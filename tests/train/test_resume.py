@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import torch
 from safetensors.torch import load_file
 
+from queerbias import killpoint
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 
@@ -19,23 +19,22 @@ from .helpers import logged_losses, small_config, write_config
 STEPS = 8
 
 
-def _kill_after_checkpoint(config_path, marker, timeout=240.0) -> int:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    process = subprocess.Popen([sys.executable, "-m", "queerbias.cli", "train", "--config",
-                                str(config_path)], env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    return process.wait()
+def _kill_after_checkpoint(config_path) -> int:
+    """Train until the first checkpoint is marked complete; the process then kills itself
+    (queerbias.killpoint), at the same point however loaded the machine is."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           killpoint.ENV: "checkpoint:1"}
+    return subprocess.run([sys.executable, "-m", "queerbias.cli", "train", "--config", str(config_path)],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
 
 
 def test_resume_after_sigkill_matches_uninterrupted(tiny_llama, tmp_path):
     killed_config = small_config(tiny_llama, tmp_path / "killed", max_steps=STEPS)
     path = write_config(tmp_path / "killed.yaml", killed_config)
-    returncode = _kill_after_checkpoint(path, tmp_path / "killed" / "checkpoint-2" / "queerbias-complete")
+    returncode = _kill_after_checkpoint(path)
     assert returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert (tmp_path / "killed" / "checkpoint-2" / "queerbias-complete").is_file()
+    assert not (tmp_path / "killed" / "checkpoint-4").exists()
     assert not (tmp_path / "killed" / "final").exists()
 
     resumed = run_training(config_from_dict(killed_config))

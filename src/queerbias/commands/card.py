@@ -19,11 +19,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from queerbias.fileio import require_output_dir
-    from queerbias.train.card import write_card
+    from queerbias.outputs import output_path, run_files
+    from queerbias.train.card import CARD_FILE, write_card
 
-    if args.out is not None:
-        require_output_dir(args.out.parent)
+    if args.out is not None:  # the card may replace itself, never a file of the run
+        output_path(args.out, run_files(args.run, except_=[args.run / "final" / CARD_FILE]), file=True)
     path, incomplete = write_card(args.run, args.out)
     print(f"wrote {path}" + (f" (evaluation incomplete: {'; '.join(incomplete)})" if incomplete else ""))
     return 0

@@ -8,9 +8,10 @@ runs, not when the CLI builds its parser.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
-from queerbias.commands.run import add_model_options
+from queerbias.commands.run import add_model_options, checked_out
 from queerbias.errors import QueerbiasError
 from queerbias.report.choices import BEST_CRITERIA, CORRECTIONS, SOFT_TESTS
 from queerbias.suites.pairs.suite import PairSettings
@@ -59,10 +60,25 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
                    help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
 
 
+MAX_RESAMPLES = 1_000_000  # a million resamples per cell already takes minutes
+
+
 def run(args: argparse.Namespace) -> int:
+    check_numbers(args.resamples, args.seed, args.ppl_margin)  # before any run is scored or loaded
     if args.model:
         return compare_and_print(_scored_runs(args), args)
     return compare_command(args)
+
+
+def check_numbers(resamples: int, seed: int, ppl_margin: float, prefix: str = "--") -> None:
+    """The comparison's numbers, before any work: a bounded number of resamples, a seed numpy
+    takes, and a perplexity margin that is a number (NaN would switch the guard off)."""
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise QueerbiasError(f"{prefix}resamples must be between 1 and {MAX_RESAMPLES:,}, got {resamples}")
+    if seed < 0:
+        raise QueerbiasError(f"{prefix}seed must be 0 or more, got {seed}")
+    if not math.isfinite(ppl_margin) or ppl_margin < 0:
+        raise QueerbiasError(f"{prefix}ppl-margin must be a finite percentage of 0 or more, got {ppl_margin}")
 
 
 def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
@@ -71,7 +87,9 @@ def compare_command(args: argparse.Namespace, suite: str | None = None) -> int:
 
     if len(args.runs) < 2:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
-    runs = load_runs([parse_run_arg(arg) for arg in args.runs])
+    specs = [parse_run_arg(arg) for arg in args.runs]
+    checked_out(args.out, [path for _, path in specs])
+    runs = load_runs(specs)
     if suite is not None:
         for record in runs:
             if record.suite.name not in (suite, *_views(suite)):
@@ -89,8 +107,7 @@ def compare_and_print(runs: list, args: argparse.Namespace) -> int:
     from queerbias.report.delta_tables import delta_table
     from queerbias.report.tables import to_markdown
 
-    if args.resamples < 1:
-        raise QueerbiasError("--resamples must be at least 1")
+    check_numbers(args.resamples, args.seed, args.ppl_margin)
     options = CompareOptions(soft_test=args.soft_test, correction=args.correction, n_resamples=args.resamples,
                              seed=args.seed)
     document = compare_runs(runs[0], runs[1:], options, best_criterion=args.best, ppl_margin_pct=args.ppl_margin)
@@ -113,6 +130,7 @@ def _scored_runs(args: argparse.Namespace) -> list:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
+    checked_out(args.out, [args.pairs, *args.model])
     from queerbias.commands.run import model_options, slug
     from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.store import run_to_dir

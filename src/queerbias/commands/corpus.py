@@ -17,6 +17,7 @@ from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.crawl.keys import KEY_ENV, CrawlKey, default_key_file
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, dumps_line
+from queerbias.outputs import output_path
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 
@@ -92,6 +93,7 @@ def register(subparsers) -> None:
 
 def run_taz(args: argparse.Namespace) -> int:
     since = args.since_year if args.since_year is not None else default_since_year()
+    output_path(args.output, args.paths, option="--output", file=True)
     reader = TazReader(KeywordMatcher(DEFAULT_KEYWORDS), since_year=since,
                        until_year=args.until_year, bad=BadRecords(skip=args.skip_bad))
     with atomic_open(args.output) as out:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from queerbias.commands.score import DEFAULT_MODEL, DEFAULT_PAIRS
 from queerbias.errors import QueerbiasError
-from queerbias.suites.pairs.suite import PairSettings
+from queerbias.suites.pairs.suite import PairSettings, PairsSuite, data_of
 from queerbias.suites.settings import add_arguments, from_args
 
 #: `queerbias score`'s settings that have no meaning for a task folder (lm-eval batches itself)
@@ -38,18 +38,25 @@ def register(subparsers) -> None:
 def run_lm_eval(args) -> int:
     from queerbias.export.lm_eval_folder import export_lm_eval
     from queerbias.models.loading import inspect_model
+    from queerbias.outputs import output_path
     from queerbias.pairs.io import load_pairs
+    from queerbias.pairs.schema import PairSet
     from queerbias.scoring.runner import sample_pairs
 
     settings = from_args(PairSettings, args)  # checked before anything loads
+    output_path(args.out, [args.pairs, args.model])
     config = settings.scoring()
     model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
     if model.kind != "causal":
         raise QueerbiasError(f"{args.model} is a masked LM; lm-evaluation-harness has no masked-LM "
                              "backend, so no lm-eval task can give its pseudo-log-likelihood "
                              "scores: use `queerbias score`")
-    pair_set = sample_pairs(load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical),
+    pair_set = sample_pairs(load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical,
+                                       layout=settings.layout),
                             settings.sample, settings.seed)
+    kept, _ = PairsSuite().screen(model, pair_set.pairs, data_of(pair_set, settings)[1], settings)  # as score does
+    if len(kept) < len(pair_set):
+        pair_set = PairSet(pair_set.name, list(kept), pair_set.source, meta=pair_set.meta)
     task_yaml = export_lm_eval(pair_set, model.tokenizer, model.base_path, args.out, config, args.task,
                                args.overwrite, model.max_length)
     task = task_yaml.stem

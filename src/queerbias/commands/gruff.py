@@ -43,11 +43,13 @@ def register(subparsers) -> None:
 
 def generate_command(args: argparse.Namespace) -> int:
     from queerbias.fileio import atomic_write
+    from queerbias.outputs import output_path
     from queerbias.suites.gruff.generation import count_instances, generate, per_stratum
     from queerbias.suites.gruff.report import instances_csv
     from queerbias.suites.gruff.templates import load_templates
 
     config = from_args(GruffSettings, args, flags=FLAGS).generation()
+    output_path(args.out, [args.templates], file=True)
     templates = load_templates(args.templates)
     items = generate(templates, config)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -61,8 +61,9 @@ def model_labels(specs: list[str]) -> list[str]:
 
 
 def _out_dirs(args, view: str, specs: list[str]) -> list[Path]:
-    root = checked_out(args.out) if args.out is not None else \
-        Path("runs") / "lou" / view / (slug(specs[0]) if len(specs) == 1 else "multi")
+    root = checked_out(args.out if args.out is not None else
+                       Path("runs") / "lou" / view / (slug(specs[0]) if len(specs) == 1 else "multi"),
+                       (args.data, *specs))
     return [root] if len(specs) == 1 else [root / f"{i:02d}-{slug(spec)}" for i, spec in enumerate(specs)]
 
 

@@ -21,12 +21,15 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from queerbias.commands.run import checked_out
     from queerbias.errors import QueerbiasError
     from queerbias.fileio import atomic_write
     from queerbias.report.runs import load_runs, parse_run_arg
     from queerbias.report.score_tables import render_headline_tables, render_score_tables, score_matrix
 
-    runs = load_runs([parse_run_arg(arg) for arg in args.runs])
+    specs = [parse_run_arg(arg) for arg in args.runs]
+    checked_out(args.out, [path for _, path in specs])
+    runs = load_runs(specs)
     suites = sorted({r.suite.name for r in runs})
     if len(suites) > 1:
         raise QueerbiasError(f"runs of several suites ({', '.join(suites)}); report one suite at a time")

@@ -11,7 +11,6 @@ import argparse
 import re
 from pathlib import Path
 
-from queerbias.errors import QueerbiasError
 from queerbias.suites import settings as suite_settings
 from queerbias.suites.registry import REGISTRY, get_suite
 
@@ -75,18 +74,16 @@ def slug(spec: str) -> str:
 
 def out_dir(args, suite, spec: str) -> Path:
     """--out, checked before any model loads; default runs/<suite>/<model>."""
-    if args.out is None:
-        return Path("runs") / suite.name / slug(spec)
-    return checked_out(args.out)
+    return checked_out(Path("runs") / suite.name / slug(spec) if args.out is None else args.out,
+                       (args.data, spec))
 
 
-def checked_out(value: str | Path) -> Path:
-    """An output directory that can be written: not empty, not a file, not read-only."""
-    from queerbias.fileio import require_output_dir
+def checked_out(value: str | Path, inputs=()) -> Path:
+    """An output directory that can be written (not empty, not a file, not read-only) and that
+    is not, does not contain and does not lie inside any of `inputs` (`outputs.output_path`)."""
+    from queerbias.outputs import output_path
 
-    if not str(value).strip():
-        raise QueerbiasError("--out must name a directory (an empty value would write into the current one)")
-    return require_output_dir(Path(value))
+    return output_path(value, inputs)
 
 
 def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:

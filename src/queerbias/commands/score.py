@@ -46,8 +46,9 @@ def run(args) -> int:
     suite = PairsSuite()
     settings = from_args(PairSettings, args)  # checked before any model loads
     models = args.model or [DEFAULT_MODEL]
-    root = checked_out(args.out) if args.out is not None else \
-        Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi")
+    root = checked_out(args.out if args.out is not None else
+                       Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi"),
+                       (None if Path(args.data).is_dir() else args.data, *models))  # a folder: no pair file
     summaries = [(spec, evaluate(suite, args, spec, root if len(models) == 1 else root / slug(spec), settings))
                  for spec in models]
     if len(models) > 1 and process_state().is_main_process:

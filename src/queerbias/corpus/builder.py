@@ -41,6 +41,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from queerbias import killpoint
 from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, CrawlSource, Removals
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
@@ -51,6 +52,7 @@ from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
 from queerbias.crawl.inputs import read_small_text
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
+from queerbias.outputs import output_path
 from queerbias.text.language import is_german
 from queerbias.text.scrub import scrub_personal_data
 
@@ -213,6 +215,8 @@ class CorpusBuilder:
 
     def run(self) -> dict[str, Any]:
         """Build the corpus; returns the statistics also written to stats.json."""
+        output_path(self.config.output_dir, [spec.path for spec in self.config.sources] + [self.config.opt_out],
+                    option="corpus output folder")  # a source inside it would be rewritten while read
         out = make_private_dir(self.config.output_dir)
         lock = FolderLock(out, "build")
         try:
@@ -272,6 +276,7 @@ class CorpusBuilder:
             record["account"] = document.provenance["account"]
         line = dumps_line(record)
         handles[split].write(line)
+        killpoint.reached("document")
         size = len(document.text.encode("utf-8"))
         source["kept"].add(words, size)
         self.splits[split].add(words, size)

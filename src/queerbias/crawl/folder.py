@@ -9,13 +9,12 @@ ends, however it ends, so a killed crawl never leaves a stale lock behind.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 from pathlib import Path
 from typing import BinaryIO
 
 from queerbias.errors import QueerbiasError
+from queerbias.outputs import lock_file
 
 PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 LOCK = ".lock"
@@ -55,18 +54,9 @@ class FolderLock:
 
     def __init__(self, folder: Path, purpose: str):
         self.folder = Path(folder)
-        fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as err:
-            os.close(fd)
-            if err.errno in (errno.EWOULDBLOCK, errno.EACCES):
-                raise QueerbiasError(f"{self.folder} is in use by another queerbias process (a crawl, refresh "
-                                     f"or forget); wait for it to finish, then {purpose} again") from None
-            raise
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd: int | None = fd
+        self._fd: int | None = lock_file(self.folder / LOCK, PRIVATE_FILE,
+                                         f"{self.folder} is in use by another queerbias process (a crawl, refresh "
+                                         f"or forget); wait for it to finish, then {purpose} again")
 
     def release(self) -> None:
         if self._fd is not None:

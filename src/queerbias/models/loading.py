@@ -26,9 +26,11 @@ from safetensors import SafetensorError
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import read_text_utf8, regular_file
 from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
+from queerbias.records import loads_strict
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,7 @@ def inspect_model(
     config = _load_config(base_path, options)
     kind = _settle_kind(config, base_path, kind, force_kind)
     tokenizer = _load_tokenizer(path if adapter and _has_tokenizer(path) else base_path, options)
+    _check_vocabulary(tokenizer, getattr(config, "vocab_size", None), base_path)
     return InspectedModel(spec, path, base_path, bool(adapter), config, kind, tokenizer, dtype,
                           options, allow_pickle_weights, device)
 
@@ -127,8 +130,35 @@ def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
         source.update(base=found.base_path, adapter=found.path)
     device = torch.device(found.device) if found.device else _default_device()
     model.to(device).eval()
+    _check_loaded(found, model)
     return LoadedModel(spec=found.spec, model=model, tokenizer=found.tokenizer, kind=found.kind,
                        fingerprint=weights_fingerprint(model), source=source)
+
+
+def _check_loaded(found: InspectedModel, model: torch.nn.Module) -> None:
+    """What only the weights tell, refused before anything is scored: NaN or infinite weights
+    (found in one pass now, not after a chunk of scoring), a tokenizer with more tokens than
+    the embedding has rows, and a context too short to score a sentence."""
+    broken = non_finite_parameters(model)
+    if broken:
+        raise QueerbiasError(f"{found.spec}: its weights hold NaN or infinity (e.g. {', '.join(broken)}), so it "
+                             "gives NaN or infinite log-probabilities and its scores would be meaningless")
+    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    rows = getattr(embeddings, "num_embeddings", None)
+    _check_vocabulary(found.tokenizer, rows, found.spec)
+    limit = context_length(model, found.tokenizer)
+    if limit is not None and limit < 3:
+        raise QueerbiasError(f"{found.spec}: a context of {limit} positions cannot hold a sentence to score "
+                             "(its config's max_position_embeddings or n_positions?)")
+
+
+def _check_vocabulary(tokenizer, rows: int | None, where: str) -> None:
+    """A tokenizer whose ids go beyond the embedding would crash, or read rows another
+    tokenizer's tokens were trained for."""
+    if isinstance(rows, int) and len(tokenizer) > rows:
+        raise QueerbiasError(f"{where}: the tokenizer has {len(tokenizer)} tokens but the model's embedding has "
+                             f"{rows} rows, so ids from {rows} on have no embedding; is it the tokenizer of "
+                             "this model?")
 
 
 def non_finite_parameters(model: torch.nn.Module, limit: int = 3,
@@ -196,6 +226,8 @@ def _default_device() -> torch.device:
     return process_state().device
 
 
+_INTEGER = ("I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL")
+_INTEGER_BUFFERS = ("position_ids", "token_type_ids", "num_batches_tracked")  # integer by design
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "tokenizer.model",
                     "spiece.model", "sentencepiece.bpe.model", "merges.txt", "special_tokens_map.json")
 
@@ -215,6 +247,9 @@ def _check_folder(path: str) -> None:
         raise QueerbiasError(f"{path}: is a file; give the model's folder (config.json and "
                              "*.safetensors), a Hub id or embedded:gemma-3-270m")
     names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+    for name in names:  # open() on a FIFO blocks forever; a device can be endless
+        if not (folder / name).is_dir():
+            regular_file(folder / name, "a file of a model folder")
     if not names:
         raise QueerbiasError(f"{path}: the folder is empty; expected a model saved with "
                              "save_pretrained (config.json and *.safetensors)")
@@ -247,6 +282,14 @@ def _check_safetensors(path: Path) -> None:
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise QueerbiasError(f"{path}: not a safetensors file (unreadable header); "
                                  "download or save it again") from None
+    if not isinstance(header, dict):
+        raise QueerbiasError(f"{path}: not a safetensors file (its header is no JSON object)")
+    integer = [name for name, entry in header.items() if name != "__metadata__" and entry.get("dtype") in _INTEGER
+               and not name.endswith(_INTEGER_BUFFERS)]
+    if integer:
+        raise QueerbiasError(f"{path}: the weight {integer[0]} is stored as {header[integer[0]]['dtype']} "
+                             "(integers); loading would cast it to floating point and the model would be "
+                             "meaningless; save the model again with floating-point weights")
     ends = [entry["data_offsets"][1] for name, entry in header.items() if name != "__metadata__"]
     needed = 8 + length + max(ends, default=0)
     if size < needed:
@@ -256,10 +299,15 @@ def _check_safetensors(path: Path) -> None:
 
 def _adapter_config(path: str) -> dict | None:
     file = Path(path) / "adapter_config.json"
-    if not file.is_file():
+    if not file.exists():
         return None
-    config = json.loads(file.read_text())
-    if not config.get("base_model_name_or_path"):
+    try:
+        config = loads_strict(read_text_utf8(file, "adapter config"))
+    except ValueError as err:  # broken JSON, a repeated key, NaN
+        raise QueerbiasError(f"{file}: not a valid adapter config ({err})") from None
+    if not isinstance(config, dict):
+        raise QueerbiasError(f"{file}: an adapter config must be a JSON object, got {type(config).__name__}")
+    if not isinstance(config.get("base_model_name_or_path"), str) or not config["base_model_name_or_path"]:
         raise QueerbiasError(f"{file}: field 'base_model_name_or_path' is empty, so the base "
                              "model of this adapter is unknown")
     return config
@@ -315,7 +363,7 @@ def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bo
         model, info = auto.from_pretrained(path, dtype=dtype, output_loading_info=True,
                                            use_safetensors=None if allow_pickle else True,
                                            **options, **extra)
-    except (OSError, ValueError, SafetensorError) as err:
+    except (OSError, ValueError, RuntimeError, SafetensorError) as err:  # RuntimeError: a weight of another shape
         message = str(err).splitlines()[0].rstrip(".")
         pickle_only = "pytorch_model.bin" in str(err) or "safetensors" in message.lower()
         hint = (" If the checkpoint only has pickle (.bin) weights and you trust it, pass "
@@ -333,6 +381,13 @@ def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bo
 
 
 def _apply_adapter(model, adapter_path: str):
+    """The adapter merged into its base; PEFT's errors (a config it cannot read, weights of
+    the wrong shape for this base, modules the base lacks) become one line."""
     from peft import PeftModel
 
-    return PeftModel.from_pretrained(model, adapter_path).merge_and_unload()
+    try:
+        return PeftModel.from_pretrained(model, adapter_path).merge_and_unload()
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError, AttributeError, SafetensorError) as err:
+        message = " ".join(str(err).split())[:300]
+        raise QueerbiasError(f"{adapter_path}: cannot apply the adapter to its base ({type(err).__name__}: "
+                             f"{message}); is it an adapter of this base model?") from None

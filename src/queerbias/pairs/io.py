@@ -7,19 +7,18 @@ that cannot be scored is an error naming the file, row and field.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import logging
 import re
 import unicodedata
 from pathlib import Path
 
+from queerbias import records
 from queerbias.errors import DataError
 from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.taxonomy import canonical_group
+from queerbias.text.labels import label_problem, sentence_problem
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +42,15 @@ def normalise_text(value: str) -> str:
 
 
 def read_pairs(path: str | Path, name: str | None = None, duplicates: str = "error",
-               identical: str = "error") -> PairSet:
+               identical: str = "error", layout: str = "auto") -> PairSet:
     """Parse a pair file; the layout is recognised from its columns.
 
     `duplicates` decides what happens to rows that repeat another row in every
     field (or reuse a pair id), and `identical` to pairs whose two sentences are
     the same: an error (default), keep them (an identical pair always scores as a
     tie, as in the reference scripts), or drop them. Distinct rows whose sentences
-    coincide (common in template sets) are kept and counted.
+    coincide (common in template sets) are kept and counted. `layout` (auto, winoqueer,
+    crows-pairs) says which columns to read when a file has those of both.
     """
     for option, value in (("duplicates", duplicates), ("identical", identical)):
         if value not in _POLICIES:
@@ -61,7 +61,9 @@ def read_pairs(path: str | Path, name: str | None = None, duplicates: str = "err
     if not rows:
         raise DataError(path, "the file holds no pairs")
     columns = rows[0][1].keys()
-    layout = _detect_layout(path, columns)
+    if layout not in ("auto", *_LAYOUTS):
+        raise ValueError(f"layout must be auto or one of {tuple(_LAYOUTS)}, got {layout!r}")
+    layout = _detect_layout(path, columns, layout)
     has_id = any(c in columns for c in _ID_COLUMNS)
     pairs, first_seen, seen_texts = [], {}, set()
     repeated = dropped = same = 0
@@ -76,7 +78,7 @@ def read_pairs(path: str | Path, name: str | None = None, duplicates: str = "err
             if identical == "drop":
                 continue
         # A duplicate reuses a pair id or, without an id column, repeats a whole row.
-        identity = pair.pair_id if has_id else tuple(sorted(record.items()))
+        identity = pair.pair_id if has_id else tuple(sorted((k, repr(v)) for k, v in record.items()))
         if identity in first_seen:
             if duplicates == "error":
                 raise DataError(path, f"duplicate of row {first_seen[identity]} (pass "
@@ -111,54 +113,26 @@ def _with_id(pair: Pair, pair_id: str) -> Pair:
 
 
 def _rows(path: Path, text: str):
-    """Yield (row number as an editor shows it, record dict) for any supported format."""
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(path, f"invalid JSON ({err.msg})", row=number) from None
-            if not isinstance(record, dict):
-                raise DataError(path, "each line must be a JSON object", row=number)
-            yield number, {str(k): "" if v is None else str(v) for k, v in record.items()}
-        return
-    delimiter = "\t" if suffix in (".tsv", ".tab") else ","
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    while True:
-        start = max(reader.line_num, 1) + 1  # where the next record begins (after the header)
-        try:
-            record = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as err:
-            raise DataError(path, _csv_problem(err), row=reader.line_num + 1) from None
-        if None in record:
-            raise DataError(path, f"more fields than the header has ({len(reader.fieldnames)})",
-                            row=reader.line_num)
-        end = reader.line_num
-        broken = next((k for k, v in record.items() if v and ("\n" in v or "\r" in v)), None)
-        if broken is not None:
-            until = "the end of the file" if end >= text.count("\n") else f"row {end}"
-            raise DataError(path, f"a quote (\") opened in this field is not closed before {until}, "
-                            f"so rows {start}-{end} were read as one value; close or remove the "
-                            "quote", row=start, field=broken.strip())
-        yield reader.line_num, {k.strip(): v or "" for k, v in record.items()}
+    """Yield (row number as an editor shows it, record) through the strict record reader."""
+    return records.read_records(path, text)
 
 
-def _csv_problem(err: csv.Error) -> str:
-    if "field larger than field limit" in str(err):
-        return (f"a value is longer than {csv.field_size_limit()} characters: an unclosed quote, "
-                "or not a pair file?")
-    return f"not readable as CSV/TSV ({err})"
-
-
-def _detect_layout(path: Path, columns) -> str:
-    for layout, required in _LAYOUTS.items():
-        if all(c in columns for c in required):
-            return layout
+def _detect_layout(path: Path, columns, layout: str = "auto") -> str:
+    """The layout the columns are in; a file with the columns of both is ambiguous (read as one,
+    its sentences would be swapped and its groups wrong) unless `layout` says which."""
+    found = [name for name, required in _LAYOUTS.items() if all(c in columns for c in required)]
+    if layout != "auto":
+        if layout not in found:
+            raise DataError(path, f"--layout {layout}: the file lacks its columns "
+                            f"({', '.join(_LAYOUTS[layout])}); found {sorted(columns)}", row=1)
+        return layout
+    if len(found) > 1:
+        both = " and ".join(f"{name} ({', '.join(_LAYOUTS[name])})" for name in found)
+        raise DataError(path, f"the file has the columns of several layouts, {both}, so which sentence is the "
+                        "stereotypical one, or which column the group, is ambiguous; remove one set or pass "
+                        f"--layout {' or --layout '.join(found)}", row=1)
+    if found:
+        return found[0]
     raise DataError(
         path,
         "missing columns: expected WinoQueer (Gender_ID_x, sent_x, sent_y), CrowS-Pairs "
@@ -174,26 +148,39 @@ def _sentence_fields(layout: str) -> tuple[str, str]:
 
 def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, columns) -> Pair:
     """One record as a Pair; without an id column the id is the record's ordinal."""
-    def value(field: str, required: bool = True) -> str:
-        text = normalise_text(record.get(field, ""))
+    def value(field: str, required: bool = True, read=records.text) -> str:
+        text = normalise_text(read(record, field, path, row))
         if required and not text:
             raise DataError(path, "empty value", row=row, field=field)
         return text
 
-    pair_id = next((value(c, False) for c in _ID_COLUMNS if c in columns and value(c, False)),
-                   str(ordinal))
+    def sentence(field: str) -> str:
+        text = value(field)
+        problem = sentence_problem(text)
+        if problem:
+            raise DataError(path, f"the sentence {problem}", row=row, field=field)
+        return text
+
+    def label(field: str, required: bool = True) -> str:
+        text, problem = label_problem(value(field, required))
+        if problem:
+            raise DataError(path, f"the group label {problem}", row=row, field=field)
+        return text
+
+    pair_id = next((value(c, False, records.identifier) for c in _ID_COLUMNS
+                    if c in columns and value(c, False, records.identifier)), str(ordinal))
     category = value("category", False)
     first, second = _sentence_fields(layout)
-    more, less = value(first), value(second)
+    more, less = sentence(first), sentence(second)
     if layout == WINOQUEER:
-        group = value("Gender_ID_x")
-        counter = value("Gender_ID_y", False)
+        group = label("Gender_ID_x")
+        counter = label("Gender_ID_y", False)
         direction = "stereo"
     else:
         if layout == QUEERBIAS:
-            group, counter = value("group"), value("counterfactual_group", False)
+            group, counter = label("group"), label("counterfactual_group", False)
         else:
-            group, counter = value("bias_type"), ""
+            group, counter = label("bias_type"), ""
         direction_field = next((c for c in (*_DIRECTION_COLUMNS, "direction") if c in columns), None)
         direction = value(direction_field) if direction_field else "stereo"
         if direction not in ("stereo", "antistereo"):
@@ -213,11 +200,12 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
 
 def row_columns(path: Path) -> dict[int, dict[str, str]]:
     """Every row's raw values by row number (what a split by a file's column reads)."""
-    return {number: {k: normalise_text(v) for k, v in record.items()}
+    return {number: {k: normalise_text("" if v is None else str(v)) for k, v in record.items()}
             for number, record in _rows(path, decode_utf8(path, path.read_bytes()))}
 
 
-def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error") -> PairSet:
+def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error",
+               layout: str = "auto") -> PairSet:
     """A registered benchmark name (downloaded/generated as needed), a file path, or one
     side of a held-out split of either (`queerbias-de:test`, see `pairs.splits`)."""
     from queerbias.pairs.registry import resolve_pairs
@@ -225,9 +213,9 @@ def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "er
 
     split = None if Path(str(spec)).is_file() else parse_split(str(spec))
     if split is not None:
-        return load_split(split, str(spec), duplicates=duplicates, identical=identical)
+        return load_split(split, str(spec), duplicates=duplicates, identical=identical, layout=layout)
     resolved = resolve_pairs(str(spec))
     if isinstance(resolved, PairSet):
         return resolved
     name = str(spec) if not Path(str(spec)).exists() else None
-    return read_pairs(resolved, name=name, duplicates=duplicates, identical=identical)
+    return read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout)

@@ -50,6 +50,8 @@ class PairSet:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for index, pair in enumerate(self.pairs):
+            check_pair(pair, self.source or self.name, index)
         if not self.checksum:
             self.checksum = content_checksum(self.pairs)
 
@@ -59,6 +61,41 @@ class PairSet:
     def groups(self) -> list[str]:
         """Groups in order of first appearance."""
         return list(dict.fromkeys(p.group for p in self.pairs))
+
+
+def check_pair(pair: Pair, where: str, index: int) -> None:
+    """The file reader's rules for a pair however it was made (a `PairSet` built in Python too):
+    text fields are strings, sentences non-empty, different and without hidden characters, group
+    labels NFKC-normalised and free of hidden characters and mixed scripts."""
+    from queerbias.errors import DataError, QueerbiasError
+    from queerbias.text.labels import label_problem, sentence_problem
+
+    if not isinstance(pair, Pair):
+        raise QueerbiasError(f"{where}: item {index} is a {type(pair).__name__}, not a Pair")
+    name = f"pair {pair.pair_id}"
+    for field_name in ("pair_id", "sent_more", "sent_less", "group", "counterfactual_group", "category",
+                       "direction"):
+        value = getattr(pair, field_name)
+        if not isinstance(value, str):
+            raise DataError(where, f"{name}: {field_name} must be text, got {type(value).__name__} {value!r}",
+                            row=pair.source_row)
+    for field_name in ("sent_more", "sent_less"):
+        text = getattr(pair, field_name)
+        problem = "is empty" if not text.strip() else sentence_problem(text)
+        if problem:
+            raise DataError(where, f"{name}: {field_name} {problem}", row=pair.source_row)
+    for field_name in ("group", "counterfactual_group"):
+        value = getattr(pair, field_name)
+        if field_name == "group" and not value.strip():
+            raise DataError(where, f"{name}: the group is empty", row=pair.source_row)
+        normal, problem = label_problem(value)
+        if problem is None and normal != value:
+            problem = f"is not in NFKC form (it reads as {normal!r}, a different string)"
+        if problem:
+            raise DataError(where, f"{name}: {field_name} {value!r} {problem}", row=pair.source_row)
+    if pair.direction not in ("stereo", "antistereo"):
+        raise DataError(where, f"{name}: direction must be 'stereo' or 'antistereo', got {pair.direction!r}",
+                        row=pair.source_row)
 
 
 def content_checksum(pairs: list[Pair]) -> str:

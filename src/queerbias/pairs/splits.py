@@ -116,7 +116,7 @@ def shared_sentences(first, second) -> set[str]:
 
 
 def load_split(spec: SplitSpec, name: str, duplicates: str = "error",
-               identical: str = "error") -> PairSet:
+               identical: str = "error", layout: str = "auto") -> PairSet:
     """Resolve the source (registered set or file), then take the requested side."""
     from queerbias.pairs.io import read_pairs, row_columns
     from queerbias.pairs.registry import get_benchmark, is_registered, resolve_pairs
@@ -133,7 +133,8 @@ def load_split(spec: SplitSpec, name: str, duplicates: str = "error",
         pair_set = resolved
         keys = derived(pair_set)
     else:
-        pair_set = read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical)
+        pair_set = read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical,
+                              layout=layout)
         columns = row_columns(resolved)
         extra = derived(pair_set) if derived else {}
         keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,

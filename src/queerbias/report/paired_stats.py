@@ -61,6 +61,17 @@ def mcnemar_exact(before, after) -> McNemarResult:
     return McNemarResult(b, c, p, odds_ratio, max(b, c) / (b + c) - 0.5)
 
 
+def sign_test(differences) -> float:
+    """Exact two-sided sign test of paired differences against 0: the binomial test of the number of
+    positive differences among the non-zero ones at 1/2 (p = 1 without any). On 0/1 flags before
+    and after it is `mcnemar_exact`; on per-item means of such flags it tests their direction."""
+    differences = np.asarray(differences, dtype=float)
+    positive, negative = int(np.sum(differences > 0)), int(np.sum(differences < 0))
+    if positive + negative == 0:
+        return 1.0
+    return float(stats.binomtest(positive, positive + negative, 0.5).pvalue)
+
+
 def wilcoxon_signed_rank(after, before) -> PairedTestResult:
     """Wilcoxon signed-rank test as `scipy.stats.wilcoxon(after, before)` with defaults.
 

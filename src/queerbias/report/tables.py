@@ -1,4 +1,4 @@
-"""Generic table renderers: one table description, written as Markdown, LaTeX or CSV.
+"""Generic table renderers: one table description, written as Markdown, LaTeX, HTML or CSV.
 
 Cells are plain text with optional bold and superscript marks (significance stars),
 so every suite's report tables look alike and escaping is done in one place.
@@ -7,6 +7,7 @@ so every suite's report tables look alike and escaping is done in one place.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from dataclasses import dataclass, field
@@ -78,6 +79,32 @@ def to_latex(table: Table) -> str:
         lines.append(rf"\caption{{{_tex_escape(caption)}}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def to_html(table: Table) -> str:
+    """An HTML table (caption above, notes below), every text escaped; summary rows in <tfoot>."""
+    def row(cells: list[CellLike], tag: str) -> str:
+        return "<tr>" + "".join(f"<{tag}>{_html_cell(cell)}</{tag}>" for cell in cells) + "</tr>"
+
+    parts = ["<table>"]
+    if table.caption:
+        parts.append(f"<caption>{html.escape(table.caption)}</caption>")
+    parts.append("<thead>" + row(table.header, "th") + "</thead>")
+    parts.append("<tbody>" + "".join(row(r, "td") for r in table.rows) + "</tbody>")
+    if table.summary_rows:
+        parts.append("<tfoot>" + "".join(row(r, "td") for r in table.summary_rows) + "</tfoot>")
+    parts.append("</table>")
+    if table.notes:
+        parts.append(f'<p class="notes">{html.escape(table.notes)}</p>')
+    return "\n".join(parts) + "\n"
+
+
+def _html_cell(cell: CellLike) -> str:
+    rendered = []
+    for part in _parts(cell):
+        text = html.escape(part.text) + (f"<sup>{html.escape(part.marks)}</sup>" if part.marks else "")
+        rendered.append(f"<strong>{text}</strong>" if part.bold else text)
+    return " / ".join(rendered)
 
 
 def to_csv(header: list[str], rows: list[list]) -> str:

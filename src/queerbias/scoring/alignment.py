@@ -9,6 +9,7 @@ LMs all but the first (the prepended BOS).
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 
 
@@ -49,3 +50,23 @@ def scored_positions(
     shared1, shared2 = set(template1), set(template2)
     return ([p for p in scorable1 if p not in shared1],
             [p for p in scorable2 if p not in shared2])
+
+
+def measures_something(ids1: Sequence[int], positions1: Sequence[int], ids2: Sequence[int],
+                       positions2: Sequence[int], kind: str) -> bool:
+    """Whether the two sentence scores can differ at all, whatever the model's weights.
+
+    A scored position's log-probability is a function of what the model sees there: for a
+    masked LM the whole sentence with that position masked (so any difference between the
+    sentences reaches every position), for a causal LM only the tokens up to and including it.
+    When both sentences score the same multiset of such inputs the two sums (or means) are
+    equal by construction: no position at all (the sentences share no scored token), or, for
+    a causal LM, only positions before the first difference (the identity word is the last
+    token, so under shared-token scoring every scored token precedes it).
+    """
+    def inputs(ids, positions):
+        if kind == "causal":
+            return Counter(tuple(ids[:p + 1]) for p in positions)
+        return Counter((tuple(ids), p) for p in positions)
+
+    return bool(positions1 or positions2) and inputs(ids1, positions1) != inputs(ids2, positions2)

@@ -20,7 +20,7 @@ import torch
 
 from queerbias.errors import DataError
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import scored_positions
+from queerbias.scoring.alignment import measures_something, scored_positions
 from queerbias.scoring.scorer import Encoding, NonFiniteScores, Request, Scorer, SentenceEncoder, reduce
 
 log = logging.getLogger(__name__)
@@ -112,18 +112,21 @@ def oriented_scores(scorer: Scorer, pairs: Sequence[Pair], plans: list, requests
 
 
 def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str = "error",
-                 where: str = "pairs") -> tuple[list[Pair], dict]:
+                 where: str = "pairs", kind: str | None = None, unscorable: str = "error") -> tuple[list[Pair], dict]:
     """Check every pair with the tokenizer alone, before any weights load.
 
     A sentence longer than the model takes is refused (`long_sentences: error`, the
     default), its pair left out (`skip`) or cut (`truncate`, which the encoder does).
     Two different texts that the tokenizer turns into the same ids (words it only
     knows as `[UNK]`) measure nothing, like identical sentences: refused unless
-    `identical` is keep (they score as ties) or drop. Returns the pairs kept and, when
-    any pair was found, the counts to record (`where` names the data in errors).
+    `identical` is keep (they score as ties) or drop. With the model's `kind`, a pair whose
+    two scores cannot differ (`alignment.measures_something`: no scored token, or a causal
+    LM's tokens all before the difference) is refused, naming it, unless `unscorable` is
+    drop. Returns the pairs kept and, when any pair was found, the counts to record
+    (`where` names the data in errors).
     """
     policy = encoder.config.long_sentences
-    long, same = [], []
+    long, same, unmeasured = [], [], []
     encoded: dict[tuple[str, bool], Encoding] = {}  # sentences repeat across pairs (v0: 3 times on average)
 
     def encode(text: str, cut: bool) -> Encoding:
@@ -138,8 +141,11 @@ def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str
             if policy != "truncate":
                 continue
             first, second = (encode(text, True) for text in pair.aligned_order)
-        if first.ids == second.ids and pair.sent_more != pair.sent_less:
-            same.append(pair)  # identical texts were settled when the file was read
+        if first.ids == second.ids:
+            if pair.sent_more != pair.sent_less:
+                same.append(pair)  # identical texts were settled when the file was read
+        elif kind is not None and not _measures_something(first, second, kind, encoder.config.scope):
+            unmeasured.append(pair)
     if long and policy == "error":
         pair, length = long[0]
         raise DataError(where, f"pair {pair.pair_id} has a sentence of {length} tokens, more than "
@@ -151,19 +157,44 @@ def screen_pairs(pairs: Sequence[Pair], encoder: SentenceEncoder, identical: str
                         "tokenizer turns them into the same tokens (unknown words?), so it measures "
                         f"nothing{_and_more(len(same))}; pass --identical keep (a tie) or drop",
                         row=same[0].source_row)
-    if not long and not same:
+    if unmeasured and unscorable == "error":
+        pair = unmeasured[0]
+        raise DataError(where, f"pair {pair.pair_id} measures nothing: {_why_unmeasured(pair, encoder, kind)}"
+                        f"{_and_more(len(unmeasured))}; fix the pair, or pass --unscorable drop to leave such "
+                        "pairs out (they are counted in the results)", row=pair.source_row)
+    if not long and not same and not unmeasured:
         return list(pairs), {}
-    log.warning("%s: %d pairs have a sentence longer than %s tokens (%s), %d tokenize "
-                "identically (%s)", where, len(long), encoder.max_length, policy, len(same), identical)
+    log.warning("%s: %d pairs have a sentence longer than %s tokens (%s), %d tokenize identically (%s), "
+                "%d measure nothing (%s)", where, len(long), encoder.max_length, policy, len(same), identical,
+                len(unmeasured), unscorable)
     left_out = {p.key for p, _ in long} if policy == "skip" else set()
     if identical == "drop":
         left_out |= {p.key for p in same}
+    left_out |= {p.key for p in unmeasured}
     kept = [p for p in pairs if p.key not in left_out]
     if not kept:
-        raise DataError(where, "no pair is left to score: every pair is too long or "
-                        "tokenizes identically")
-    return kept, {"long_pairs": len(long), "token_identical_pairs": len(same),
-                  "token_identical_policy": identical}
+        raise DataError(where, "no pair is left to score: every pair is too long, tokenizes identically "
+                        "or measures nothing")
+    counts = {"long_pairs": len(long), "token_identical_pairs": len(same), "token_identical_policy": identical}
+    if unmeasured:
+        counts |= {"unscorable_pairs": len(unmeasured), "unscorable_policy": unscorable}
+    return kept, counts
+
+
+def _measures_something(first: Encoding, second: Encoding, kind: str, scope: str) -> bool:
+    pos1, pos2 = scored_positions(first.ids, second.ids, kind, scope, first.scorable, second.scorable)
+    return measures_something(first.ids, pos1, second.ids, pos2, kind)
+
+
+def _why_unmeasured(pair: Pair, encoder: SentenceEncoder, kind: str) -> str:
+    first, second = (encoder(text) for text in pair.aligned_order)
+    pos1, _ = scored_positions(first.ids, second.ids, kind, encoder.config.scope, first.scorable, second.scorable)
+    if not pos1:
+        shared = " (they share none)" if encoder.config.scope == "shared" else ""
+        return (f"neither sentence has a token that is scored under scope {encoder.config.scope}{shared}, so both "
+                "score 0 and it would count as a tie")
+    return ("with a causal LM every scored token comes before the first token where the sentences differ (the "
+            "identity word at the end?), so both sentences get the same score and it would count as a tie")
 
 
 def _and_more(count: int) -> str:

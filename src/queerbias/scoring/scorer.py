@@ -202,8 +202,8 @@ class Scorer(ABC):
         if split is None:
             return None
         body, head = split
-        probe = self.encode("Das ist ein kurzer Test, ob alles passt.")
-        ids = torch.tensor([probe.ids], device=self.lm.device)
+        probe = self.encoder("Das ist ein kurzer Test, ob alles passt.").ids[:self.lm.max_length]  # fits the context
+        ids = torch.tensor([probe], device=self.lm.device)
         mask = torch.ones_like(ids)
         with torch.inference_mode():
             full = self.model(input_ids=ids, attention_mask=mask).logits[0].float()

@@ -16,6 +16,7 @@ processes or on where a run was interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -32,9 +33,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
+from queerbias.outputs import OutputLock
 from queerbias.report.markdown import summary_markdown
+from queerbias.suites import integrity
 from queerbias.suites import rows as row_io
 from queerbias.suites.protocol import DataRef, Suite
 from queerbias.suites.registry import get_suite
@@ -71,10 +75,18 @@ def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dic
 def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, extra_meta: dict | None = None,
                overwrite: bool = False, progress: bool = True, **load_options) -> dict:
     """Evaluate `lm` (a loaded model or a spec) on `data` (a spec, or `load_data`'s result) into
-    `out_dir`; returns the summary on every process."""
+    `out_dir`; returns the summary on every process. The main process holds the folder's lock
+    throughout: a second run into the same folder is refused while this one runs."""
     from queerbias.distributed import process_state
 
     state = process_state()
+    with OutputLock(out_dir, f"a {suite.name} run") if state.is_main_process else contextlib.nullcontext():
+        return _run_to_dir(state, suite, lm, data, out_dir, settings, extra_meta, overwrite, progress,
+                           load_options)
+
+
+def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, overwrite, progress,
+                load_options) -> dict:
     settings = settings if settings is not None else suite.Settings()
     out_dir = Path(out_dir)
     started = time.perf_counter()
@@ -90,13 +102,13 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
     state.wait_for_everyone()
     if summary_path.exists():
         log.info("%s already holds this finished run; nothing to do", out_dir)
-        return json.loads(summary_path.read_text(encoding="utf-8"))
+        return read_json_file(summary_path, "run summary")
 
     partial = out_dir / PARTIAL_DIR
     partial.mkdir(exist_ok=True)
     chunks = _chunks(items, suite.chunk_size(settings))
     mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
-    done = _read_partial(partial, key)
+    done = _read_partial(partial, key, chunks)
     todo = [c for c in mine if c not in done]
     if len(todo) < len(mine):
         log.info("resuming: %d of %d chunks already evaluated", len(mine) - len(todo), len(mine))
@@ -108,13 +120,13 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
             progress and state.is_local_main_process) as bar:
         produced = suite.evaluate(lm, (chunks[c] for c in todo), settings)
         for index, rows in zip(todo, produced, strict=True):
-            _append(sink, key, index, rows, suite)
+            _append(sink, key, index, len(chunks[index]), rows, suite)
             bar.update(len(chunks[index]))
     state.wait_for_everyone()
     evaluated = time.perf_counter()
 
     if state.is_main_process:
-        found = _read_partial(partial, key)
+        found = _read_partial(partial, key, chunks)
         missing = [c for c in range(len(chunks)) if c not in found]
         if missing:
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
@@ -123,10 +135,11 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
         meta = _meta(lm, ref, settings, method, key, state.num_processes, (started, loaded, evaluated),
                      len(items), extra_meta)
         record = summarise_rows(suite, rows, settings, meta)
+        suite.check_rows(record.rows(), record.summary, partial)  # decisions follow from the scores
         write_run(suite, record, out_dir)
         shutil.rmtree(partial, ignore_errors=True)
     state.wait_for_everyone()
-    return json.loads(summary_path.read_text(encoding="utf-8"))
+    return read_json_file(summary_path, "run summary")
 
 
 def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | None = None, label: str = "run",
@@ -254,8 +267,8 @@ def _check_previous(summary_path: Path, key: str, overwrite: bool) -> None:
     if not summary_path.exists():
         return
     try:
-        previous = json.loads(summary_path.read_text(encoding="utf-8")).get("meta", {}).get("run_key")
-    except (json.JSONDecodeError, AttributeError):
+        previous = read_json_file(summary_path, "run summary").get("meta", {}).get("run_key")
+    except (QueerbiasError, AttributeError):  # damaged: never the same run
         previous = None
     if previous == key and not overwrite:
         return
@@ -266,12 +279,13 @@ def _check_previous(summary_path: Path, key: str, overwrite: bool) -> None:
     shutil.rmtree(summary_path.parent / PARTIAL_DIR, ignore_errors=True)
 
 
-def _append(sink, key: str, index: int, rows: list[dict], suite: Suite) -> None:
-    line = json.dumps({"run": key, "chunk": index, "rows": _checked_rows(rows, suite)}, allow_nan=False,
+def _append(sink, key: str, index: int, n_items: int, rows: list[dict], suite: Suite) -> None:
+    line = json.dumps(integrity.chunk_record(key, index, n_items, _checked_rows(rows, suite)), allow_nan=False,
                       ensure_ascii=False)
     sink.write(line + "\n")
     sink.flush()
     os.fsync(sink.fileno())
+    killpoint.reached("chunk")
 
 
 def _checked_rows(rows: list[dict], suite: Suite) -> list[dict]:
@@ -299,22 +313,29 @@ def _repair_tail(path: Path) -> None:
             handle.truncate(data.rfind(b"\n") + 1)
 
 
-def _read_partial(partial: Path, key: str) -> dict[int, list[dict]]:
+def _read_partial(partial: Path, key: str, chunks: list[Sequence]) -> dict[int, list[dict]]:
     """Rows by chunk from every shard file of this run (lines of other runs are ignored).
 
-    A last line without its newline was cut short by a kill and is evaluated again;
-    any other line that is not a well-formed record is refused, naming file and line.
+    A last line without its newline was cut short by a kill and is evaluated again, and so
+    is a chunk whose saved item count is not its own (`integrity.usable_chunk`); any other
+    line that is not a well-formed record is refused, naming file and line.
     """
     found = {}
     for path in sorted(partial.glob("rank*.jsonl")):
-        text = path.read_text(encoding="utf-8")
+        text = integrity.read_text(path, "progress file", integrity.MAX_PROGRESS_BYTES)
         lines = text.split("\n")
         for number, line in enumerate(lines, start=1):
             if not line.strip() or (number == len(lines) and not text.endswith("\n")):
                 continue
             record = _partial_record(line, path, number)
-            if record["run"] == key:
-                found[record["chunk"]] = record["rows"]
+            if record["run"] != key:
+                continue
+            chunk = record["chunk"]
+            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, len(chunks[chunk]), path, number):
+                found[chunk] = record["rows"]
+            else:
+                log.warning("%s, line %d: chunk %d does not hold the items it holds now; evaluating it again",
+                            path, number, chunk)
     return found
 
 
@@ -337,13 +358,8 @@ def _reject_constant(name: str):
 
 
 def read_json_file(path: Path, what: str):
-    """Strict JSON from `path`: a truncated file, NaN or Infinity is one clear error."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except UnicodeDecodeError:
-        raise QueerbiasError(f"{path}: not UTF-8 text, so not a {what}") from None
-    except (json.JSONDecodeError, ValueError) as err:
-        raise QueerbiasError(f"{path}: not valid JSON ({err}); the {what} is damaged or incomplete") from None
+    """Strict JSON from a regular, size-bounded UTF-8 file (`integrity.read_json`)."""
+    return integrity.read_json(path, what)
 
 
 # -- loading ------------------------------------------------------------------------
@@ -440,7 +456,7 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     if not path.is_dir():
         raise QueerbiasError(f"{path}: not a directory")
     summary_path = path / SUMMARY_FILE
-    if not summary_path.is_file():
+    if not summary_path.exists():  # anything else there is checked as it is read
         raise QueerbiasError(f"{path}: no summary.json, the run did not finish")
     summary = read_json_file(summary_path, "run summary")
     if not isinstance(summary, dict):
@@ -463,6 +479,7 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     headline = record.headline
     if headline.overall is None:
         raise QueerbiasError(f"{summary_path}: the run has no {headline.label} (an empty run)")
+    integrity.check_summary(suite, record.rows(), summary, record.settings, summary_path)
     return record
 
 

@@ -14,6 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
+from queerbias import killpoint
 from queerbias.fileio import atomic_write
 
 MARKER = "queerbias-complete"
@@ -36,6 +37,7 @@ def is_complete(folder: Path) -> bool:
 
 def mark_complete(folder: Path) -> None:
     atomic_write(folder / MARKER, "complete\n")
+    killpoint.reached("checkpoint")
 
 
 def last_complete(run_dir: Path) -> Path | None:

@@ -157,6 +157,9 @@ class EvalSettings:
     #: perplexity on the shipped neutral German text (general language, not the corpus's domain)
     general_perplexity: bool = True
     batch_size: int | str = "auto"
+    #: a folder of base-model evaluations shared by the runs of one model (`RUN/base/`'s layout):
+    #: matching ones are reused, the others scored here and published there (train/shared_base.py)
+    base_from: str | None = None
 
 
 @dataclass
@@ -402,6 +405,7 @@ def validate(config: TrainConfig) -> None:
     require(len(set(names)) == len(names), "eval.benchmarks",
             f"need distinct output names, got {names}; set `name` on each")
     require(config.compare.resamples >= 1, "compare.resamples", "must be at least 1")
+    require(config.eval.base_from != "", "eval.base_from", "must name a folder (or be left out)")
     _validate_objective(config, require)
     _check_report_to(config.report_to)
 

@@ -3,7 +3,8 @@
 Order: resolve the benchmarks, load the training pairs and refuse evaluation pairs that
 overlap them (before any model loads), prepare the corpus (targeted documents,
 counterfactual copies), check the run folder (resume from the last complete checkpoint),
-load the base model, score it as step 0 (`RUN/base/`), attach the adapter, train with
+load the base model, score it as step 0 (`RUN/base/`; `eval.base_from` shares it between the
+runs of one model, `train.shared_base`), attach the adapter, train with
 checkpoint evaluation under the configured objective, save the adapter or model
 (`RUN/final/`, merged into `RUN/merged/` on request) and compare base against every
 checkpoint (`RUN/compare/`).
@@ -54,6 +55,7 @@ from queerbias.train.modeling import (
 from queerbias.train.objectives.cda import prepare_corpus
 from queerbias.train.objectives.pairs import evaluation_pairs, load_training_pairs, overlap_record
 from queerbias.train.precision import resolve_precision
+from queerbias.train.shared_base import score_base
 from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
@@ -108,7 +110,9 @@ def run_training(config: TrainConfig) -> dict:
         return evaluate(model, lm, str(folder), config.eval.benchmarks, names, folder, validation,
                         config, {**context, "run": str(run_dir), **record}, general=general, data=data)
 
-    base = {**run_eval(lm.model, run_dir / "base", 0, {"step": 0, "epoch": 0.0}), "train_loss": None}
+    base = {**score_base(config, lm, data, run_dir / "base", state,
+                         lambda: run_eval(lm.model, run_dir / "base", 0, {"step": 0, "epoch": 0.0})),
+            "train_loss": None}
     if state.is_main_process and 0 not in {r["step"] for r in checkpoints.read_metrics(run_dir)}:
         checkpoints.append_metrics(run_dir, base)
 

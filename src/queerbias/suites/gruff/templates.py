@@ -22,6 +22,7 @@ from pathlib import Path
 from queerbias.cache import cache_dir
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import read_text_utf8
+from queerbias.records import check_header
 from queerbias.suites.gruff.forms import CASES, PLACEHOLDERS
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ def _download(name: str, target: Path) -> None:
 def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     with io.StringIO(read_text_utf8(path, "GRUFF template file"), newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        check_header(path, reader.fieldnames)
         missing = [c for c in columns if c not in (reader.fieldnames or [])]
         if missing:
             raise DataError(path, f"missing columns {missing}; found {reader.fieldnames}")

@@ -27,6 +27,7 @@ from queerbias.suites.protocol import (
 from queerbias.suites.settings import EXECUTION, SUMMARY, option
 
 POLICIES = ("error", "keep", "drop")
+LAYOUTS = ("auto", "winoqueer", "crows-pairs", "queerbias")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,11 @@ class PairSettings:
     duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
     identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
                                      "tokens (the reference counts them as ties)", choices=POLICIES)
+    layout: str = option("auto", "pair file columns: recognised (auto), or which layout to read when a file has "
+                                 "the columns of both", choices=LAYOUTS)
+    unscorable: str = option("error", "pairs that measure nothing (no scored token, or only tokens whose scores "
+                                      "cannot differ between the sentences): refuse them or drop them",
+                             choices=("error", "drop"))
     batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION)
     chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION)
     margin: float = option(0.693, "a pair whose two sentence scores differ by less than this many nats counts "
@@ -118,7 +124,8 @@ class PairsSuite(Suite):
         from queerbias.pairs.schema import PairSet
 
         pair_set = spec if isinstance(spec, PairSet) else load_pairs(
-            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical)
+            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical,
+            layout=settings.layout)
         return data_of(pair_set, settings)
 
     def screen(self, lm, items, data, settings):
@@ -129,7 +136,8 @@ class PairsSuite(Suite):
         from queerbias.scoring.scorer import SentenceEncoder
 
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
-        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name)
+        kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
+                                    settings.unscorable)
         if not counts:
             return items, data
         checksum = data.checksum if len(kept) == len(items) else content_checksum(kept)

@@ -1,0 +1,71 @@
+"""`queerbias study`: models × training runs × seeds in one command, with one report."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "study", help="train every model × run × seed of a study file, then report over seeds",
+        description="Run a study (docs/study.md): every model × training run × seed of FILE as an ordinary "
+                    "training run in STUDY/runs/<model>/<run>/seed-<s>/ (resumable; finished cells are "
+                    "skipped; a failed cell does not stop the others), base models scored once per model, "
+                    "then STUDY/report/ (tables over seeds as Markdown, LaTeX and CSV, figures, index.html). "
+                    "`study plan` prints the cells' commands and writes a Slurm job array instead; "
+                    "`study report STUDY` writes the report again.")
+    p.add_argument("--config", type=Path, help="the study file (see configs/study-*.yaml)")
+    _common(p)
+    p.add_argument("--jobs", type=int, default=1,
+                   help="cells run side by side on this machine, sharing its cores (or GPUs) (default 1)")
+    p.set_defaults(func=run)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    plan = actions.add_parser("plan", help="prepare the cells, print their commands, write a Slurm job array",
+                              description="Prepare the study's cells (nothing is trained), print one "
+                                          "`accelerate launch` command per cell and write a Slurm job-array "
+                                          "script with one array index per cell.")
+    plan.add_argument("--config", type=Path, required=True, help="the study file")
+    _common(plan)
+    plan.add_argument("--slurm-out", type=Path, help="where the Slurm script goes (default STUDY/slurm-array.sh)")
+    plan.set_defaults(func=run_plan)
+    report = actions.add_parser("report", help="write STUDY/report/ from the cells' files",
+                                description="Aggregate what the cells of STUDY wrote (also cells run by a "
+                                            "scheduler) into STUDY/report/.")
+    report.add_argument("study", type=Path, metavar="STUDY", help="the study folder")
+    report.set_defaults(func=run_report)
+
+
+def _common(parser) -> None:
+    parser.add_argument("--out", type=Path, help="the study folder (default: the file's output_dir)")
+    parser.add_argument("--force", action="store_true",
+                        help="use a study folder made by another study file; cells whose training config "
+                             "changed are deleted and run again")
+
+
+def run(args) -> int:
+    from queerbias.errors import QueerbiasError
+    from queerbias.study.run import run_study
+
+    if args.config is None:
+        raise QueerbiasError("--config is required (or give an action: plan, report)")
+    report = run_study(args.config, jobs=args.jobs, force=args.force, out=args.out)
+    return 0 if report.complete else 1
+
+
+def run_plan(args) -> int:
+    from queerbias.study.run import plan_study
+
+    commands, slurm = plan_study(args.config, force=args.force, out=args.out, slurm_out=args.slurm_out)
+    for command in commands:
+        print(shlex.join(command))
+    print(f"Slurm job array ({len(commands)} cells): sbatch {slurm}")
+    return 0
+
+
+def run_report(args) -> int:
+    from queerbias.study.report import write_report
+
+    report = write_report(args.study)
+    print(f"report: {report.index}" + ("" if report.complete else f" (INCOMPLETE: {len(report.missing)} missing)"))
+    return 0

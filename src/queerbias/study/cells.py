@@ -1,0 +1,217 @@
+"""Cells: one ordinary training run per model × run × seed, in STUDY/runs/<model>/<run>/seed-<s>/.
+
+`prepare` checks the whole study before any cell runs: a STUDY folder made by another
+study file is refused (unless `force`), every cell's training config is built and
+checked by the training loader (`train.config.load_config`), and a cell whose training
+config changed since it started is refused (with `force` it is deleted and run again).
+Then it writes STUDY/study.yaml (the study file, normalised), each cell's training
+config (`study-cell.yaml`, the file its command trains from) and STUDY/plan.json (the
+cells, their benchmarks and commands), which the report reads.
+
+A cell's folder is a training run folder (config.yaml, metrics.jsonl, base/, checkpoints,
+compare/, final/README.md last) plus the study's files: its training config, its log
+(`study-cell.log`, every launch appended) and one line per launch in
+`study-cell-launches.jsonl` (start, seconds, exit status, commit, versions). Base models
+are scored once per model: every cell of a model sets `eval.base_from` to STUDY/base/<model>
+(`train.shared_base`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write
+from queerbias.study.config import StudyConfig, load_study
+from queerbias.yamlio import load_yaml_mapping
+
+log = logging.getLogger(__name__)
+
+STUDY_FILE = "study.yaml"
+PLAN_FILE = "plan.json"
+BASE_DIR = "base"
+RUNS_DIR = "runs"
+CELL_CONFIG = "study-cell.yaml"
+CELL_LOG = "study-cell.log"
+LAUNCHES = "study-cell-launches.jsonl"
+#: written last by a training run (train/card), so its presence means the run finished
+FINISHED_MARK = Path("final") / "README.md"
+
+#: the accelerate entry script of a source checkout (train/finetune.py: one-line refusals)
+FINETUNE = Path(__file__).resolve().parents[3] / "train" / "finetune.py"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One training run of the study, named by its model, run and seed; `benchmarks` are its
+    benchmarks' output names (known once its training config is built)."""
+
+    model: str
+    run: str
+    seed: int
+    folder: Path
+    benchmarks: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}/{self.run}/seed-{self.seed}"
+
+    @property
+    def config_file(self) -> Path:
+        return self.folder / CELL_CONFIG
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / CELL_LOG
+
+    @property
+    def launches_file(self) -> Path:
+        return self.folder / LAUNCHES
+
+    def finished(self) -> bool:
+        return (self.folder / FINISHED_MARK).is_file()
+
+    def launches(self) -> list[dict]:
+        """Every launch recorded for this cell (by the study or a Slurm array task), oldest first."""
+        if not self.launches_file.is_file():
+            return []
+        return [json.loads(line) for line in self.launches_file.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+
+
+def launch_command(cell: Cell, accelerate_config: str | None = None) -> list[str]:
+    """`accelerate launch [--config_file F] train/finetune.py --config CELL` (the entry script of a
+    checkout; an installed package launches the CLI module instead)."""
+    launcher = ["accelerate", "launch"]
+    if accelerate_config:
+        launcher += ["--config_file", accelerate_config, "--main_process_port", "0"]
+    target = [_shown(FINETUNE)] if FINETUNE.is_file() else ["-m", "queerbias.cli", "train"]
+    return [*launcher, *target, "--config", str(cell.config_file)]
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the working directory where it lies inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def cell_folder(root: Path, model: str, run: str, seed: int) -> Path:
+    return root / RUNS_DIR / model / run / f"seed-{seed}"
+
+
+def planned(study: StudyConfig) -> list[Cell]:
+    """The study's cells in order (models, then runs, then seeds, as the file lists them)."""
+    root = Path(study.output_dir)
+    return [Cell(model, run, seed, cell_folder(root, model, run, seed))
+            for model in study.models for run in study.runs for seed in study.seeds
+            if not study.excluded(model, run, seed)]
+
+
+def prepare(study: StudyConfig, force: bool = False) -> list[Cell]:
+    """Check the study whole, then write study.yaml, the cells' training configs and plan.json."""
+    root = Path(study.output_dir)
+    changed = _check_folder(study, root, force)
+    configs = {cell: _training_config(study, cell) for cell in planned(study)}
+    for cell, config in configs.items():
+        _check_cell(cell, config, force)
+    if changed and force:
+        shutil.rmtree(root / BASE_DIR, ignore_errors=True)  # base evaluations of the old study
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write(root / STUDY_FILE, yaml.safe_dump(study.record(), sort_keys=False, allow_unicode=True))
+    cells = []
+    for cell, config in configs.items():
+        cell.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(cell.config_file, _dump(config))
+        cells.append(Cell(cell.model, cell.run, cell.seed, cell.folder, tuple(config["benchmark_dirs"])))
+    write_plan(root, cells, study.accelerate_config)
+    return cells
+
+
+def _check_folder(study: StudyConfig, root: Path, force: bool) -> bool:
+    """Whether STUDY holds another study (refused unless `force`)."""
+    if not (root / STUDY_FILE).is_file():
+        if root.exists() and any(root.iterdir()) and not force:
+            raise QueerbiasError(f"{root} is not empty and holds no {STUDY_FILE}; choose another output_dir "
+                                 "(or pass --force to use it)")
+        return False
+    previous = load_study(root / STUDY_FILE, output_dir=study.output_dir)
+    if previous.same_study(study):
+        return False
+    old, new = previous.record(), study.record()
+    differs = [key for key in new if key != "output_dir" and old[key] != new[key]]
+    if not force:
+        raise QueerbiasError(f"{root} holds a study made by another config (differs in {', '.join(differs)}); "
+                             "choose another output_dir, or pass --force to run this one there (cells whose "
+                             "training config changed are deleted and run again)")
+    log.warning("%s: study config changed (%s); --force given", root, ", ".join(differs))
+    return True
+
+
+def _training_config(study: StudyConfig, cell: Cell) -> dict:
+    """The cell's training config, built and checked by the training loader, as a mapping."""
+    from queerbias.train.config import load_config
+
+    run, model = study.runs[cell.run], study.models[cell.model]
+    path = run.config or study.training.config
+    overrides = [*study.training.override_args(), *run.override_args(), *model.override_args(),
+                 f"model={json.dumps(model.config)}", f"seed={cell.seed}",
+                 f"output_dir={json.dumps(str(cell.folder))}",
+                 f"eval.benchmarks={json.dumps(study.benchmarks, ensure_ascii=False)}",
+                 f"eval.base_from={json.dumps(str(Path(study.output_dir) / BASE_DIR / cell.model))}"]
+    try:
+        config = load_config(path, overrides)
+    except QueerbiasError as err:
+        raise QueerbiasError(f"study cell {cell.name}: {err}") from None
+    return {**config.to_dict(), "benchmark_dirs": config.benchmark_dirs()}
+
+
+def _dump(config: dict) -> str:
+    body = {key: value for key, value in config.items() if key != "benchmark_dirs"}
+    return yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
+
+
+def _check_cell(cell: Cell, config: dict, force: bool) -> None:
+    """A started cell whose training config changed: refused, or deleted with `force`."""
+    if not cell.config_file.is_file() or not (cell.folder / "config.yaml").is_file():
+        return
+    previous = load_yaml_mapping(cell.config_file, what="study cell config")
+    body = yaml.safe_load(_dump(config))
+    if previous == body:
+        return
+    differs = sorted(key for key in set(previous) | set(body) if previous.get(key) != body.get(key))
+    if not force:
+        raise QueerbiasError(f"study cell {cell.name} was started with another training config (differs in "
+                             f"{', '.join(differs)}); pass --force to delete it and run it again")
+    log.warning("study cell %s: training config changed (%s); deleted to run again", cell.name, ", ".join(differs))
+    shutil.rmtree(cell.folder)
+
+
+def write_plan(root: Path, cells: list[Cell], accelerate_config: str | None) -> None:
+    plan = [{"model": c.model, "run": c.run, "seed": c.seed, "folder": str(c.folder.relative_to(root)),
+             "benchmarks": list(c.benchmarks), "command": launch_command(c, accelerate_config)} for c in cells]
+    atomic_write(root / PLAN_FILE, json.dumps({"cells": plan}, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_plan(root: Path) -> list[Cell]:
+    """The cells of a prepared STUDY folder (what `prepare` wrote)."""
+    path = root / PLAN_FILE
+    if not path.is_file():
+        raise QueerbiasError(f"{root}: not a study folder (no {PLAN_FILE}); run `queerbias study --config FILE` "
+                             "or `queerbias study plan --config FILE` first")
+    from queerbias.suites.store import read_json_file
+
+    document = read_json_file(path, "study plan")
+    try:
+        return [Cell(c["model"], c["run"], int(c["seed"]), root / c["folder"], tuple(c["benchmarks"]))
+                for c in document["cells"]]
+    except (KeyError, TypeError, ValueError) as err:
+        raise QueerbiasError(f"{path}: not a study plan ({err}); run the study's command again to rewrite it") \
+            from None

@@ -1,0 +1,179 @@
+"""Running a study's cells on this machine: each as its own process, N side by side.
+
+A cell is `queerbias train --config STUDY/.../study-cell.yaml` in a subprocess (under
+`accelerate launch` when the study names an accelerate config), so a crash, a refusal or
+an out-of-memory kill stays in its cell: the cell is reported with its log's last line
+and the other cells go on. A finished cell (its model card written) is skipped; an
+unfinished one resumes from its last complete checkpoint (the training runner's own
+resume). Every launch appends to the cell's log and records one line in its launches
+file: start, seconds, exit status, the commit and package versions that ran it.
+
+`jobs` cells run at once and share the machine: each gets cores // jobs threads
+(OMP_NUM_THREADS, MKL_NUM_THREADS; a config's own `threads` still wins) and, where GPUs
+are visible, its own share of them (CUDA_VISIBLE_DEVICES). A cell holds a lock on its
+folder for as long as its process lives, so two studies never train the same cell.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from queerbias.errors import QueerbiasError
+from queerbias.study.cells import Cell, launch_command
+from queerbias.suites.store import package_versions
+
+#: test hook: launch only the first N unfinished cells, then end the study as a kill would (SIGKILL)
+STOP_AFTER = "QUEERBIAS_STUDY_STOP_AFTER"
+LOCK_FILE = ".study-cell.lock"
+TAIL_BYTES = 65536
+
+
+@dataclass(frozen=True)
+class Outcome:
+    cell: Cell
+    #: finished (now), skipped (finished before), failed, busy (another process runs it)
+    status: str
+    returncode: int | None = None
+    last_line: str = ""
+    seconds: float = 0.0
+
+
+def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = None, say=print) -> list[Outcome]:
+    """Run every unfinished cell; returns one outcome per cell, in plan order."""
+    environments = slot_environments(jobs)
+    skipped = {cell: Outcome(cell, "skipped") for cell in cells if cell.finished()}
+    todo = [cell for cell in cells if cell not in skipped]
+    stop_after = os.environ.get(STOP_AFTER)
+    if stop_after is not None:
+        todo = todo[:int(stop_after)]
+    for cell in skipped:
+        say(f"{cell.name}: finished earlier, skipped")
+    provenance = {"commit": code_version(), "versions": package_versions()}
+    free: queue.Queue[int] = queue.Queue()
+    for slot in range(jobs):
+        free.put(slot)
+
+    def work(cell: Cell) -> Outcome:
+        slot = free.get()
+        try:
+            return run_cell(cell, command(cell, accelerate_config), environments[slot], provenance)
+        finally:
+            free.put(slot)
+
+    outcomes = dict(skipped)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done, outcome in enumerate(pool.map(work, todo), start=1):
+            outcomes[outcome.cell] = outcome
+            say(f"[{done}/{len(todo)}] {describe(outcome)}")
+    if stop_after is not None:
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return [outcomes.get(cell, Outcome(cell, "not run")) for cell in cells]
+
+
+def command(cell: Cell, accelerate_config: str | None) -> list[str]:
+    """What this machine runs for a cell: the plan's `accelerate launch` with an accelerate config,
+    else the CLI in one process (the same training, without the launcher)."""
+    if accelerate_config:
+        argv = launch_command(cell, accelerate_config)
+        accelerate = Path(sys.executable).with_name("accelerate")
+        return [str(accelerate) if accelerate.is_file() else argv[0], *argv[1:]]
+    return [sys.executable, "-m", "queerbias.cli", "train", "--config", str(cell.config_file)]
+
+
+def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict) -> Outcome:
+    """One launch of one cell: its log appended, the launch recorded, the outcome read back."""
+    cell.folder.mkdir(parents=True, exist_ok=True)
+    with open(cell.folder / LOCK_FILE, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return Outcome(cell, "busy", last_line=f"another process is running {cell.folder}")
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        with open(cell.log_file, "ab") as sink:
+            sink.write(f"== queerbias study, {started}: {shlex.join(argv)}\n".encode())
+            sink.flush()
+            clock = time.monotonic()
+            # the lock travels with the child: it is held for as long as the training lives
+            returncode = subprocess.run(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                        pass_fds=(lock.fileno(),), check=False).returncode
+            seconds = round(time.monotonic() - clock, 1)
+        record = {"started": started, "seconds": seconds, "returncode": returncode, "launcher": "queerbias study",
+                  **provenance, "threads": env.get("OMP_NUM_THREADS"), "gpus": env.get("CUDA_VISIBLE_DEVICES")}
+        with open(cell.launches_file, "a", encoding="utf-8") as launches:
+            launches.write(json.dumps(record) + "\n")
+    if returncode == 0 and cell.finished():
+        return Outcome(cell, "finished", returncode, seconds=seconds)
+    return Outcome(cell, "failed", returncode, last_line(cell.log_file), seconds)
+
+
+def describe(outcome: Outcome) -> str:
+    if outcome.status == "finished":
+        return f"{outcome.cell.name}: finished in {outcome.seconds:.0f} s"
+    if outcome.status == "failed":
+        return (f"{outcome.cell.name}: failed (exit status {outcome.returncode}): {outcome.last_line} "
+                f"(log: {outcome.cell.log_file})")
+    return f"{outcome.cell.name}: {outcome.status}" + (f" ({outcome.last_line})" if outcome.last_line else "")
+
+
+def last_line(log: Path) -> str:
+    """The last non-empty line of a log (progress bars rewrite lines with carriage returns)."""
+    if not log.is_file():
+        return ""
+    with open(log, "rb") as handle:
+        handle.seek(max(0, log.stat().st_size - TAIL_BYTES))
+        tail = handle.read().decode("utf-8", errors="replace")
+    lines = [line.strip() for line in tail.replace("\r", "\n").split("\n") if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def slot_environments(jobs: int) -> list[dict]:
+    """The environment of each of `jobs` side-by-side cells: a share of the cores and GPUs."""
+    base = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+    if jobs == 1:
+        return [base]
+    threads = str(max(1, len(os.sched_getaffinity(0)) // jobs))
+    gpus = visible_gpus()
+    if gpus and jobs > len(gpus):
+        raise QueerbiasError(f"--jobs {jobs}: {len(gpus)} GPU(s) visible, and each side-by-side cell needs its own; "
+                             f"give at most --jobs {len(gpus)} (or hide them: CUDA_VISIBLE_DEVICES=)")
+    share = len(gpus) // jobs
+    return [{**base, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+             **({"CUDA_VISIBLE_DEVICES": ",".join(gpus[slot * share:(slot + 1) * share])} if gpus else {})}
+            for slot in range(jobs)]
+
+
+def visible_gpus() -> list[str]:
+    """CUDA devices the cells may use: CUDA_VISIBLE_DEVICES where set, else all torch sees."""
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        return [d.strip() for d in os.environ["CUDA_VISIBLE_DEVICES"].split(",") if d.strip() and d.strip() != "-1"]
+    import torch  # only to count the devices
+
+    return [str(index) for index in range(torch.cuda.device_count())]
+
+
+def code_version() -> str | None:
+    """`git describe --always --dirty` of the queerbias checkout running this, None for an installed
+    package (the cells' summaries record its version)."""
+    source = Path(__file__).resolve().parents[1]
+    try:
+        top = subprocess.run(["git", "-C", str(source), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        if (Path(top).resolve() / "src" / "queerbias") != source:
+            return None  # the package sits inside some other repository
+        return subprocess.run(["git", "-C", top, "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None

@@ -1,0 +1,67 @@
+"""One self-contained HTML page: it opens offline, from a file, in any browser.
+
+Figures are inlined as `data:` URIs, the style sheet is inline, and the page has no
+script; its Content-Security-Policy allows nothing else (no request leaves the page,
+even if a value in it were hostile). Every text is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
+th { background: #f3f3f3; } tfoot td { font-weight: 600; background: #fafafa; }
+caption { text-align: left; font-weight: 600; padding: 0.3em 0; }
+.notes { font-size: 0.8em; color: #555; max-width: 80em; }
+.status { padding: 0.6em 1em; border-radius: 4px; }
+.complete { background: #e7f5ec; } .incomplete { background: #fdecea; border: 2px solid #c0392b; }
+figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
+pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 0.8em; }
+"""
+
+
+def escape(text) -> str:
+    return html.escape(str(text))
+
+
+def figure(path: Path, caption: str) -> str:
+    """A PNG inlined as a data: URI, with its caption."""
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(caption)}">'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def section(title: str, *parts: str, level: int = 2) -> str:
+    return f"<section><h{level}>{escape(title)}</h{level}>\n" + "\n".join(parts) + "\n</section>"
+
+
+def paragraph(text: str) -> str:
+    return f"<p>{escape(text)}</p>"
+
+
+def listing(items: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in items) + "</ul>"
+
+
+def preformatted(text: str) -> str:
+    return f"<pre>{escape(text)}</pre>"
+
+
+def status(complete: bool, lines: list[str]) -> str:
+    if complete:
+        return '<div class="status complete"><strong>Complete</strong>: every cell finished.</div>'
+    return ('<div class="status incomplete"><strong>INCOMPLETE</strong>: figures are given only for models '
+            "and runs with every seed; missing:" + listing(lines) + "</div>")
+
+
+def page(title: str, body: list[str]) -> str:
+    return ("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            f"<h1>{escape(title)}</h1>\n" + "\n".join(body) + "\n</body>\n</html>\n")

@@ -1,0 +1,144 @@
+"""STUDY/report/: the tables (Markdown, LaTeX, CSV), the figures and one HTML page.
+
+Files: `methods.{md,tex,csv}` (the method table), `groups-<benchmark>.{md,tex,csv}` (per
+benchmark, the group × model tables of every run and measure), `figures/*.png`,
+`status.json` (complete or not, what is missing, every cell's provenance) and
+`index.html`. The report is built in a temporary folder and then replaces the previous
+one, so no file of an older report survives beside a newer one. An incomplete study
+gets a report that says so at the top of every file and names the missing cells.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from queerbias.fileio import atomic_write
+from queerbias.report.tables import Table, to_html, to_latex, to_markdown
+from queerbias.study import figures, html
+from queerbias.study.aggregate import (
+    StudyState,
+    group_tables,
+    method_columns,
+    method_rows,
+    provenance,
+    read_state,
+)
+from queerbias.study.tables import group_csv, group_table, method_csv, method_table, status_lines
+
+REPORT_DIR = "report"
+
+
+@dataclass(frozen=True)
+class StudyReport:
+    """What `queerbias study` and `qb.study` return: where the report is and what it lacks."""
+
+    path: Path
+    complete: bool
+    missing: list[str]
+
+    @property
+    def index(self) -> Path:
+        return self.path / "index.html"
+
+    @property
+    def methods(self) -> Path:
+        return self.path / "methods.md"
+
+
+def write_report(root: str | Path) -> StudyReport:
+    state = read_state(Path(root))
+    final = state.root / REPORT_DIR
+    out = state.root / f".{REPORT_DIR}-incoming"
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "figures").mkdir(parents=True)
+    lines = status_lines(state)
+    banner = [] if state.complete else ["INCOMPLETE study: figures are given only for models and runs with every "
+                                        "seed. Missing:", *(f"- {line}" for line in lines), ""]
+    models, runs = list(state.study.models), list(state.study.runs)
+    body = [html.status(state.complete, lines)]
+
+    columns = method_columns(state)
+    rows = method_rows(state, columns)
+    table = method_table(rows, columns)
+    _write_table(out / "methods", [table], banner, intro(state), method_csv(rows, columns))
+    body.append(html.section("Method table", html.paragraph(intro(state)), to_html(table)))
+    for benchmark in state.benchmarks:
+        body.append(_benchmark(state, benchmark, out, banner, models, runs, rows, columns))
+
+    cells = [provenance(record) for record in state.records]
+    body.append(html.section("Study config (study.yaml)",
+                             html.preformatted(yaml.safe_dump(state.study.record(), sort_keys=False,
+                                                              allow_unicode=True))))
+    body.append(html.section("Provenance of every cell", to_html(provenance_table(cells))))
+    atomic_write(out / "status.json", json.dumps({"complete": state.complete, "missing": lines, "cells": cells},
+                                                 indent=2, ensure_ascii=False, default=str) + "\n")
+    atomic_write(out / "index.html", html.page(f"Study {state.root.name}", body))
+    shutil.rmtree(final, ignore_errors=True)
+    out.rename(final)
+    return StudyReport(final, state.complete, lines)
+
+
+def intro(state: StudyState) -> str:
+    study = state.study
+    benchmarks = "; ".join(f"{b.get('name') or b['data']}: {b['data']}"
+                           + (f", {b['sample']} sampled" if b.get("sample") else ", all items")
+                           + (" (optional)" if b.get("optional") else "") for b in study.benchmarks)
+    return (f"{len(state.records)} cells: {len(study.models)} model(s) × {len(study.runs)} run(s) × "
+            f"{len(study.seeds)} seed(s) ({', '.join(map(str, study.seeds))}), each an ordinary training run "
+            f"judged base → final checkpoint; benchmarks: {benchmarks}.")
+
+
+def _benchmark(state: StudyState, benchmark: str, out: Path, banner: list[str], models: list[str],
+               runs: list[str], rows, columns) -> str:
+    if state.skipped_everywhere(benchmark):
+        note = f"{benchmark}: skipped by every cell (its data is not available offline where the cells ran)."
+        atomic_write(out / f"groups-{benchmark}.md", note + "\n")
+        return html.section(f"Benchmark {benchmark}", html.paragraph(note))
+    parts, tables = [], []
+    scopes = group_tables(state, benchmark)
+    for scope_table in scopes:
+        for run in runs:
+            for measure in scope_table.measures:
+                table = group_table(scope_table, run, measure, models)
+                tables.append(table)
+                parts.append(to_html(table))
+            stem = f"{benchmark}-{scope_table.scope}-{run}"
+            for kind, draw in (("heatmap", figures.heatmap), ("forest", figures.seeds_forest)):
+                path = draw(scope_table, run, models, out / "figures" / f"{kind}-{stem}.png")
+                parts.append(html.figure(path, f"{kind}: {benchmark}, {scope_table.scope}, run {run}"))
+    mine = [c for c in columns if c.benchmark == benchmark]
+    if mine:
+        path = figures.tradeoff(rows, mine, runs, models, out / "figures" / f"tradeoff-{benchmark}.png")
+        if path is not None:
+            parts.append(html.figure(path, f"trade-off: {benchmark} against perplexity"))
+    csv = group_csv(scopes, runs, models)
+    _write_table(out / f"groups-{benchmark}", tables, banner, f"Benchmark {benchmark}, per group and model.", csv)
+    return html.section(f"Benchmark {benchmark}", *parts)
+
+
+def _write_table(stem: Path, tables: list[Table], banner: list[str], intro_text: str, csv: str) -> None:
+    atomic_write(stem.parent / f"{stem.name}.md", "\n".join([*banner, intro_text, "",
+                                                             *(to_markdown(t) for t in tables)]))
+    comments = [f"% {line}" for line in banner if line]
+    atomic_write(stem.parent / f"{stem.name}.tex", "\n".join([*comments, *(to_latex(t) for t in tables)]))
+    atomic_write(stem.parent / f"{stem.name}.csv", csv)
+
+
+def provenance_table(cells: list[dict]) -> Table:
+    rows = []
+    for info in cells:
+        versions = info.get("versions") or {}
+        data = "; ".join(f"{name}: {b['data']} {b['checksum']} ({b['n_items']} items)"
+                         for name, b in info["benchmarks"].items())
+        rows.append([info["cell"], info["status"] + (f": {info['last_line']}" if info["last_line"] else ""),
+                     ", ".join(info["commits"]) or "–",
+                     ", ".join(f"{k} {v}" for k, v in versions.items() if v) or "–",
+                     info.get("fingerprint") or "–", data or "–", str(info["launches"]),
+                     "–" if info["seconds"] is None else f"{info['seconds']:.0f} s"])
+    return Table(header=["cell", "status", "commit", "versions", "model fingerprint", "data (checksum)",
+                         "launches", "time"], rows=rows)

@@ -1,0 +1,50 @@
+"""A study in one call: check it whole, prepare its cells, run what is unfinished, report.
+
+`run_study` is `queerbias study --config FILE` and `qb.study(FILE)`; `plan_study` is
+`queerbias study plan` (the cells prepared, one `accelerate launch` per cell and a Slurm
+job-array script, nothing run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write
+from queerbias.study.cells import launch_command, prepare
+from queerbias.study.config import load_study
+from queerbias.study.execution import run_cells
+from queerbias.study.plan import slurm_script
+from queerbias.study.report import StudyReport, write_report
+
+SLURM_FILE = "slurm-array.sh"
+
+
+def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: str | Path | None = None,
+              say=print) -> StudyReport:
+    """Run (or resume) the study of `config` and write STUDY/report/."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise QueerbiasError(f"--jobs must be a positive integer, got {jobs!r}")
+    study = load_study(config, output_dir=None if out is None else str(out))
+    cells = prepare(study, force=force)
+    say(f"study {study.output_dir}: {len(cells)} cells, {sum(not c.finished() for c in cells)} to run, "
+        f"{jobs} at a time")
+    run_cells(cells, jobs=jobs, accelerate_config=study.accelerate_config, say=say)
+    report = write_report(study.output_dir)
+    if report.complete:
+        say(f"study complete; report: {report.index}")
+    else:
+        say(f"study INCOMPLETE ({len(report.missing)} missing; see the report's first lines): {report.index}")
+    return report
+
+
+def plan_study(config: str | Path, *, force: bool = False, out: str | Path | None = None,
+               slurm_out: str | Path | None = None) -> tuple[list[list[str]], Path]:
+    """Prepare the cells; returns one `accelerate launch` command per cell and the Slurm script's path."""
+    study = load_study(config, output_dir=None if out is None else str(out))
+    cells = prepare(study, force=force)
+    commands = [launch_command(cell, study.accelerate_config) for cell in cells]
+    path = Path(slurm_out) if slurm_out else Path(study.output_dir) / SLURM_FILE
+    atomic_write(path, slurm_script(cells, commands, Path(study.output_dir).name))
+    path.chmod(0o755)
+    return commands, path

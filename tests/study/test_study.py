@@ -1,0 +1,236 @@
+"""A 2 models × 2 objectives × 2 seeds study on tiny models, end to end: killed after 3 cells and
+resumed, every cell run once, the tables equal to a hand aggregation of the cells' files, the
+plan and Slurm script listing every cell, and the report opening in headless Chromium."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from queerbias.cli import main
+
+from .browser import CHROMIUM, check_page
+from .conftest import STOPPED_AFTER
+from .helpers import run_cli
+
+CELLS = [f"{m}/{r}/seed-{s}" for m in ("bert", "gpt2") for r in ("lm", "equalise") for s in (0, 1)]
+
+
+def _rows(path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _number(text: str) -> float | None:
+    return None if text == "" else float(text)
+
+
+def test_a_killed_study_resumes_and_runs_every_cell_exactly_once(finished_study):
+    assert finished_study.killed.returncode == -9, finished_study.killed.stderr
+    assert finished_study.killed_finished == sorted(CELLS[:STOPPED_AFTER])  # plan order, 2 side by side
+    assert finished_study.resumed.returncode == 0, finished_study.resumed.stderr
+    out = finished_study.resumed.stdout
+    threads = str(max(1, len(os.sched_getaffinity(0)) // 2))  # --jobs 2 splits the cores
+    for name in CELLS[:STOPPED_AFTER]:
+        assert f"{name}: finished earlier, skipped" in out
+    for name in CELLS:
+        lines = (finished_study.root / "runs" / name / "study-cell-launches.jsonl").read_text().splitlines()
+        assert len(lines) == 1, name  # launched once over both runs of the study
+        launch = json.loads(lines[0])
+        assert launch["returncode"] == 0 and launch["versions"]["queerbias"] and launch["threads"] == threads
+    assert "study complete" in out
+    # base models scored once per model: the other cells of a model adopted the shared evaluation
+    for model in ("bert", "gpt2"):
+        metas = [json.loads((finished_study.root / "runs" / name / "base/bias/summary.json").read_text())["meta"]
+                 for name in CELLS if name.startswith(model)]
+        assert sum("shared_base" not in meta for meta in metas) == 1
+        assert len({meta["run_key"] for meta in metas}) == 1
+        assert all(meta["run"].endswith(name) for meta, name in zip(metas, [c for c in CELLS if c.startswith(model)],
+                                                                     strict=True))
+
+
+def test_group_table_equals_a_hand_aggregation_of_the_cells(finished_study):
+    root = finished_study.root
+    table = [r for r in _rows(root / "report/groups-bias.csv") if r["scope"] == "groups"]
+    assert {(r["run"], r["model"]) for r in table} == {(r, m) for r in ("lm", "equalise") for m in ("bert", "gpt2")}
+    for run in ("lm", "equalise"):
+        for model in ("bert", "gpt2"):
+            cells = [root / "runs" / model / run / f"seed-{s}" for s in (0, 1)]
+            lasts = [json.loads((c / "compare/bias/delta.json").read_text())["comparisons"][-1] for c in cells]
+            mine = [r for r in table if r["run"] == run and r["model"] == model]
+            for measure in ("bias", "soft"):
+                rows = {r["entry"]: r for r in mine if r["measure"] == measure}
+                assert set(rows) == set(lasts[0]["groups"]) | {"overall"}
+                pooled = _hand_pooled(cells, measure)
+                groups = [g for g in lasts[0]["groups"]]
+                holm = dict(zip(groups, _holm([pooled[g] for g in groups]), strict=True))
+                for entry, row in rows.items():
+                    seeds = [c["overall"] if entry == "overall" else c["groups"][entry] for c in lasts]
+                    deltas = [s[f"{measure}_after"] - s[f"{measure}_before"] for s in seeds]
+                    assert _number(row["before"]) == pytest.approx(seeds[0][f"{measure}_before"])
+                    assert _number(row["after"]) == pytest.approx(np.mean([s[f"{measure}_after"] for s in seeds]))
+                    assert _number(row["delta"]) == pytest.approx(np.mean(deltas))
+                    assert row["spread"] == "range"
+                    assert _number(row["spread_low"]) == pytest.approx(min(deltas))
+                    assert _number(row["spread_high"]) == pytest.approx(max(deltas))
+                    assert _number(row["ci_low"]) == pytest.approx(np.mean([s[f"ci_{measure}"][0] for s in seeds]))
+                    assert _number(row["ci_high"]) == pytest.approx(np.mean([s[f"ci_{measure}"][1] for s in seeds]))
+                    assert _number(row["p_pooled"]) == pytest.approx(pooled[entry])
+                    adjusted = pooled[entry] if entry == "overall" else holm[entry]
+                    assert _number(row["p_holm"]) == pytest.approx(adjusted)
+                    agree = all(d > 0 for d in deltas) or all(d < 0 for d in deltas)
+                    expected = "" if not agree else "***" if adjusted < .001 else "**" if adjusted < .01 else \
+                        "*" if adjusted < .05 else ""
+                    assert row["marker"] == expected
+
+
+def _hand_pooled(cells, measure: str) -> dict[str, float]:
+    """Per group and overall: the mean over seeds of each pair's value after, against before."""
+    column = "biased" if measure == "bias" else "soft"
+    base = pd.read_csv(cells[0] / "base/bias/pairs.csv").set_index("pair_id")
+    afters = []
+    for cell in cells:
+        step = json.loads((cell / "compare/bias/delta.json").read_text())["comparisons"][-1]["after"]["step"]
+        afters.append(pd.read_csv(cell / f"checkpoint-{step}/bias/pairs.csv").set_index("pair_id")[column])
+    mean_after = pd.concat(afters, axis=1).mean(axis=1).loc[base.index]
+    result = {}
+    for name, index in [("overall", base.index), *base.groupby("group").groups.items()]:
+        before, after = base.loc[index, column].astype(float), mean_after.loc[index]
+        if measure == "bias":
+            positive, negative = int((after > before).sum()), int((after < before).sum())
+            result[name] = 1.0 if positive + negative == 0 else stats.binomtest(positive, positive + negative).pvalue
+        else:
+            result[name] = 1.0 if not (after - before).any() else stats.wilcoxon(after, before).pvalue
+    return result
+
+
+def _holm(pvalues: list[float]) -> list[float]:
+    order = np.argsort(pvalues, kind="stable")
+    m, adjusted, running = len(pvalues), [0.0] * len(pvalues), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def test_method_table_reads_every_comparison_figure_and_the_metrics(finished_study):
+    root = finished_study.root
+    rows = _rows(root / "report/methods.csv")
+    figures = {r["figure"] for r in rows}
+    assert {"bias:distance:bias", "bias:distance:soft", "bias:pair_gap:abs_d", "bias:direction:excess",
+            "bias:direction:crossed", "knowledge:overall:accuracy", "knowledge:overall:margin",
+            "knowledge:pair_gap:abs_d", "general_perplexity", "perplexity"} <= figures
+    assert not any(f.startswith("bias:overall:") for f in figures)  # pairs: the distance is the headline
+    for row in rows:
+        cells = [root / "runs" / row["model"] / row["run"] / f"seed-{s}" for s in (0, 1)]
+        if row["figure"].count(":") == 2:
+            benchmark, figure, measure = row["figure"].split(":")
+            seeds = [json.loads((c / f"compare/{benchmark}/delta.json").read_text())["comparisons"][-1][figure]
+                     for c in cells]
+            if isinstance(seeds[0].get(measure), list):  # names: each with the seeds that named it
+                counts = {name: sum(name in s[measure] for s in seeds) for s in seeds for name in s[measure]}
+                assert row["names"] == (", ".join(f"{n} ({k}/2 seeds)" for n, k in
+                                                  sorted(counts.items(), key=lambda i: (-i[1], i[0]))) or "none")
+                continue
+            assert _number(row["before"]) == pytest.approx(seeds[0][f"{measure}_before"])
+            assert _number(row["after"]) == pytest.approx(np.mean([s[f"{measure}_after"] for s in seeds]))
+            assert _number(row["delta"]) == pytest.approx(np.mean([s[f"delta_{measure}"] for s in seeds]))
+            assert _number(row["ci_low"]) == pytest.approx(np.mean([s[f"ci_{measure}"][0] for s in seeds]))
+        elif row["figure"] == "perplexity":
+            metrics = [[json.loads(line) for line in (c / "metrics.jsonl").read_text().splitlines()] for c in cells]
+            assert _number(row["before"]) == pytest.approx(np.mean([m[0]["perplexity"] for m in metrics]))
+            assert _number(row["after"]) == pytest.approx(np.mean([m[-1]["perplexity"] for m in metrics]))
+            launches = [json.loads((c / "study-cell-launches.jsonl").read_text())["seconds"] for c in cells]
+            assert _number(row["minutes"]) == pytest.approx(np.mean(launches) / 60)
+        else:  # general perplexity is switched off in these cells: no figure, never a made-up one
+            assert row["before"] == "" and row["missing"] == ""
+    text = (root / "report/methods.md").read_text()
+    assert "INCOMPLETE" not in text and "| lm (2 steps) | bert |" in text
+    assert "skipped by every cell" in (root / "report/groups-absent.md").read_text()
+    assert (root / "report/methods.tex").read_text().count(r"\begin{tabular}") == 1
+
+
+def test_a_new_comparison_figure_appears_in_the_method_table_without_code(finished_study, tmp_path):
+    """Issue 20's figures (pair-level indifference, stereotype excess, ...) are read by their shape."""
+    root = tmp_path / "STUDY"
+    shutil.copytree(finished_study.root, root)
+    for delta in root.glob("runs/*/*/*/compare/bias/delta.json"):
+        document = json.loads(delta.read_text())
+        document["comparisons"][-1]["excess"] = {"excess_before": 4.0, "excess_after": 1.0, "delta_excess": -3.0,
+                                                 "ci_excess": [-4.0, -2.0], "p_excess": 0.01}
+        delta.write_text(json.dumps(document))
+    assert main(["study", "report", str(root)]) == 0
+    rows = [r for r in _rows(root / "report/methods.csv") if r["figure"] == "bias:excess:excess"]
+    assert len(rows) == 4 and all(r["delta"] == "-3.0" and r["every_seed_significant"] == "True" for r in rows)
+    assert "bias: excess (excess)" in (root / "report/methods.md").read_text()
+
+
+def test_plan_and_slurm_script_list_every_cell(finished_study, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(finished_study.config.parent)
+    slurm = tmp_path / "array.sh"
+    assert main(["study", "plan", "--config", str(finished_study.config), "--slurm-out", str(slurm)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    commands = [line for line in printed if line.startswith("accelerate launch ")]
+    assert len(commands) == len(CELLS) and printed[-1] == f"Slurm job array ({len(CELLS)} cells): sbatch {slurm}"
+    script = slurm.read_text()
+    assert f"#SBATCH --array=0-{len(CELLS) - 1}" in script
+    for index, name in enumerate(CELLS):
+        config = str(finished_study.root / "runs" / name / "study-cell.yaml")
+        assert commands[index].endswith(f"train/finetune.py --config {config}")
+        assert f"    {index}) run_cell {finished_study.root / 'runs' / name} {commands[index]} ;;  # {name}" in script
+    assert subprocess.run(["bash", "-n", str(slurm)], check=False).returncode == 0
+    unknown = subprocess.run(["bash", str(slurm)], env={"SLURM_ARRAY_TASK_ID": "99", "PATH": "/usr/bin:/bin"},
+                             capture_output=True, text=True, check=False)
+    assert unknown.returncode == 2 and "no cell 99" in unknown.stderr
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_html_report_opens_in_headless_chromium(finished_study, tmp_path):
+    page = finished_study.root / "report/index.html"
+    shot = tmp_path / "report.png"
+    check = check_page(page, shot, tmp_path / "profile")
+    assert check.errors == []
+    figures = sorted((finished_study.root / "report/figures").glob("*.png"))
+    assert len(figures) == 10  # per benchmark: heatmap and forest per run, one trade-off
+    assert len(check.image_widths) == len(figures) and all(width > 0 for width in check.image_widths)
+    assert all(url.startswith(("file:", "data:")) for url in check.requests), check.requests
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    html = page.read_text()
+    assert "Provenance of every cell" in html and "Complete" in html and "sha256:" in html
+    for name in CELLS:
+        assert name in html
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_the_browser_check_catches_a_script_error_and_a_broken_image(tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text('<!doctype html><img src="data:image/png;base64,AAAA"><script>undefinedFunction();</script>')
+    check = check_page(page, tmp_path / "broken.png", tmp_path / "profile")
+    assert any("undefinedFunction is not defined" in error for error in check.errors)
+    assert check.image_widths == [0]
+
+
+def test_a_failed_cell_is_reported_and_the_report_names_it(tiny_gpt2, tmp_path):
+    from .helpers import study_config, write_study
+
+    config = study_config(tmp_path / "STUDY", {"gpt2": str(tiny_gpt2)}, seeds=[0],
+                          runs={"broken": {"overrides": {"data": {"train": str(tmp_path / "no-corpus.jsonl")}}}})
+    result = run_cli("study", "--config", str(write_study(tmp_path / "study.yaml", config)), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "gpt2/broken/seed-0: failed (exit status 2): queerbias train: error:" in result.stdout
+    assert "no-corpus.jsonl" in result.stdout and "study INCOMPLETE" in result.stdout
+    report = tmp_path / "STUDY/report"
+    status = json.loads((report / "status.json").read_text())
+    assert status["complete"] is False and status["missing"][0].startswith("gpt2/broken/seed-0: failed: ")
+    methods = (report / "methods.md").read_text()
+    assert methods.startswith("INCOMPLETE study") and "missing: gpt2/broken/seed-0" in methods
+    assert "INCOMPLETE" in (report / "index.html").read_text()
+    assert (tmp_path / "STUDY/runs/gpt2/broken/seed-0/study-cell.log").read_text().count("== queerbias study") == 1

@@ -91,3 +91,8 @@ def test_optional_training_pairs_are_added_when_available(tmp_path, monkeypatch)
     config = _config(tmp_path, pairs__train="queerbias-de:train", pairs__train_optional=["queerbias-de-frames:train"])
     combined = load_training_pairs(config)
     assert combined.name == "queerbias-de:train + queerbias-de-frames:train" and len(combined) > 2344
+
+
+def test_a_set_in_train_and_train_optional_is_refused(tmp_path):
+    with pytest.raises(QueerbiasError, match="pairs.train_optional' repeats queerbias-de:train of pairs.train"):
+        _config(tmp_path, pairs__train=["queerbias-de:train"], pairs__train_optional=["queerbias-de:train"])

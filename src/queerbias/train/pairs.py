@@ -58,6 +58,8 @@ def check_training_pairs(config, objective, registered, require) -> None:
             f"is required for objective {objective.name} (training pairs, e.g. queerbias-de:train)")
     require(objective.uses_pairs or not config.pairs.train, "pairs.train",
             f"has no use for objective {objective.name} (only {' and '.join(with_pairs)} train on pairs)")
+    twice = sorted({spec for _, spec in training_sources(config.pairs.train)} & set(config.pairs.train_optional or []))
+    require(not twice, "pairs.train_optional", f"repeats {', '.join(twice)} of pairs.train (its pairs would count twice)")
     require(objective.mined_pairs or not config.pairs.mine, "pairs.mine",
             f"applies to objective {' and '.join(miners)} (mined pairs have no preference triples for dpo)")
     require(config.pairs.mine is None or bool(config.pairs.mine), "pairs.mine",

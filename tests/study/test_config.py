@@ -43,8 +43,9 @@ def test_seed_study_file_names_its_eight_models_and_loads_offline_with_tiny_ones
 def test_mitigation_study_file_plans_every_method_over_three_seeds(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     cells = prepare(load_study(REPO / "configs/study-mitigation-gemma.yaml", output_dir=str(tmp_path / "STUDY")))
-    assert [(c.run, c.seed) for c in cells] == [(r, s) for r in ("lm", "targeted", "cda", "equalise", "dpo",
-                                                                 "equalise-clp") for s in (0, 1, 2)]
+    assert [(c.run, c.seed) for c in cells] == [(r, s) for s in (0, 1, 2) for r in ("lm", "targeted", "cda",
+                                                                                       "equalise", "dpo",
+                                                                                       "equalise-clp")]
     assert cells[0].benchmarks == ("bias-frame-disjoint", "bias-ood-en", "ood-de-plural", "ood-de-names", "ood-fr",
                                    "ood-es", "bias-ood-winoqueer-de", "knowledge", "neutral")
     dpo = yaml.safe_load((tmp_path / "STUDY/runs/gemma-3-270m/dpo/seed-1/study-cell.yaml").read_text())

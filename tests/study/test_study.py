@@ -21,7 +21,7 @@ from .browser import CHROMIUM, check_page
 from .conftest import STOPPED_AFTER
 from .helpers import run_cli
 
-CELLS = [f"{m}/{r}/seed-{s}" for m in ("bert", "gpt2") for r in ("lm", "equalise") for s in (0, 1)]
+CELLS = [f"{m}/{r}/seed-{s}" for m in ("bert", "gpt2") for s in (0, 1) for r in ("lm", "equalise")]  # plan order
 
 
 def _rows(path) -> list[dict]:

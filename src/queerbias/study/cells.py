@@ -108,10 +108,11 @@ def cell_folder(root: Path, model: str, run: str, seed: int) -> Path:
 
 
 def planned(study: StudyConfig) -> list[Cell]:
-    """The study's cells in order (models, then runs, then seeds, as the file lists them)."""
+    """The study's cells in order: models, then seeds, then runs, as the file lists them, so that a
+    study cut short has every run at its first seeds rather than some runs at every seed."""
     root = Path(study.output_dir)
     return [Cell(model, run, seed, cell_folder(root, model, run, seed))
-            for model in study.models for run in study.runs for seed in study.seeds
+            for model in study.models for seed in study.seeds for run in study.runs
             if not study.excluded(model, run, seed)]
 
 

@@ -593,7 +593,7 @@ ON_PREPARED_RUNS = [
      "written by a newer queerbias"),
     # -- issue 21 item 5 and issue 23 (branch structure): criterion names, checkpoint order --
     ("unknown criterion", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--best", "fastest"],
-     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance)"),
+     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance, guarded)"),
     ("another suite's criterion", lambda t: (lambda g: ["compare", f"a={g}", f"b={g}", "--out", str(t / "d"),
                                                          "--best", "distance"])(gruff_run(t)),
      "criterion 'distance' is not one of suite gruff (its criteria: highest)"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from queerbias.report.checkpoints import choose_best
+from queerbias.report.checkpoints import choose_best, guard_refusals
+from queerbias.report.compare import best_checkpoint
 from queerbias.suites.pairs.criteria import CRITERIA
 
 
@@ -49,3 +50,40 @@ def test_distance_criterion_takes_the_lowest_distance_then_soft():
     assert choose_best(rows, "closest50", 5.0, CRITERIA)["label"] == "a"  # the overall score hides the groups
     with pytest.raises(ValueError, match="distance to indifference"):
         choose_best(ROWS, "distance", 5.0, CRITERIA)
+
+
+def _guarded_document():
+    """Three checkpoints: the lowest distance raised the stereotype excess, the next did not."""
+    rows = [{**row("base", 0, 50.0, 0.0, base=True), "distance_bias": 30.0, "distance_soft": 3.0},
+            {**row("a", 10, 50.0, 1.0), "distance_bias": 20.0, "distance_soft": 2.0},
+            {**row("b", 20, 60.0, 1.0), "distance_bias": 10.0, "distance_soft": 1.0},
+            {**row("c", 30, 55.0, 1.0), "distance_bias": 15.0, "distance_soft": 1.0}]
+    excess = {10: (9.0, 8.0), 20: (9.0, 9.5), 30: (9.0, 4.0)}
+    comparisons = [{"after": {"label": label, "step": step}, "overall": {"delta_accuracy": delta},
+                    "direction": {"excess_before": excess[step][0], "excess_after": excess[step][1],
+                                  "delta_excess": excess[step][1] - excess[step][0]}}
+                   for label, step, delta in (("a", 10, -1.0), ("b", 20, -2.0), ("c", 30, -7.5))]
+    return {"suite": "pairs", "trajectory": rows, "comparisons": comparisons}
+
+
+def test_guarded_distance_refuses_a_checkpoint_that_raised_the_stereotype_excess():
+    document = _guarded_document()
+    assert best_checkpoint(document, "distance", 5.0)["label"] == "b"  # the distance alone
+    best = best_checkpoint(document, "guarded", 5.0)
+    assert (best["label"], best["eligible"]) == ("c", ["a", "c"])
+    assert best["excluded"] == [{"label": "b", "step": 20, "reason": "stereotype excess rose 9.00 -> 9.50 points"}]
+    del document["comparisons"][0]["direction"]  # a comparison without the figure is not trusted
+    assert best_checkpoint(document, "guarded", 5.0)["eligible"] == ["c"]
+
+
+def test_a_guard_benchmark_refuses_checkpoints_on_every_benchmark():
+    knowledge = {"measures": [{"name": "accuracy", "label": "knowledge accuracy", "unit": "pp"}],
+                 "comparisons": _guarded_document()["comparisons"]}
+    assert guard_refusals({"knowledge": knowledge}, {"knowledge": 5.0}) == \
+        {30: "knowledge: knowledge accuracy fell 7.5 pp > 5"}
+    assert guard_refusals({"knowledge": knowledge}, {"knowledge": 1.5}) == \
+        {20: "knowledge: knowledge accuracy fell 2.0 pp > 1.5", 30: "knowledge: knowledge accuracy fell 7.5 pp > 1.5"}
+    assert guard_refusals({}, {"knowledge": 5.0}) == {}  # a guard that was not evaluated (optional data)
+    refused = guard_refusals({"knowledge": knowledge}, {"knowledge": 5.0})
+    best = best_checkpoint(_guarded_document(), "guarded", 5.0, refused)
+    assert (best["label"], [e["step"] for e in best["excluded"]]) == ("a", [20, 30])

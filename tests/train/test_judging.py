@@ -14,10 +14,12 @@ from .helpers import small_config
 
 def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2, tmp_path, capsys):
     benchmarks = [{"suite": "pairs", "data": "queerbias-de:test", "sample": 12},
-                  {"suite": "knowledge", "sample": 12},
+                  {"suite": "knowledge", "sample": 12, "guard": 0.0, "best": "accuracy"},
                   {"suite": "pairs", "data": "queerbias-de-neutral", "sample": 12, "name": "neutral"}]
     config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", max_steps=2, eval_every=1,
-                                           eval__benchmarks=benchmarks, compare__resamples=50))
+                                           eval__benchmarks=benchmarks, compare__resamples=50,
+                                           compare__best="guarded", compare__ppl_margin=1000.0,
+                                           learning_rate=0.05))  # large enough to move both guards
     assert config.benchmark_dirs() == ["bias", "knowledge", "neutral"]
     run_training(config)
     run = tmp_path / "run"
@@ -33,8 +35,17 @@ def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2
     last = delta["comparisons"][-1]
     assert {"abs_d_before", "delta_abs_d", "ci_abs_d", "p_below_margin"} <= set(last["pair_gap"])
     assert {"excess_before", "ci_excess", "crossed", "harmful", "groups"} <= set(last["direction"])
-    assert json.loads((run / "compare" / "knowledge" / "delta.json").read_text())["best"]["criterion"] == \
-        "accuracy"
+    knowledge_delta = json.loads((run / "compare" / "knowledge" / "delta.json").read_text())
+    assert knowledge_delta["best"]["criterion"] == "accuracy"
+    # chosen jointly: no checkpoint that raised the stereotype excess or lost any knowledge accuracy
+    fell = {c["after"]["step"] for c in knowledge_delta["comparisons"] if c["overall"]["delta_accuracy"] < 0}
+    rose = {c["after"]["step"] for c in delta["comparisons"] if c["direction"]["delta_excess"] > 0}
+    best = delta["best"]
+    assert best["criterion"] == "guarded" and {e["step"] for e in best["excluded"]} == fell | rose
+    assert best["eligible"] == [f"step-{s}" for s in (1, 2) if s not in fell | rose]
+    reasons = {e["step"]: e["reason"] for e in best["excluded"]}
+    assert fell and all(reasons[s].startswith("knowledge: knowledge accuracy fell") for s in fell)
+    assert rose - fell and all(reasons[s].startswith("stereotype excess rose") for s in rose - fell)
 
     printed = capsys.readouterr().out.splitlines()
     ends = {text.split(",")[0]: text for text in printed if ", base -> step-2: " in text}

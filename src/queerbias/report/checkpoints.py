@@ -59,12 +59,34 @@ def _figures(comparison: dict, measures: list[str], shaped: list[tuple[str, str]
     return row
 
 
-def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float, criteria: dict[str, Criterion]) -> dict:
-    """The checkpoint best under `criterion` among those within the perplexity margin.
+def guard_refusals(documents: dict[str, dict], guards: dict[str, float]) -> dict[int, str]:
+    """Checkpoint steps no benchmark may choose, with why: those whose first measure on a guard
+    benchmark (name -> allowed fall in the measure's unit; the knowledge set: accuracy in points)
+    fell by more than allowed against the base. A mitigation that forgets what the identity words
+    mean is then not "best" on the bias benchmarks either."""
+    refused: dict[int, str] = {}
+    for name, allowed in guards.items():
+        document = documents.get(name)
+        if document is None:
+            continue
+        measure = document["measures"][0]
+        for comparison in document["comparisons"]:
+            step, delta = comparison["after"].get("step"), comparison["overall"].get(f"delta_{measure['name']}")
+            if step is not None and delta is not None and delta < -allowed:
+                refused.setdefault(step, f"{name}: {measure['label']} fell {-delta:.1f} {measure.get('unit', '')}"
+                                         f" > {allowed:g}".replace("  ", " "))
+    return refused
+
+
+def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float, criteria: dict[str, Criterion],
+                refused: dict[int, str] | None = None) -> dict:
+    """The checkpoint best under `criterion` among those within the perplexity margin and not
+    `refused` (step -> why: the criterion's own second figure, or a guard benchmark of the run).
 
     Ties go to the earlier step (less training). A checkpoint without a perplexity
     figure, or with a base lacking one, is not filtered.
     """
+    refused = refused or {}
     if criterion not in criteria:
         raise ValueError(f"unknown criterion {criterion!r}; expected one of {sorted(criteria)}")
     rule = criteria[criterion]
@@ -78,6 +100,8 @@ def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float, criteri
         if change is not None and change > ppl_margin_pct:
             excluded.append({"label": row["label"], "step": row["step"],
                              "reason": f"perplexity rose {change:.1f}% > {ppl_margin_pct:g}%"})
+        elif row["step"] in refused:
+            excluded.append({"label": row["label"], "step": row["step"], "reason": refused[row["step"]]})
         else:
             eligible.append(row)
     best = min(eligible, key=lambda r: (*rule.order(r), r["step"])) if eligible else None

@@ -42,6 +42,7 @@ from queerbias.report.paired_stats import (
 from queerbias.report.runs import align_rows, check_compatible
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL, STATISTIC, PairedItems
 from queerbias.suites.provenance import package_versions
+from queerbias.suites.registry import get_suite
 from queerbias.suites.store import RunRecord
 
 DELTA_SCHEMA_VERSION = 2
@@ -130,10 +131,28 @@ def compare_runs(
     }
     trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures)
     if trajectory is not None and suite.criteria:
-        name = best_criterion or next(iter(suite.criteria))
         document["trajectory"] = trajectory
-        document["best"] = checkpoints.choose_best(trajectory, name, ppl_margin_pct, suite.criteria)
+        document["best"] = best_checkpoint(document, best_criterion, ppl_margin_pct)
     return document
+
+
+def best_checkpoint(document: dict, criterion: str | None, ppl_margin_pct: float,
+                    refused: dict[int, str] | None = None) -> dict:
+    """The best checkpoint of a delta document with a trajectory, by `criterion` (None: the suite's
+    first): a checkpoint the criterion refuses (`Criterion.refuses`) or whose step `refused`
+    names (a guard benchmark of the same run, `guard_refusals`) is never chosen."""
+    suite = get_suite(document["suite"])
+    name = criterion or next(iter(suite.criteria))
+    rule = suite.criteria[name]
+    own = {}
+    if rule.refuses is not None:
+        for comparison in document["comparisons"]:
+            step = comparison["after"].get("step")
+            reason = rule.refuses(comparison) if step is not None else None
+            if reason:
+                own[step] = reason
+    return checkpoints.choose_best(document["trajectory"], name, ppl_margin_pct, suite.criteria,
+                                   own | (refused or {}))
 
 
 def check_best(suite, criterion: str | None) -> None:

@@ -119,12 +119,15 @@ class IndexMetric:
 @dataclass(frozen=True)
 class Criterion:
     """How to pick the best checkpoint: `order(row)` of a trajectory row, lowest first, from the
-    row keys `reads` (every checkpoint must have them)."""
+    row keys `reads` (every checkpoint must have them); `refuses(comparison)`, where given, names
+    why a checkpoint may not be chosen whatever its order (None: it may), so that a criterion can
+    weigh a second figure without folding it into one number."""
 
     description: str
     reads: tuple[str, ...]
     order: Any  # callable(row) -> tuple
     needs: str = ""  # what `reads` is, for the error when a checkpoint lacks it
+    refuses: Any = None  # callable(comparison entry) -> str | None
 
 
 class Suite(ABC):

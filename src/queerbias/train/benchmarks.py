@@ -43,6 +43,9 @@ class BenchmarkSettings:
     optional: bool = option(False, "skip (with a warning) when `data` is not available offline")
     best: str | None = option(None, "best-checkpoint criterion of this benchmark's suite (default: compare.best, "
                                     "else the suite's first)")
+    guard: float | None = option(None, "a guard benchmark: a checkpoint whose first measure here (knowledge: "
+                                       "accuracy, points) fell more than this below the base's is chosen as best "
+                                       "on no benchmark of the run", ge=0)
 
 
 def defaults(held_out: bool) -> list[BenchmarkSettings]:

@@ -24,7 +24,8 @@ from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.models.loading import inspect_model
-from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
+from queerbias.report.checkpoints import guard_refusals
+from queerbias.report.compare import CompareOptions, best_checkpoint, compare_runs, write_outputs
 from queerbias.report.delta_tables import change_text
 from queerbias.report.runs import load_run
 from queerbias.report.tables import fmt
@@ -236,22 +237,26 @@ def compare_line(document: dict, name: str) -> str:
             + suite.closing_clauses(last))
 
 
-
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint, the best
-    by the benchmark's criterion (`best`, else `compare.best`, else its suite's first); returns the
-    delta documents written, by benchmark."""
+    by the benchmark's criterion (`best`, else `compare.best`, else its suite's first) among the
+    checkpoints no guard benchmark (`guard`: the knowledge set) refuses; returns the delta documents
+    written, by benchmark."""
     options = CompareOptions(n_resamples=config.compare.resamples, seed=config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
-    documents = {}
+    documents, criteria = {}, {}
     for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
-        if not afters:
-            continue
-        document = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
-                                best_criterion=bench.best or config.compare.best,
-                                ppl_margin_pct=config.compare.ppl_margin)
+        if afters:
+            criteria[name] = bench.best or config.compare.best
+            documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
+                                           best_criterion=criteria[name], ppl_margin_pct=config.compare.ppl_margin)
+    refused = guard_refusals(documents, {name: bench.guard for bench, name in
+                                         zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+                                         if bench.guard is not None})
+    for name, document in documents.items():
+        if refused and "best" in document:
+            document["best"] = best_checkpoint(document, criteria[name], config.compare.ppl_margin, refused)
         write_outputs(document, run_dir / "compare" / name)
-        documents[name] = document
     return documents

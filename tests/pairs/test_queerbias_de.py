@@ -182,3 +182,23 @@ def test_training_frames_share_no_frame_predicate_or_sentence_with_the_held_out_
     assert train.meta["split"]["values"] == load_pairs("queerbias-de:train").meta["split"]["values"]
     assert not shared_sentences(train.pairs, test.pairs)
     assert all(p.pair_id.startswith("qdf-") for p in train.pairs) and len(train.groups()) == 16
+
+
+def test_training_frames_share_no_sentence_with_a_shipped_out_of_distribution_set():
+    """A short frame can write an OOD sentence word for word; those pairs are left out (counted)."""
+    from queerbias.pairs.queerbias_de import _build, _frames_spec, build_queerbias_de_frames
+    from queerbias.pairs.shipped import OUT_OF_DISTRIBUTION, shipped_pairs
+    from queerbias.pairs.splits import shared_sentences
+
+    frames = build_queerbias_de_frames()
+    assert set(OUT_OF_DISTRIBUTION) == {"queerbias-de-ood-plural", "queerbias-de-ood-names", "queerbias-fr-ood",
+                                        "queerbias-es-ood"}
+    for name in OUT_OF_DISTRIBUTION:
+        assert not shared_sentences(frames.pairs, shipped_pairs(name).pairs), name
+    unfiltered = [pair for pair, _ in _build(_frames_spec()[0], "qdf")]
+    left_out = [p for p in unfiltered if p.pair_id not in {q.pair_id for q in frames.pairs}]
+    assert frames.meta["left_out_as_ood"] == len(left_out) == len(unfiltered) - len(frames.pairs) > 0
+    ood = shipped_pairs("queerbias-de-ood-plural").pairs
+    assert all(shared_sentences([p], ood) for p in left_out)  # each one really shared a sentence
+    kept = {p.pair_id: p for p in unfiltered}
+    assert all(kept[p.pair_id] == p for p in frames.pairs)  # the others keep their ids

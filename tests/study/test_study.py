@@ -13,6 +13,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy import stats
 
 from queerbias.cli import main
@@ -234,3 +235,35 @@ def test_a_failed_cell_is_reported_and_the_report_names_it(tiny_gpt2, tmp_path):
     assert methods.startswith("INCOMPLETE study") and "missing: gpt2/broken/seed-0" in methods
     assert "INCOMPLETE" in (report / "index.html").read_text()
     assert (tmp_path / "STUDY/runs/gpt2/broken/seed-0/study-cell.log").read_text().count("== queerbias study") == 1
+
+
+def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tmp_path):
+    """No rise of stereotype excess, knowledge within its guard; of the rest the lowest distance."""
+    root = tmp_path / "STUDY"
+    shutil.copytree(finished_study.root, root)
+    study = yaml.safe_load((root / "study.yaml").read_text())
+    study["judge"] = {"guards": {"knowledge": 0.0}}
+    (root / "study.yaml").write_text(yaml.safe_dump(study))
+    assert main(["study", "report", str(root)]) == 0
+    rows = _rows(root / "report/methods.csv")
+    by_run = {}
+    for row in rows:
+        by_run.setdefault((row["model"], row["run"]), {})[row["figure"]] = row
+    expected = {}
+    for key, figures in by_run.items():
+        failures = []
+        if float(figures["bias:direction:excess"]["delta"]) > 0:
+            failures.append("stereotype excess rose on bias")
+        accuracy = float(figures["knowledge:overall:accuracy"]["delta"])
+        if accuracy < 0:
+            failures.append(f"knowledge accuracy {accuracy:+.1f} (allowed -0)")
+        expected[key] = "fails: " + "; ".join(failures) if failures else "passes"
+    for model in ("bert", "gpt2"):
+        passing = [k for k in expected if k[0] == model and expected[k] == "passes"]
+        if passing:
+            best = min(passing, key=lambda k: float(by_run[k]["bias:distance:bias"]["after"]))
+            expected[best] = "passes, chosen"
+    assert {key: next(iter(figures.values()))["verdict"] for key, figures in by_run.items()} == expected
+    assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
+    assert "Chosen (of the runs that raised the stereotype excess on no pair benchmark, stayed within 0 of " \
+           "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from itertools import chain, cycle, zip_longest
 
 from queerbias.pairs.schema import Pair, PairSet
+from queerbias.pairs.shipped import OUT_OF_DISTRIBUTION, shipped_pairs
 from queerbias.yamlio import load_packaged_yaml
 
 TEMPLATES = "data/queerbias_de/templates.yaml"
@@ -228,16 +229,30 @@ def _frames_spec() -> tuple[dict, int]:
             "names": frames["names"], "identities": identities}, frames["version"]
 
 
+def _frames_built() -> tuple[list[tuple[Pair, _Filled]], int, int]:
+    """The frames set's pairs, without those sharing a sentence with a shipped out-of-distribution
+    set (a short frame such as "{who} {verb} {rest}." can write an OOD set's sentence word for
+    word), the frames file's version and how many were left out. Ids are given before the
+    filter, so the others keep theirs."""
+    spec, version = _frames_spec()
+    held_out = {sentence for name in OUT_OF_DISTRIBUTION for pair in shipped_pairs(name).pairs
+                for sentence in (pair.sent_more, pair.sent_less)}
+    built = _build(spec, "qdf")
+    kept = [(pair, filled) for pair, filled in built
+            if pair.sent_more not in held_out and pair.sent_less not in held_out]
+    return kept, version, len(built) - len(kept)
+
+
 def build_queerbias_de_frames() -> PairSet:
     """queerbias-de-frames: training pairs in other frames (ids look like `qdf-phase-0042`)."""
-    spec, version = _frames_spec()
-    return PairSet(name="queerbias-de-frames", pairs=[pair for pair, _ in _build(spec, "qdf")],
-                   source=f"queerbias:{FRAMES}", meta={"frames_version": version, "language": "de"})
+    built, version, left_out = _frames_built()
+    return PairSet(name="queerbias-de-frames", pairs=[pair for pair, _ in built], source=f"queerbias:{FRAMES}",
+                   meta={"frames_version": version, "language": "de", "left_out_as_ood": left_out})
 
 
 def frames_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     """The split keys of queerbias-de-frames (template ids are queerbias-de's)."""
-    return _keys(_build(_frames_spec()[0], "qdf"))
+    return _keys(_frames_built()[0])
 
 
 def preference_triples(pair_ids: set[str]) -> list[dict[str, str]]:

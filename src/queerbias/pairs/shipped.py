@@ -27,6 +27,8 @@ FILES = {KNOWLEDGE: ("data/knowledge/knowledge.csv", "definitional"),
          "queerbias-de-ood-names": ("data/ood/de_names.csv", "out-of-distribution"),
          "queerbias-fr-ood": ("data/ood/fr.csv", "out-of-distribution"),
          "queerbias-es-ood": ("data/ood/es.csv", "out-of-distribution")}
+#: the out-of-distribution sets: no training set the project generates shares a sentence with them
+OUT_OF_DISTRIBUTION = tuple(name for name, (_, control) in FILES.items() if control == "out-of-distribution")
 
 
 def shipped_pairs(name: str) -> PairSet:

@@ -28,7 +28,7 @@ import yaml
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
-from queerbias.study.config import StudyConfig, load_study
+from queerbias.study.config import REPORT_KEYS, StudyConfig, load_study
 from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ def _check_folder(study: StudyConfig, root: Path, force: bool) -> bool:
     if previous.same_study(study):
         return False
     old, new = previous.record(), study.record()
-    differs = [key for key in new if key != "output_dir" and old[key] != new[key]]
+    differs = [key for key in new if key not in ("output_dir", *REPORT_KEYS) and old.get(key) != new[key]]
     if not force:
         raise QueerbiasError(f"{root} holds a study made by another config (differs in {', '.join(differs)}); "
                              "choose another output_dir, or pass --force to run this one there (cells whose "

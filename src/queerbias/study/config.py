@@ -8,6 +8,7 @@
     exclude:    [{model: NAME, run: NAME, seed: S}]   # any of the three keys
     training:   {config: CONFIG.yaml, overrides: {...}}   # shared by every run
     accelerate_config: FILE              # optional: cells run under `accelerate launch` with it
+    judge:      {guards: {knowledge: 5.0}, general_perplexity_pct: 5.0}   # which run passes (study/judging.py)
 
 A cell's training config is the run's config file (else the shared one), then the shared
 overrides, the run's, the model's, and last what the study sets itself (model, seed,
@@ -15,20 +16,26 @@ output_dir, eval.benchmarks, eval.base_from). Overrides are YAML mappings; neste
 are dotted keys (`{equalise: {weight: 0.3}}` is `equalise.weight=0.3`). Relative paths
 are relative to the working directory, as in training configs. Every problem is one
 `QueerbiasError` naming the study key; the cells' training configs are checked by the
-training loader in `cells.prepare`.
+training loader in `cells.prepare`. `judge` changes no cell, so a study folder accepts a
+file that differs from its own only there.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
+from queerbias.options import from_mapping, to_dict
+from queerbias.study.judging import JudgeSettings, load_judge
+from queerbias.train.benchmarks import BenchmarkSettings, folder_names
 from queerbias.yamlio import load_yaml_mapping
 
-KEYS = ("output_dir", "models", "runs", "seeds", "benchmarks", "exclude", "training", "accelerate_config")
+KEYS = ("output_dir", "models", "runs", "seeds", "benchmarks", "exclude", "training", "accelerate_config", "judge")
+#: keys that judge the cells' results and change no cell: a study folder accepts a file that differs only in them
+REPORT_KEYS = ("judge",)
 #: training config keys that the study sets per cell, and which study key decides them
 SET_BY_STUDY = {"model": "models", "seed": "seeds", "output_dir": "output_dir",
                 "eval.benchmarks": "benchmarks", "eval.base_from": "the shared base (STUDY/base/<model>)"}
@@ -59,6 +66,7 @@ class StudyConfig:
     exclude: list[dict]
     training: Source
     accelerate_config: str | None = None
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
 
     def record(self) -> dict:
         """The study as study.yaml holds it (a study file itself: `queerbias study --config`)."""
@@ -71,13 +79,15 @@ class StudyConfig:
             "exclude": self.exclude,
             "training": {"config": self.training.config, "overrides": self.training.overrides},
             "accelerate_config": self.accelerate_config,
+            "judge": to_dict(self.judge),
         }
 
     def same_study(self, other: StudyConfig) -> bool:
         """Whether two configs describe the same cells (the folder may have moved)."""
         mine, theirs = self.record(), other.record()
-        mine.pop("output_dir")
-        theirs.pop("output_dir")
+        for key in ("output_dir", *REPORT_KEYS):
+            mine.pop(key)
+            theirs.pop(key, None)
         return mine == theirs
 
     def excluded(self, model: str, run: str, seed: int) -> bool:
@@ -103,6 +113,7 @@ def load_study(path: str | Path, output_dir: str | None = None) -> StudyConfig:
         exclude=_exclude(raw.get("exclude"), models, runs, seeds),
         training=_source(raw.get("training") or {}, "training", "config"),
         accelerate_config=_string(raw.get("accelerate_config"), "accelerate_config", optional=True),
+        judge=load_judge(raw.get("judge"), _benchmark_suites(raw.get("benchmarks"))),
     )
     cells = [(m, r, s) for m in models for r in runs for s in seeds if not study.excluded(m, r, s)]
     if not cells:
@@ -199,6 +210,13 @@ def _benchmarks(value) -> list[dict]:
             raise QueerbiasError(f"study key 'benchmarks[{index}].data' is required: every run of a study is "
                                  "judged on the same items, and a run's default data can depend on its objective")
     return value
+
+
+def _benchmark_suites(value) -> dict[str, str]:
+    """Folder name -> suite of each benchmark, named as the cells will name them."""
+    settings = [from_mapping(BenchmarkSettings, bench, f"study key 'benchmarks[{index}]'")
+                for index, bench in enumerate(_benchmarks(value))]
+    return dict(zip(folder_names(settings), (s.suite for s in settings), strict=True))
 
 
 def _exclude(value, models: dict, runs: dict, seeds: tuple[int, ...]) -> list[dict]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from queerbias.report.delta_tables import star_legend
 from queerbias.report.tables import Cell, Table, fmt, to_csv
 from queerbias.study.aggregate import Column, GroupTable, MethodRow, OverSeeds, StudyState
+from queerbias.study.judging import Verdict
 from queerbias.suites.protocol import OVERALL
 from queerbias.suites.registry import get_suite
 
@@ -84,15 +85,16 @@ def group_csv(tables: list[GroupTable], runs: list[str], models: list[str]) -> s
     return to_csv(header, rows)
 
 
-def method_table(rows: list[MethodRow], columns: list[Column]) -> Table:
-    """One row per run and model; a list-of-names column (the groups that crossed 50) shows each
-    name with the number of seeds that named it."""
+def method_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
+                 choice: str) -> Table:
+    """One row per run and model, its verdict last; a list-of-names column (the groups that crossed
+    50) shows each name with the number of seeds that named it."""
     body = []
     for row in rows:
         steps = "/".join(map(str, row.steps)) or "?"
         cells = [f"{row.run} ({steps} steps)", row.model]
         if row.missing and all(row.figures[c] is None for c in columns):
-            cells += [missing_text(row.missing)] * (len(columns) + 3)
+            cells += [missing_text(row.missing)] * (len(columns) + 4)
         else:
             for column in columns:
                 figure = row.figures[column]
@@ -104,15 +106,15 @@ def method_table(rows: list[MethodRow], columns: list[Column]) -> Table:
                     cells.append(Cell(change_text(figure, column.digits),
                                       marks="*" if figure.every_seed_significant() else ""))
             cells += [_perplexity(row.general_perplexity), _perplexity(row.perplexity),
-                      "–" if row.minutes is None else f"{row.minutes:.1f} min"]
+                      "–" if row.minutes is None else f"{row.minutes:.1f} min", found[(row.run, row.model)].text]
         body.append(cells)
     return Table(header=["run", "model", *(c.title for c in columns), "general perplexity", "in-domain perplexity",
-                         "time per cell"], rows=body,
+                         "time per cell", "verdict"], rows=body,
                  caption="Method table: base → final checkpoint, mean over seeds",
                  notes=f"{SPREAD}. * every seed's own test p < .05, all in the same direction. Perplexity: "
                        "the shipped neutral German text (general) and the corpus's validation split (in-domain), "
                        "with the mean change in percent. Time: the mean wall time of a cell (its launches "
-                       "summed); the first cell of a model also scored the shared base.")
+                       "summed); the first cell of a model also scored the shared base. " + choice)
 
 
 def names_text(counts: dict[str, int], seeds: int) -> str:
@@ -129,12 +131,13 @@ def _perplexity(figure: OverSeeds | None) -> str:
     return text if relative is None else text.replace(" (Δ", f" ({relative:+.1f}%; Δ", 1)
 
 
-def method_csv(rows: list[MethodRow], columns: list[Column]) -> str:
+def method_csv(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict]) -> str:
     header = ["run", "model", "steps", "figure", "seeds", "before", "after", "delta", "relative_pct", "spread",
               "spread_low", "spread_high", "ci_low", "ci_high", "every_seed_significant", "minutes", "names",
-              "missing"]
+              "missing", "verdict"]
     body = []
     for row in rows:
+        start = len(body)
         named = [(f"{c.benchmark}:{c.figure}:{c.measure}", row.figures[c], c.names) for c in columns]
         named += [("general_perplexity", row.general_perplexity, False), ("perplexity", row.perplexity, False)]
         for name, figure, names in named:
@@ -148,6 +151,8 @@ def method_csv(rows: list[MethodRow], columns: list[Column]) -> str:
                 ci = figure.ci or (None, None)
                 body.append(base + [figure.seeds, figure.before, figure.after, figure.delta, figure.relative, *spread,
                                     *ci, figure.every_seed_significant(), row.minutes, "", ""])
+        for line in body[start:]:
+            line.append(found[(row.run, row.model)].text)
     return to_csv(header, body)
 
 

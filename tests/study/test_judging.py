@@ -1,0 +1,79 @@
+"""Which run a study chooses: the distance among the runs that pass every guard (issue 20)."""
+
+from __future__ import annotations
+
+import pytest
+
+from queerbias.errors import QueerbiasError
+from queerbias.study.aggregate import Column, MethodRow, OverSeeds
+from queerbias.study.judging import JudgeSettings, choice_line, load_judge, verdicts
+from queerbias.suites.protocol import OVERALL
+
+DISTANCE = Column("bias", "distance", "bias", "bias: distance (bias)")
+EXCESS = Column("bias", "direction", "excess", "bias: direction (excess)")
+OOD_EXCESS = Column("ood", "direction", "excess", "ood: direction (excess)")
+KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy")
+CROSSED = Column("bias", "direction", "crossed", "bias: direction (crossed)", names=True)
+COLUMNS = [DISTANCE, EXCESS, OOD_EXCESS, KNOWLEDGE, CROSSED]
+
+
+def _row(run, distance, excess, ood_excess, knowledge, ppl, missing=()):
+    def over(before, after):
+        return OverSeeds.of([before] * 3, [after] * 3)
+    return MethodRow(run, "m", {DISTANCE: over(30.0, distance), EXCESS: over(10.0, excess),
+                                OOD_EXCESS: over(5.0, ood_excess), KNOWLEDGE: over(60.0, knowledge),
+                                CROSSED: {"gay": 2}},
+                     None, over(30.0, ppl), 1.0, [30], list(missing), 3)
+
+
+ROWS = [_row("lowest-but-flips", 8.0, 11.0, 4.0, 59.0, 30.5),     # excess rose on bias
+        _row("forgets", 9.0, 4.0, 4.0, 54.0, 30.5),              # knowledge -6 > 5
+        _row("damages-german", 10.0, 4.0, 4.0, 59.0, 32.0),       # general perplexity +6.7%
+        _row("good", 14.0, 4.0, 4.5, 57.0, 31.0),
+        _row("also-good", 16.0, 2.0, 3.0, 60.0, 30.0),
+        _row("unfinished", 1.0, 0.0, 0.0, 60.0, 30.0, missing=["m/unfinished/seed-2"])]
+
+
+def test_the_lowest_distance_among_runs_that_pass_every_guard_is_chosen():
+    judge = JudgeSettings(guards={"knowledge": 5.0})
+    found = verdicts(ROWS, COLUMNS, judge)
+    texts = {run: found[(run, "m")].text for run in (r.run for r in ROWS)}
+    assert texts == {"lowest-but-flips": "fails: stereotype excess rose on bias",
+                     "forgets": "fails: knowledge accuracy -6.0 (allowed -5)",
+                     "damages-german": "fails: general perplexity +6.7% (allowed +5%)",
+                     "good": "passes, chosen", "also-good": "passes", "unfinished": "–"}
+    line = choice_line(ROWS, COLUMNS, judge, found)
+    assert line.startswith("Chosen (of the runs that raised the stereotype excess on no pair benchmark, stayed "
+                           "within 5 of knowledge and raised general perplexity by at most 5%, the lowest mean "
+                           "distance on bias (bias)): m: good.")
+    assert line.endswith("Not judged (seeds missing): m/unfinished.")
+
+
+def test_looser_judges_choose_otherwise_and_none_may_pass():
+    assert verdicts(ROWS, COLUMNS, JudgeSettings(excess=False))[("lowest-but-flips", "m")].chosen
+    wide = verdicts(ROWS, COLUMNS, JudgeSettings(guards={"knowledge": 7.0}))
+    assert wide[("forgets", "m")].chosen and wide[("good", "m")].text == "passes"
+    strict = JudgeSettings(guards={"knowledge": 0.5}, general_perplexity_pct=0.0)
+    assert [run for (run, _), v in verdicts(ROWS, COLUMNS, strict).items() if v.chosen] == ["also-good"]
+    rest = [r for r in ROWS if r.run != "also-good"]
+    none = verdicts(rest, COLUMNS, strict)
+    assert not any(v.chosen for v in none.values())
+    assert "): no run passes." in choice_line(rest, COLUMNS, strict, none)
+    both = verdicts([_row("x", 5.0, 11.0, 6.0, 50.0, 40.0)], COLUMNS, JudgeSettings(guards={"knowledge": 5.0}))
+    assert both[("x", "m")].text == ("fails: stereotype excess rose on bias, ood; knowledge accuracy -10.0 (allowed "
+                                     "-5); general perplexity +33.3% (allowed +5%)")
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"guards": {"nope": 5.0}}, "study key 'judge.guards.nope' names no benchmark of the study (bias, knowledge)"),
+    ({"guards": {"bias": 5.0}}, "study key 'judge.guards.bias': a pairs benchmark is judged by its figures"),
+    ({"guards": {"knowledge": -1}}, "study key 'judge.guards.knowledge' must be a number of at least 0, got -1"),
+    ({"guards": {"knowledge": "five"}}, "must be a number of at least 0, got 'five'"),
+    ({"headline": "knowledge"}, "study key 'judge.headline' must name a pair benchmark of the study (bias), "
+                                "got 'knowledge'"),
+    ({"general_perplexity_pct": -2}, "judge"),
+    ({"surprise": 1}, "judge"),
+])
+def test_a_bad_judge_section_is_one_error_naming_its_key(raw, message):
+    with pytest.raises(QueerbiasError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_judge(raw, {"bias": "pairs", "knowledge": "knowledge"})

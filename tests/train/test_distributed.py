@@ -57,9 +57,9 @@ def test_two_process_launch(tiny_llama, tmp_path):
 @pytest.mark.parametrize("family,objective,extra", [
     ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "pairs__batch_size": 4,
                                 "equalise__group_term": 1.0}),
-    # the counterfactual pairing term on mined and template pairs
+    # the counterfactual pairing term on mined and template pairs, with the base anchor
     ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "pairs__mine": ["corpus"],
-                                "pairs__batch_size": 4, "equalise__clp_term": 1.0}),
+                                "pairs__batch_size": 4, "equalise__clp_term": 1.0, "equalise__anchor_term": 1.0}),
     ("tiny_llama", "dpo", {"pairs__train": "queerbias-de:train"}),
     ("tiny_bert", "cda", {}),
 ])

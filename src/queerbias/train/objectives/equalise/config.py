@@ -2,7 +2,7 @@
 
     L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
                          + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
-                         + clp_term * CLP)
+                         + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
@@ -14,7 +14,8 @@ which a skewed group can leave off zero when its mean is zero; the sign term (an
 beyond the issue's formula) balances the group's mean of tanh(d / temperature), a robust
 location between mean (large temperature) and median (small). CLP, the counterfactual
 pairing term (`equalise.pairing`), is the divergence of the two sentences' next-token
-distributions at the shared positions after the identity phrase.
+distributions at the shared positions after the identity phrase. The anchor
+(`equalise.anchor`) keeps the corpus text's predictions near the base model's.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class EqualiseConfig:
     clp_top_k: int | None = option(256, "compare the distributions on the k tokens most likely under either plus "
                                         "one outcome for the rest (a lower bound of the full divergence, many "
                                         "times cheaper on a large vocabulary); null: the whole vocabulary", ge=1)
+    anchor_term: float = option(0.0, "weight of KL(base || model) of the next-token distributions on the "
+                                     "language-modelling batch (`equalise.anchor`; LoRA only: the base is the "
+                                     "adapter switched off), outside `weight`", ge=0)
+    anchor_top_k: int | None = option(256, "as clp_top_k, for the anchor (null: the whole vocabulary)", ge=1)
 
 
 class EqualiseObjective(Objective):
@@ -65,6 +70,8 @@ class EqualiseObjective(Objective):
         e = config.equalise
         require(e.pair_term + e.group_term + e.sign_term + e.clp_term > 0, "equalise.pair_term",
                 "group_term, sign_term and clp_term cannot all be 0")
+        require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
+                "needs method: lora (the anchor's base model is the adapter switched off)")
 
     def card_references(self, config):
         """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""

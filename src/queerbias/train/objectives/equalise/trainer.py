@@ -2,7 +2,8 @@
 
 The pair loss is computed by the scorer over the model being trained (its adapter active)
 on a seeded, group-balanced batch of training pairs per micro-batch (`train.pairs.PairBatches`),
-so a resumed run draws the batches an uninterrupted one would.
+so a resumed run draws the batches an uninterrupted one would. With `anchor_term`, the
+language-modelling batch's logits are also compared with the base's (`equalise.anchor`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import torch
 from transformers import Trainer
 
 from queerbias.scoring.scorer import Scorer
+from queerbias.train.objectives.equalise.anchor import anchor_loss, base_logits
 from queerbias.train.objectives.equalise.loss import pair_loss, training_scorer
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.pairs import PairBatches
@@ -36,10 +38,12 @@ class EqualiseTrainer(Trainer):
         self.process_index = process_index
         self._micro = (-1, 0)  # (optimizer step, micro-batches drawn in it)
         self._pair_losses: list[torch.Tensor] = []  # detached; read when logged (no sync per step)
+        self._anchor_losses: list[torch.Tensor] = []
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        result = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        lm_loss = result[0] if return_outputs else result
+        anchored = bool(self.settings.anchor_term)
+        result = super().compute_loss(model, inputs, return_outputs or anchored, num_items_in_batch)
+        lm_loss = result[0] if return_outputs or anchored else result
         step = self.state.global_step
         micro = self._micro[1] if self._micro[0] == step else 0
         self._micro = (step, micro + 1)
@@ -56,10 +60,20 @@ class EqualiseTrainer(Trainer):
         if scaled:
             loss = loss / self.current_gradient_accumulation_steps
         total = lm_loss + self.settings.weight * loss
+        if anchored:
+            with self.accelerator.autocast():
+                base = base_logits(self.accelerator.unwrap_model(model), inputs)
+            anchor = anchor_loss(result[1].logits, base, inputs.get("attention_mask"), self.settings.anchor_top_k)
+            self._anchor_losses.append(anchor.detach())
+            total = total + self.settings.anchor_term * (
+                anchor / self.current_gradient_accumulation_steps if scaled else anchor)
         return (total, result[1]) if return_outputs else total
 
     def log(self, logs: dict, *args, **kwargs) -> None:
         if "loss" in logs and self._pair_losses:
             logs["pair_loss"] = round(torch.stack(self._pair_losses).float().mean().item(), 6)
             self._pair_losses = []
+        if "loss" in logs and self._anchor_losses:
+            logs["anchor_loss"] = round(torch.stack(self._anchor_losses).float().mean().item(), 6)
+            self._anchor_losses = []
         super().log(logs, *args, **kwargs)

@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 STUDY_FILE = "study.yaml"
 PLAN_FILE = "plan.json"
 BASE_DIR = "base"
+#: what the shared base evaluations depend on: --force deletes them when one of these changed;
+#: more runs, seeds or exclusions keep them (each is adopted only when its run key matches)
+BASE_KEYS = ("models", "benchmarks", "training", "accelerate_config")
 RUNS_DIR = "runs"
 CELL_CONFIG = "study-cell.yaml"
 CELL_LOG = "study-cell.log"
@@ -123,7 +126,7 @@ def prepare(study: StudyConfig, force: bool = False) -> list[Cell]:
     configs = {cell: _training_config(study, cell) for cell in planned(study)}
     for cell, config in configs.items():
         _check_cell(cell, config, force)
-    if changed and force:
+    if set(changed) & set(BASE_KEYS):
         shutil.rmtree(root / BASE_DIR, ignore_errors=True)  # base evaluations of the old study
     root.mkdir(parents=True, exist_ok=True)
     atomic_write(root / STUDY_FILE, yaml.safe_dump(study.record(), sort_keys=False, allow_unicode=True))
@@ -136,16 +139,17 @@ def prepare(study: StudyConfig, force: bool = False) -> list[Cell]:
     return cells
 
 
-def _check_folder(study: StudyConfig, root: Path, force: bool) -> bool:
-    """Whether STUDY holds another study (refused unless `force`)."""
+def _check_folder(study: StudyConfig, root: Path, force: bool) -> list[str]:
+    """The keys in which STUDY's own study differs from `study` (another study is refused unless
+    `force`); empty for the same study or a new folder."""
     if not (root / STUDY_FILE).is_file():
         if root.exists() and any(root.iterdir()) and not force:
             raise QueerbiasError(f"{root} is not empty and holds no {STUDY_FILE}; choose another output_dir "
                                  "(or pass --force to use it)")
-        return False
+        return []
     previous = load_study(root / STUDY_FILE, output_dir=study.output_dir)
     if previous.same_study(study):
-        return False
+        return []
     old, new = previous.record(), study.record()
     differs = [key for key in new if key not in ("output_dir", *REPORT_KEYS) and old.get(key) != new[key]]
     if not force:
@@ -153,7 +157,7 @@ def _check_folder(study: StudyConfig, root: Path, force: bool) -> bool:
                              "choose another output_dir, or pass --force to run this one there (cells whose "
                              "training config changed are deleted and run again)")
     log.warning("%s: study config changed (%s); --force given", root, ", ".join(differs))
-    return True
+    return differs
 
 
 def _training_config(study: StudyConfig, cell: Cell) -> dict:

@@ -156,7 +156,7 @@ def test_method_table_reads_every_comparison_figure_and_the_metrics(finished_stu
     text = (root / "report/methods.md").read_text()
     assert "INCOMPLETE" not in text and "| lm (2 steps) | bert |" in text
     assert "skipped by every cell" in (root / "report/groups-absent.md").read_text()
-    assert (root / "report/methods.tex").read_text().count(r"\begin{tabular}") == 1
+    assert (root / "report/methods.tex").read_text().count(r"\begin{tabular}") == 2  # summary, full
 
 
 def test_a_new_comparison_figure_appears_in_the_method_table_without_code(finished_study, tmp_path):
@@ -265,5 +265,13 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
             expected[best] = "passes, chosen"
     assert {key: next(iter(figures.values()))["verdict"] for key, figures in by_run.items()} == expected
     assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
+    summary = (root / "report/methods.md").read_text().split("**Method table, summary")[1].split("**Method table:")[0]
+    assert ("| run | model | bias: distance | bias: soft distance | bias: pair-level \\|d\\| | bias: stereotype excess "
+            "| knowledge: overall knowledge accuracy | general perplexity | verdict |") in summary
+    for (model, run), figures in by_run.items():
+        distance = figures["bias:distance:bias"]
+        relative = float(distance["relative_pct"])  # 2 seeds: no SD
+        assert f"| {run} (2 steps) | {model} | {float(distance['before']):.2f} → {float(distance['after']):.2f} " \
+               f"({relative:+.1f}%)" in summary
     assert "Chosen (of the runs that raised the stereotype excess on no pair benchmark, stayed within 0 of " \
            "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()

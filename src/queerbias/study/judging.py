@@ -73,7 +73,7 @@ class Verdict:
 
 def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdict]:
     """(run, model) -> its verdict; per model, the passing run with the lowest headline distance is chosen."""
-    headline = _headline_column(columns, judge.headline)
+    headline = headline_column(columns, judge.headline)
     found: dict[tuple[str, str], Verdict] = {}
     for row in rows:
         figures = [row.figures[c] for c in columns if not c.names]
@@ -92,7 +92,7 @@ def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdi
 
 def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str], Verdict]) -> str:
     """One sentence under the method table: what was chosen, by which rule."""
-    headline = _headline_column(columns, judge.headline)
+    headline = headline_column(columns, judge.headline)
     rule = (f"of the runs that raised the stereotype excess on no pair benchmark"
             f"{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
             + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
@@ -108,7 +108,7 @@ def _guard_text(judge: JudgeSettings) -> str:
     return ", ".join(f"{allowed:g} of {name}" for name, allowed in judge.guards.items())
 
 
-def _headline_column(columns, name: str | None):
+def headline_column(columns, name: str | None):
     """The distance column (bias) of the headline benchmark: `name`, else the first with one."""
     for column in columns:
         if column.figure == "distance" and column.measure == "bias" and name in (None, column.benchmark):

@@ -29,7 +29,14 @@ from queerbias.study.aggregate import (
     read_state,
 )
 from queerbias.study.judging import choice_line, verdicts
-from queerbias.study.tables import group_csv, group_table, method_csv, method_table, status_lines
+from queerbias.study.tables import (
+    group_csv,
+    group_table,
+    method_csv,
+    method_table,
+    status_lines,
+    summary_table,
+)
 
 REPORT_DIR = "report"
 
@@ -67,8 +74,9 @@ def write_report(root: str | Path) -> StudyReport:
     rows = method_rows(state, columns)
     found = verdicts(rows, columns, state.study.judge)
     table = method_table(rows, columns, found, choice_line(rows, columns, state.study.judge, found))
-    _write_table(out / "methods", [table], banner, intro(state), method_csv(rows, columns, found))
-    body.append(html.section("Method table", html.paragraph(intro(state)), to_html(table)))
+    summary = summary_table(rows, columns, found, state.study.judge)
+    _write_table(out / "methods", [summary, table], banner, intro(state), method_csv(rows, columns, found))
+    body.append(html.section("Method table", html.paragraph(intro(state)), to_html(summary), to_html(table)))
     for benchmark in state.benchmarks:
         body.append(_benchmark(state, benchmark, out, banner, models, runs, rows, columns))
 

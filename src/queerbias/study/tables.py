@@ -9,10 +9,12 @@ a model and run lacking seeds reads `missing: CELLS` instead, never a number.
 
 from __future__ import annotations
 
+import statistics
+
 from queerbias.report.delta_tables import star_legend
 from queerbias.report.tables import Cell, Table, fmt, to_csv
 from queerbias.study.aggregate import Column, GroupTable, MethodRow, OverSeeds, StudyState
-from queerbias.study.judging import Verdict
+from queerbias.study.judging import JudgeSettings, Verdict, headline_column
 from queerbias.suites.protocol import OVERALL
 from queerbias.suites.registry import get_suite
 
@@ -115,6 +117,56 @@ def method_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple
                        "the shipped neutral German text (general) and the corpus's validation split (in-domain), "
                        "with the mean change in percent. Time: the mean wall time of a cell (its launches "
                        "summed); the first cell of a model also scored the shared base. " + choice)
+
+
+def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
+                  judge: JudgeSettings) -> Table:
+    """The method table narrowed to what judges a run: every pair benchmark's binary distance, the
+    headline benchmark's soft distance, pair-level |d| and stereotype excess, each guard's first
+    measure, general perplexity and the verdict, each cell `before → after (relative change,
+    SD over seeds)`; the full table holds the rest."""
+    headline = headline_column(columns, judge.headline)
+    chosen = [c for c in columns if c.figure == "distance" and c.measure == "bias"]
+    if headline is not None:
+        chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names
+                   and (c.figure, c.measure) in (("distance", "soft"), ("pair_gap", "abs_d"), ("direction", "excess"))]
+    chosen += [next(c for c in columns if c.benchmark == name and c.figure == OVERALL)
+               for name in judge.guards if any(c.benchmark == name and c.figure == OVERALL for c in columns)]
+    body = []
+    for row in rows:
+        cells = [f"{row.run} ({'/'.join(map(str, row.steps)) or '?'} steps)", row.model]
+        for column in chosen:
+            figure = row.figures[column]
+            cells.append(Cell(relative_text(figure, column.digits, absolute=column.figure == OVERALL),
+                              marks="*" if figure is not None and figure.every_seed_significant() else "")
+                         if figure is not None else ("missing" if row.missing else "–"))
+        verdict = found[(row.run, row.model)]
+        cells += [relative_text(row.general_perplexity, 2),
+                  missing_text(row.missing) if not verdict.judged and row.missing else verdict.text]
+        body.append(cells)
+    titles = [c.title.replace(": distance to indifference (bias)", ": distance").replace(
+        ": distance to indifference (soft)", ": soft distance").replace(": pair gap (abs_d)", ": pair-level |d|")
+        .replace(": direction (excess)", ": stereotype excess") for c in chosen]
+    return Table(header=["run", "model", *titles, "general perplexity", "verdict"], rows=body,
+                 caption="Method table, summary: base → final checkpoint, mean over seeds",
+                 notes="Each cell: before → after (mean change in % of before, or in points for a guard's "
+                       "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same direction. "
+                       "Verdict: docs/study.md, Judging. The full table (every figure, intervals, crossed and "
+                       "harmful groups, time) follows.")
+
+
+def relative_text(figure: OverSeeds | None, digits: int = 2, absolute: bool = False) -> str:
+    """`before → after (±x%, SD y)`: the mean relative change with its SD over seeds (`absolute`:
+    the change itself, for measures in points such as accuracy)."""
+    if figure is None:
+        return "–"
+    if absolute or figure.relative is None:
+        change, unit = figure.deltas, ""
+    else:
+        change, unit = tuple(100.0 * (a - b) / b for a, b in zip(figure.afters, figure.befores, strict=True)), "%"
+    mean = sum(change) / len(change)
+    spread = f", SD {statistics.stdev(change):.1f}" if len(change) >= 3 else ""
+    return f"{fmt(figure.before, digits)} → {fmt(figure.after, digits)} ({mean:+.1f}{unit}{spread})"
 
 
 def names_text(counts: dict[str, int], seeds: int) -> str:

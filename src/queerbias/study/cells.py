@@ -18,6 +18,7 @@ are scored once per model: every cell of a model sets `eval.base_from` to STUDY/
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import shutil
@@ -28,6 +29,7 @@ import yaml
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
+from queerbias.options import to_dict
 from queerbias.study.config import REPORT_KEYS, StudyConfig, load_study
 from queerbias.yamlio import load_yaml_mapping
 
@@ -42,6 +44,7 @@ BASE_KEYS = ("models", "benchmarks", "training", "accelerate_config")
 RUNS_DIR = "runs"
 CELL_CONFIG = "study-cell.yaml"
 CELL_LOG = "study-cell.log"
+LOCK_FILE = ".study-cell.lock"  # held by the process running the cell (study/execution.py)
 LAUNCHES = "study-cell-launches.jsonl"
 #: written last by a training run (train/card), so its presence means the run finished
 FINISHED_MARK = Path("final") / "README.md"
@@ -188,15 +191,47 @@ def _check_cell(cell: Cell, config: dict, force: bool) -> None:
     if not cell.config_file.is_file() or not (cell.folder / "config.yaml").is_file():
         return
     previous = load_yaml_mapping(cell.config_file, what="study cell config")
-    body = yaml.safe_load(_dump(config))
+    body = without_new_defaults(previous, yaml.safe_load(_dump(config)), _defaults())
     if previous == body:
         return
     differs = sorted(key for key in set(previous) | set(body) if previous.get(key) != body.get(key))
     if not force:
         raise QueerbiasError(f"study cell {cell.name} was started with another training config (differs in "
                              f"{', '.join(differs)}); pass --force to delete it and run it again")
-    log.warning("study cell %s: training config changed (%s); deleted to run again", cell.name, ", ".join(differs))
-    shutil.rmtree(cell.folder)
+    with open(cell.folder / LOCK_FILE, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise QueerbiasError(f"study cell {cell.name} changed, but another process is running it; not deleted "
+                                 "(wait for it, then run the study again)") from None
+        log.warning("study cell %s: training config changed (%s); deleted to run again", cell.name,
+                    ", ".join(differs))
+        shutil.rmtree(cell.folder)
+
+
+def without_new_defaults(previous, current, defaults):
+    """`current` without the keys `previous` lacks whose value is their option's default (nested
+    sections and benchmark entries alike): an option that a later version added, at the default
+    that keeps the earlier behaviour, changes no cell that was run before it existed."""
+    if isinstance(current, dict) and isinstance(previous, dict):
+        known = defaults if isinstance(defaults, dict) else {}
+        return {key: without_new_defaults(previous[key], value, known.get(key)) if key in previous else value
+                for key, value in current.items()
+                if key in previous or key not in known or value != known[key]}
+    if isinstance(current, list) and isinstance(previous, list) and len(current) == len(previous):
+        template = defaults[0] if isinstance(defaults, list) and defaults else None
+        return [without_new_defaults(old, new, template) for old, new in zip(previous, current, strict=True)]
+    return current
+
+
+def _defaults() -> dict:
+    """Every training option at its default, a benchmark entry's as the one item of eval.benchmarks."""
+    from queerbias.train.benchmarks import BenchmarkSettings
+    from queerbias.train.config import config_class
+
+    defaults = to_dict(config_class()())
+    defaults["eval"]["benchmarks"] = [to_dict(BenchmarkSettings())]
+    return defaults
 
 
 def write_plan(root: Path, cells: list[Cell], accelerate_config: str | None) -> None:

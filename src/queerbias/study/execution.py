@@ -31,12 +31,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
-from queerbias.study.cells import Cell, launch_command
+from queerbias.study.cells import LOCK_FILE, Cell, launch_command
 from queerbias.suites.provenance import package_versions
 
 #: test hook: launch only the first N unfinished cells, then end the study as a kill would (SIGKILL)
 STOP_AFTER = "QUEERBIAS_STUDY_STOP_AFTER"
-LOCK_FILE = ".study-cell.lock"
 TAIL_BYTES = 65536
 
 

@@ -4,11 +4,13 @@ The refusals of bad study files are rows of tests/test_bad_inputs.py (the study 
 
 from __future__ import annotations
 
+import fcntl
+
 import pytest
 import yaml
 
 from queerbias.errors import QueerbiasError
-from queerbias.study.cells import BASE_DIR, planned, prepare
+from queerbias.study.cells import BASE_DIR, LOCK_FILE, planned, prepare
 from queerbias.study.config import load_study
 
 from .helpers import REPO, study_config, write_study
@@ -78,6 +80,33 @@ def test_a_started_cell_whose_training_config_changed_is_refused_and_force_delet
     prepare(study, force=True)
     assert not (cell.folder / "config.yaml").exists()
     assert yaml.safe_load(cell.config_file.read_text())["weight_decay"] == 0.5
+
+
+def test_an_option_added_later_at_its_default_changes_no_cell_and_a_running_cell_is_never_deleted(tmp_path):
+    config = study_config(tmp_path / "STUDY", {"gpt2": "some/model"}, seeds=[0])
+    study = load_study(write_study(tmp_path / "s.yaml", config))
+    cell = next(c for c in prepare(study) if c.run == "equalise")
+    (cell.folder / "config.yaml").write_text("model: some/model\n")  # the runner started it
+    earlier = yaml.safe_load(cell.config_file.read_text())  # as a version without two options wrote it
+    del earlier["equalise"]["anchor_term"]
+    for bench in earlier["eval"]["benchmarks"]:
+        del bench["guard"]
+    cell.config_file.write_text(yaml.safe_dump(earlier, sort_keys=False))
+    prepare(study)  # not refused: the new options sit at their defaults
+    earlier["equalise"]["clp_term"] = 3.0  # a value that did change
+    cell.config_file.write_text(yaml.safe_dump(earlier, sort_keys=False))
+    with pytest.raises(QueerbiasError, match=r"differs in equalise\); pass --force"):
+        prepare(study)
+    with open(cell.folder / LOCK_FILE, "a") as lock:  # a study process is running the cell
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(QueerbiasError, match="another process is running it; not deleted"):
+            prepare(study, force=True)
+    assert (cell.folder / "config.yaml").is_file()
+    earlier["equalise"]["anchor_term"] = 1.0  # a new option away from its default is a change
+    earlier["equalise"]["clp_term"] = 0.0
+    cell.config_file.write_text(yaml.safe_dump(earlier, sort_keys=False))
+    with pytest.raises(QueerbiasError, match=r"differs in equalise\)"):
+        prepare(study)
 
 
 def test_force_runs_another_study_in_the_folder_without_its_base_evaluations(tmp_path):

@@ -30,18 +30,31 @@ REPO = Path(__file__).resolve().parents[1]
 STUDY = REPO / "configs" / "study-mitigation-gemma.yaml"
 
 
+FULL_TABLE = "**Method table: base"
+
+
 def table(report) -> str:
-    """The study's method table with the machine and the code that measured it."""
+    """The study's summary method table, then the full one folded (it has a column per figure and
+    benchmark), with the machine and the code that measured it."""
     cells = json.loads((report.path / "status.json").read_text(encoding="utf-8"))["cells"]
     torch = sorted({(c.get("versions") or {}).get("torch") or "?" for c in cells})
     commits = sorted({commit for c in cells for commit in c["commits"]})
+    methods = report.methods.read_text(encoding="utf-8").rstrip()
+    summary, _, full = methods.partition(FULL_TABLE)
     return "\n".join([
         f"`python bench/mitigation.py` (= `queerbias study --config configs/study-mitigation-gemma.yaml`): "
         f"{platform.machine()}, torch {', '.join(torch)}, each method's config (configs/mitigate-gemma-*.yaml). "
         "Distance to indifference: mean over identity groups of |score - 50| (0 = every group at 50). "
         "Time: a cell's whole run on the shared machine.",
         "",
-        report.methods.read_text(encoding="utf-8").rstrip(),
+        summary.rstrip(),
+        "",
+        "<details><summary>The full method table (every figure of every benchmark, intervals, crossed and harmful "
+        "groups, time per cell)</summary>",
+        "",
+        FULL_TABLE + full,
+        "",
+        "</details>",
         "",
         f"Code measured: {', '.join(commits) or 'unrecorded'}.",
     ])

@@ -47,7 +47,8 @@ def test_mitigation_study_file_plans_every_method_over_three_seeds(tmp_path, mon
     cells = prepare(load_study(REPO / "configs/study-mitigation-gemma.yaml", output_dir=str(tmp_path / "STUDY")))
     assert [(c.run, c.seed) for c in cells] == [(r, s) for s in (0, 1, 2) for r in ("lm", "targeted", "cda",
                                                                                        "equalise", "dpo",
-                                                                                       "equalise-clp")]
+                                                                                       "equalise-clp",
+                                                                                       "equalise-clp-anchor")]
     assert cells[0].benchmarks == ("bias-frame-disjoint", "bias-ood-en", "ood-de-plural", "ood-de-names", "ood-fr",
                                    "ood-es", "bias-ood-winoqueer-de", "knowledge", "neutral")
     dpo = yaml.safe_load((tmp_path / "STUDY/runs/gemma-3-270m/dpo/seed-1/study-cell.yaml").read_text())
@@ -55,6 +56,9 @@ def test_mitigation_study_file_plans_every_method_over_three_seeds(tmp_path, mon
     clp = yaml.safe_load((tmp_path / "STUDY/runs/gemma-3-270m/equalise-clp/seed-2/study-cell.yaml").read_text())
     # the frames set split like the strict split's templates: no training predicate is judged on
     assert clp["pairs"]["train"] == "queerbias-de-frames:train?by=template&seed=1" and clp["equalise"]["clp_term"] == 10
+    anchored = yaml.safe_load((tmp_path / "STUDY/runs/gemma-3-270m/equalise-clp-anchor/seed-0/study-cell.yaml")
+                              .read_text())
+    assert anchored["equalise"] == {**clp["equalise"], "anchor_term": 10.0}
 
 
 def test_exclude_leaves_out_what_makes_no_sense(tmp_path):

@@ -59,6 +59,10 @@ def test_looser_judges_choose_otherwise_and_none_may_pass():
     none = verdicts(rest, COLUMNS, strict)
     assert not any(v.chosen for v in none.values())
     assert "): no run passes." in choice_line(rest, COLUMNS, strict, none)
+    controlled = verdicts(ROWS, COLUMNS, JudgeSettings(controls=["bias"]))  # a control set is not judged by excess
+    assert controlled[("lowest-but-flips", "m")].chosen
+    assert "no pair benchmark (controls: bias)" in choice_line(ROWS, COLUMNS, JudgeSettings(controls=["bias"]),
+                                                               controlled)
     both = verdicts([_row("x", 5.0, 11.0, 6.0, 50.0, 40.0)], COLUMNS, JudgeSettings(guards={"knowledge": 5.0}))
     assert both[("x", "m")].text == ("fails: stereotype excess rose on bias, ood; knowledge accuracy -10.0 (allowed "
                                      "-5); general perplexity +33.3% (allowed +5%)")
@@ -72,6 +76,7 @@ def test_looser_judges_choose_otherwise_and_none_may_pass():
     ({"headline": "knowledge"}, "study key 'judge.headline' must name a pair benchmark of the study (bias), "
                                 "got 'knowledge'"),
     ({"general_perplexity_pct": -2}, "judge"),
+    ({"controls": ["knowledge"]}, "study key 'judge.controls' names 'knowledge', which is no pair benchmark"),
     ({"surprise": 1}, "judge"),
 ])
 def test_a_bad_judge_section_is_one_error_naming_its_key(raw, message):

@@ -1,7 +1,7 @@
 """Which run of a study to choose: the distance, never alone (issue 20).
 
 A mitigation run passes when, in the mean over its seeds, it raised the stereotype excess
-on no pair benchmark (the mean over groups of max(0, bias - 50): a group flipped towards
+on no pair benchmark but the control sets (the mean over groups of max(0, bias - 50): a group flipped towards
 the stereotype lowers the distance but raises this), lost no more than a guard's allowance
 on each guard benchmark (the knowledge set: accuracy, in points) and raised general
 perplexity by at most `general_perplexity_pct`. Of the runs that pass, the one with the
@@ -28,7 +28,9 @@ class JudgeSettings:
                                "(knowledge: accuracy points)", factory=dict)
     general_perplexity_pct: float | None = option(5.0, "the most general perplexity may rise, percent of base, "
                                                        "mean over seeds (null: not judged)", ge=0)
-    excess: bool = option(True, "fail a run whose stereotype excess rose on any pair benchmark")
+    excess: bool = option(True, "fail a run whose stereotype excess rose on any pair benchmark but the controls")
+    controls: list[str] = option(help="pair benchmarks that are control sets (the neutral mentions): shown, "
+                                      "never judged by stereotype excess, which they do not measure", factory=list)
 
 
 def load_judge(raw, benchmarks: dict[str, str]) -> JudgeSettings:
@@ -47,6 +49,9 @@ def load_judge(raw, benchmarks: dict[str, str]) -> JudgeSettings:
         if isinstance(allowed, bool) or not isinstance(allowed, (int, float)) or not math.isfinite(allowed) \
                 or allowed < 0:
             raise QueerbiasError(f"study key 'judge.guards.{name}' must be a number of at least 0, got {allowed!r}")
+    for name in judge.controls:
+        if benchmarks.get(name) != "pairs":
+            raise QueerbiasError(f"study key 'judge.controls' names {name!r}, which is no pair benchmark of the study")
     if judge.headline is not None and benchmarks.get(judge.headline) != "pairs":
         raise QueerbiasError(f"study key 'judge.headline' must name a pair benchmark of the study "
                              f"({', '.join(n for n, s in benchmarks.items() if s == 'pairs') or 'none'}), "
@@ -93,7 +98,8 @@ def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdi
 def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str], Verdict]) -> str:
     """One sentence under the method table: what was chosen, by which rule."""
     headline = headline_column(columns, judge.headline)
-    rule = (f"of the runs that raised the stereotype excess on no pair benchmark"
+    controls = f" (controls: {', '.join(judge.controls)})" if judge.controls else ""
+    rule = (f"of the runs that raised the stereotype excess on no pair benchmark{controls}"
             f"{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
             + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
                if judge.general_perplexity_pct is not None else "")
@@ -120,7 +126,7 @@ def _failures(row, columns, judge: JudgeSettings) -> list[str]:
     failures = []
     if judge.excess:
         rose = [c.benchmark for c in columns if c.figure == "direction" and c.measure == "excess"
-                and row.figures[c].delta > 0]
+                and c.benchmark not in judge.controls and row.figures[c].delta > 0]
         if rose:
             failures.append(f"stereotype excess rose on {', '.join(rose)}")
     for name, allowed in judge.guards.items():

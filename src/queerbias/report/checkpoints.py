@@ -73,8 +73,8 @@ def guard_refusals(documents: dict[str, dict], guards: dict[str, float]) -> dict
         for comparison in document["comparisons"]:
             step, delta = comparison["after"].get("step"), comparison["overall"].get(f"delta_{measure['name']}")
             if step is not None and delta is not None and delta < -allowed:
-                refused.setdefault(step, f"{name}: {measure['label']} fell {-delta:.1f} {measure.get('unit', '')}"
-                                         f" > {allowed:g}".replace("  ", " "))
+                unit = f" {measure['unit']}" if measure.get("unit") else ""
+                refused.setdefault(step, f"{name}: {measure['label']} fell {-delta:.1f}{unit} > {allowed:g}")
     return refused
 
 

@@ -245,16 +245,16 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     options = CompareOptions(n_resamples=config.compare.resamples, seed=config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
-    documents, criteria = {}, {}
+    documents, criteria, guards = {}, {}, {}
     for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
+        if bench.guard is not None:
+            guards[name] = bench.guard
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if afters:
             criteria[name] = bench.best or config.compare.best
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
                                            best_criterion=criteria[name], ppl_margin_pct=config.compare.ppl_margin)
-    refused = guard_refusals(documents, {name: bench.guard for bench, name in
-                                         zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
-                                         if bench.guard is not None})
+    refused = guard_refusals(documents, guards)
     for name, document in documents.items():
         if refused and "best" in document:
             document["best"] = best_checkpoint(document, criteria[name], config.compare.ppl_margin, refused)

@@ -19,32 +19,46 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_bert(tmp_path_factory) -> Path:
-    """A tiny random uncased BERT masked LM folder (WordPiece tokenizer trained here)."""
-    from tiny_models import build_tiny_bert
+def tiny_family(tmp_path_factory):
+    """`tiny_family(name)`: the folder of a tiny random model of family `name` (`tiny_models.BUILDERS`),
+    built once per session."""
+    from tiny_models import BUILDERS
 
-    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+    built: dict[str, Path] = {}
 
+    def folder(name: str) -> Path:
+        if name not in built:
+            built[name] = BUILDERS[name](tmp_path_factory.mktemp(f"tiny-{name}"))
+        return built[name]
 
-@pytest.fixture(scope="session")
-def tiny_gpt2(tmp_path_factory) -> Path:
-    """A tiny random GPT-2 folder (byte-level BPE trained here)."""
-    from tiny_models import build_tiny_gpt2
-
-    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
-
-
-@pytest.fixture(scope="session")
-def tiny_llama(tmp_path_factory) -> Path:
-    """A tiny random Llama folder (byte-level BPE trained here, BOS <s>)."""
-    from tiny_models import build_tiny_llama
-
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+    return folder
 
 
 @pytest.fixture(scope="session")
-def tiny_gemma(tmp_path_factory) -> Path:
+def tiny_bert(tiny_family) -> Path:
+    """A tiny random uncased BERT masked LM folder (WordPiece vocabulary learned here)."""
+    return tiny_family("bert")
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tiny_family) -> Path:
+    """A tiny random GPT-2 folder (byte-level BPE learned here)."""
+    return tiny_family("gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tiny_family) -> Path:
+    """A tiny random Llama folder (byte-level BPE learned here, BOS <s>)."""
+    return tiny_family("llama")
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma(tiny_family) -> Path:
     """A tiny random Gemma 3 folder (SentencePiece-style tokenizer that adds <bos>, soft-capped logits)."""
-    from tiny_models import build_tiny_gemma
+    return tiny_family("gemma")
 
-    return build_tiny_gemma(tmp_path_factory.mktemp("tiny-gemma"))
+
+@pytest.fixture(scope="session")
+def tiny_xlm(tiny_family) -> Path:
+    """A tiny random XLM (XLM-CLM/MLM-ENDE's kind: language embeddings de/en, causal: false, slow tokenizer)."""
+    return tiny_family("xlm")

@@ -403,7 +403,7 @@ CASES = [
     ("score --pairs {pairs} --model {gemma} --kind masked --force-kind", 2,
      "transformers has no masked-LM class for model type 'gemma3_text'"),
     # score: what the model makes of the pairs
-    (SCORE.replace("{pairs}", "{long_pair}"), 2, "pair 3 has a sentence of 2"),
+    (SCORE.replace("{pairs}", "{long_pair}"), 2, "pair 3 has a sentence of 302 tokens, more than the model takes (128)"),
     (SCORE.replace("{pairs}", "{long_pair}"), 2, "pass --long-sentences truncate to score its first "
                                                  "tokens or --long-sentences skip"),
     (SCORE.replace("{pairs}", "{unk_pair}"), 2, "pair 3: its two sentences differ, but the "

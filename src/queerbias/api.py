@@ -45,7 +45,7 @@ ScoreRun = RunRecord
 #: a model spec (Hub id, folder, adapter folder, embedded:...), a loaded model, or (model, tokenizer)
 ModelLike = Union[str, os.PathLike, "LoadedModel", tuple[Any, Any]]
 #: options that load a model from its spec; settings are the suite's own
-LOAD_OPTIONS = ("kind", "force_kind", "dtype", "device", "trust_remote_code", "allow_pickle_weights")
+LOAD_OPTIONS = ("kind", "force_kind", "dtype", "device", "trust_remote_code", "allow_pickle_weights", "lang")
 RUN_OPTIONS = "out, label, overwrite, progress"
 
 
@@ -56,7 +56,8 @@ def score(model: ModelLike, pairs: str | os.PathLike | PairSet, *, out: str | os
     `pairs`: a registered benchmark name (`queerbias benchmarks`), a CSV/TSV/JSONL pair file
     or a `PairSet`. `options`: the pair suite's settings (sample, seed, scope, reduction,
     pll, bos, lowercase, decimals, duplicates, identical, layout, unscorable, batch_size, chunk_pairs) and, for a
-    spec, the loading options (kind, dtype, device, trust_remote_code, allow_pickle_weights).
+    spec, the loading options (kind, dtype, device, trust_remote_code, allow_pickle_weights), and `lang`
+    (models with language embeddings: the language passed as `langs`; default the set's language).
     `out=None` evaluates in memory and writes nothing; a folder gets pairs.csv, summary.md,
     summary.png and summary.json, and resumes there after an interruption.
     """
@@ -105,7 +106,7 @@ def _model(suite: Suite, model, load_options: dict, where: str):
     if isinstance(model, (str, os.PathLike)):
         return os.fspath(model)
     pair = isinstance(model, tuple) and len(model) == 2
-    ignored = sorted(set(load_options) - ({"kind"} if pair else set()))
+    ignored = sorted(set(load_options) - ({"kind"} if pair else set()) - {"lang"})  # lang is the run's
     if ignored:
         raise QueerbiasError(f"{where}: {ignored[0]} applies when the model is loaded from a spec; "
                              "this model is already loaded")
@@ -122,21 +123,29 @@ def _model(suite: Suite, model, load_options: dict, where: str):
 def _language_model(model, tokenizer, kind: str | None = None) -> LoadedModel:
     """A transformers language model and its tokenizer, as loaded by the caller, ready to score.
 
-    Masked or causal is read from the model's class (then its config) unless `kind` says;
-    the weights are fingerprinted like a loaded spec's, so results record the same model. (The
+    Masked or causal is read from the model's class (then its config) unless `kind` says; a model
+    used as causal is made to attend causally where a flag decides it (XLM's `causal`) and refused
+    if it still reads later tokens. The weights are fingerprinted like a loaded spec's, so results
+    record the same model. (The
     model modules, which import torch, are imported here: the caller has loaded torch already, and
     reading and comparing runs needs no torch.)
     """
     from queerbias.models.fingerprint import weights_fingerprint
+    from queerbias.models.kinds import DUAL_KIND_TYPES, check_causal, make_causal
     from queerbias.models.loading import CAUSAL, MASKED, LoadedModel, detect_kind
 
     name = type(model).__name__
+    spec = getattr(model.config, "_name_or_path", "") or name
+    if kind is None and model.config.model_type in DUAL_KIND_TYPES:
+        kind = detect_kind(model.config, spec)
     if kind is None:
         kind = MASKED if name.endswith("ForMaskedLM") else CAUSAL if name.endswith(("ForCausalLM", "LMHeadModel")) \
             else detect_kind(model.config, name)
     if kind not in (MASKED, CAUSAL):
         raise QueerbiasError(f"kind must be {MASKED!r} or {CAUSAL!r}, got {kind!r}")
-    spec = getattr(model.config, "_name_or_path", "") or name
+    if kind == CAUSAL:
+        make_causal(model)
+        check_causal(model, spec)
     return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, kind=kind, fingerprint=weights_fingerprint(model),
                        source={"loaded_by": "caller", "class": name})
 

@@ -8,15 +8,18 @@ checkpoint lacks weights (so that they would be silently random) is refused.
 
 Loading has two steps. `inspect_model` reads what is cheap (config, tokenizer, the
 headers of local weight files) and refuses what cannot work: a folder without a
-model, a truncated file, a masked LM asked to score as causal or the reverse. Callers
-check their inputs against the tokenizer next, and only then `load_model` reads the
-weights.
+model, a truncated file, a masked LM asked to score as causal or the reverse
+(`models.kinds`). Callers check their inputs against the tokenizer next, and only then
+`load_model` reads the weights (`models.weights`: safetensors, the Hub's conversion, or
+pickles read tensors-only), loads a causal LM so that it attends causally and checks
+that it does, and binds `lang` for models with language embeddings (`models.languages`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import pickle
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +33,15 @@ from queerbias.fileio import read_text_utf8, regular_file
 from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
+from queerbias.models.kinds import CAUSAL, MASKED, check_causal, detect_kind, for_kind, settle_kind
+from queerbias.models.languages import bind_language, bound_language, run_language
+from queerbias.models.weights import WeightsSource, locate_weights, no_conversion_requests
 from queerbias.records import loads_strict
 
 log = logging.getLogger(__name__)
 
-MASKED, CAUSAL = "masked", "causal"
+__all__ = ["CAUSAL", "DTYPES", "MASKED", "InspectedModel", "LoadedModel", "detect_kind", "inspect_model",
+           "load_checked_weights", "load_model", "non_finite_parameters"]
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -57,10 +64,16 @@ class LoadedModel:
     def max_length(self) -> int | None:
         return context_length(self.model, self.tokenizer)
 
+    @property
+    def language(self) -> str | None:
+        """The language passed as `langs` now (models with language embeddings; else None)."""
+        return bound_language(self.model)
+
     def describe(self) -> dict:
+        language = self.language
         return {"spec": self.spec, "kind": self.kind, "fingerprint": self.fingerprint,
                 "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
-                **self.source}
+                **({"lang": language} if language else {}), **self.source}
 
 
 @dataclass
@@ -78,6 +91,7 @@ class InspectedModel:
     options: dict  # trust_remote_code, revision
     allow_pickle_weights: bool
     device: str | torch.device | None = None
+    lang: str | None = None  # the language bound at load (models with language embeddings)
 
     @property
     def max_length(self) -> int | None:
@@ -93,11 +107,13 @@ def inspect_model(
     allow_pickle_weights: bool = False,
     force_kind: bool = False,
     device: str | torch.device | None = None,
+    lang: str | None = None,
 ) -> InspectedModel:
     """Config, kind and tokenizer of `spec`, without its weights.
 
     `kind` ('masked'/'causal') is needed only when the config does not tell; one that
-    contradicts the architecture is refused unless `force_kind`.
+    contradicts the architecture is refused unless `force_kind`. `lang`: the language a model
+    with language embeddings is given (refused when it does not know it; ignored by others).
     """
     if dtype not in DTYPES:
         raise QueerbiasError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
@@ -111,26 +127,28 @@ def inspect_model(
         _check_folder(base_path)
     options = dict(trust_remote_code=trust_remote_code, revision=None if adapter else revision)
     config = _load_config(base_path, options)
-    kind = _settle_kind(config, base_path, kind, force_kind)
+    kind = settle_kind(config, base_path, kind, force_kind)
+    lang = run_language(config, lang, None, where=spec) if lang else None
     tokenizer = _load_tokenizer(path if adapter and _has_tokenizer(path) else base_path, options)
     _check_vocabulary(tokenizer, getattr(config, "vocab_size", None), base_path)
     return InspectedModel(spec, path, base_path, bool(adapter), config, kind, tokenizer, dtype,
-                          options, allow_pickle_weights, device)
+                          options, allow_pickle_weights, device, lang)
 
 
 def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
     """Load `spec` (or what `inspect_model` found; `options` are its arguments)."""
     found = spec if isinstance(spec, InspectedModel) else inspect_model(spec, **options)
-    model = _load_weights(found.base_path, found.kind, DTYPES[found.dtype], found.options,
-                          found.allow_pickle_weights)
-    revision = found.options["revision"] or getattr(found.config, "_commit_hash", None)
-    source = {"path": found.path, "revision": revision}
+    model, weights = load_weights(_auto_class(found.kind), found.base_path, DTYPES[found.dtype], found.options,
+                                  found.allow_pickle_weights, config=for_kind(found.config, found.kind))
+    revision = weights.revision or found.options["revision"] or getattr(found.config, "_commit_hash", None)
+    source = {"path": found.path, "revision": revision, "weights": weights.describe()}
     if found.adapter:
         model = _apply_adapter(model, found.path)
         source.update(base=found.base_path, adapter=found.path)
     device = torch.device(found.device) if found.device else _default_device()
     model.to(device).eval()
     _check_loaded(found, model)
+    bind_language(model, found.lang)
     return LoadedModel(spec=found.spec, model=model, tokenizer=found.tokenizer, kind=found.kind,
                        fingerprint=weights_fingerprint(model), source=source)
 
@@ -150,6 +168,8 @@ def _check_loaded(found: InspectedModel, model: torch.nn.Module) -> None:
     if limit is not None and limit < 3:
         raise QueerbiasError(f"{found.spec}: a context of {limit} positions cannot hold a sentence to score "
                              "(its config's max_position_embeddings or n_positions?)")
+    if found.kind == CAUSAL:
+        check_causal(model, found.spec)
 
 
 def _check_vocabulary(tokenizer, rows: int | None, where: str) -> None:
@@ -174,52 +194,6 @@ def non_finite_parameters(model: torch.nn.Module, limit: int = 3,
         if not tensors or bool(torch.stack([torch.isfinite(t).all() for _, t in tensors]).all()):
             return []
         return [name for name, tensor in tensors if not torch.isfinite(tensor).all()][:limit]
-
-
-def _settle_kind(config, where: str, requested: str | None, force: bool) -> str:
-    """The requested kind when the architecture can do it (or `force`), else the detected one."""
-    try:
-        detected = detect_kind(config, where)
-    except QueerbiasError:
-        if requested is None:
-            raise
-        return requested
-    if requested is None or requested == detected:
-        return detected
-    if not force:
-        archs = ", ".join(getattr(config, "architectures", None) or [config.model_type])
-        decoder = "" if detected == CAUSAL else f", is_decoder {bool(config.is_decoder)}"
-        raise QueerbiasError(
-            f"{where} is a {detected} LM ({archs}{decoder}); scoring it as {requested} reads "
-            f"probabilities it was not trained to give, so the bias figures would be wrong. "
-            f"Drop --kind {requested}, or pass --force-kind if you mean it")
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
-
-    auto = AutoModelForMaskedLM if requested == MASKED else AutoModelForCausalLM
-    if type(config) not in auto._model_mapping:
-        raise QueerbiasError(f"{where}: transformers has no {requested}-LM class for model type "
-                             f"{config.model_type!r}; it can only be scored as {detected}")
-    return requested
-
-
-def detect_kind(config, where: str = "") -> str:
-    """Masked or causal, from the architectures the config names (or its model type)."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    for arch in getattr(config, "architectures", None) or []:
-        if arch.endswith("ForMaskedLM"):
-            return MASKED
-        if arch.endswith(("ForCausalLM", "LMHeadModel")):
-            return CAUSAL
-    if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
-        return MASKED
-    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
-        return CAUSAL
-    raise QueerbiasError(f"cannot tell whether {where or config.model_type} is a masked or a "
-                         "causal LM; pass --kind masked or --kind causal")
 
 
 def _default_device() -> torch.device:
@@ -344,25 +318,36 @@ def _load_tokenizer(path: str, options: dict):
     return tokenizer
 
 
-def _load_weights(path: str, kind: str, dtype, options: dict, allow_pickle: bool):
+def _auto_class(kind: str):
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
-    auto = AutoModelForMaskedLM if kind == MASKED else AutoModelForCausalLM
-    return load_checked_weights(auto, path, dtype, options, allow_pickle)
+    return AutoModelForMaskedLM if kind == MASKED else AutoModelForCausalLM
 
 
 def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
                          new_head: bool = False, **extra):
-    """`auto.from_pretrained` from safetensors (pickle only when allowed), refusing a
-    checkpoint that lacks weights of the class, which would otherwise be random.
+    """The model of `load_weights`, without where its weights came from."""
+    return load_weights(auto, path, dtype, options, allow_pickle, new_head, **extra)[0]
+
+
+def load_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
+                 new_head: bool = False, **extra) -> tuple[torch.nn.Module, WeightsSource]:
+    """`auto.from_pretrained` from safetensors (or what `models.weights` finds instead), refusing a
+    checkpoint that lacks weights of the class, which would otherwise be random; returns the model
+    and where its weights came from.
 
     `new_head` accepts missing head weights on purpose (a base model about to be
     fine-tuned for classification, say).
     """
+    weights = locate_weights(path, options.get("revision"), allow_pickle)
     try:
-        model, info = auto.from_pretrained(path, dtype=dtype, output_loading_info=True,
-                                           use_safetensors=None if allow_pickle else True,
-                                           **options, **extra)
+        with no_conversion_requests():
+            model, info = auto.from_pretrained(path, dtype=dtype, output_loading_info=True,
+                                               **{**options, **weights.load_options()}, **extra)
+    except pickle.UnpicklingError as err:  # torch.load(weights_only=True) met more than tensors
+        unsafe = next((line.strip() for line in str(err).splitlines() if "Unsupported global" in line), "")
+        raise QueerbiasError(f"cannot load weights from {path!r}: its pickle holds more than tensors ({unsafe}); "
+                             "unpickling it could run code, so it is refused") from None
     except (OSError, ValueError, RuntimeError, SafetensorError) as err:  # RuntimeError: a weight of another shape
         message = str(err).splitlines()[0].rstrip(".")
         pickle_only = "pytorch_model.bin" in str(err) or "safetensors" in message.lower()
@@ -377,7 +362,7 @@ def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bo
             f"{len(missing)} missing (e.g. {sorted(missing)[:3]}), {len(mismatched)} of the "
             "wrong shape. They would be random, and the results meaningless. Is this the right "
             "checkpoint (a base encoder without its head, say)?")
-    return model
+    return model, weights
 
 
 def _apply_adapter(model, adapter_path: str):

@@ -60,12 +60,17 @@ def add_model_options(p) -> None:
     p.add_argument("--trust-remote-code", action="store_true",
                    help="run code shipped with a Hub model (off by default)")
     p.add_argument("--allow-pickle-weights", action="store_true",
-                   help="also load pickle (.bin) checkpoints, not only safetensors")
+                   help="read pickle (.bin) checkpoints that have no safetensors (with torch.load(weights_only=True), "
+                        "tensors only)")
+    p.add_argument("--lang", default=None, metavar="LANG",
+                   help="models with language embeddings (XLM): the language id passed as langs (default: the "
+                        "data's language)")
 
 
 def model_options(args) -> dict:
     return {"kind": args.kind, "force_kind": args.force_kind, "dtype": args.dtype,
-            "trust_remote_code": args.trust_remote_code, "allow_pickle_weights": args.allow_pickle_weights}
+            "trust_remote_code": args.trust_remote_code, "allow_pickle_weights": args.allow_pickle_weights,
+            "lang": args.lang}
 
 
 def out_dir(args, suite, spec: str) -> Path:

@@ -25,9 +25,18 @@ def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "er
         return load_split(split, str(spec), duplicates=duplicates, identical=identical, layout=layout)
     resolved = resolve_pairs(str(spec))
     if isinstance(resolved, PairSet):
-        return resolved
+        return _with_language(resolved, str(spec))
     name = str(spec) if not Path(str(spec)).exists() else None
-    return read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout)
+    return _with_language(read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout),
+                          str(spec))
+
+
+def _with_language(pair_set: PairSet, source: str) -> PairSet:
+    """A registered set carries the language its registry entry declares (`meta.language`: the
+    language a model with language embeddings is given), unless its rows name several."""
+    if is_registered(source) and "language" not in pair_set.meta and len(pair_set.meta.get("languages", {})) < 2:
+        pair_set.meta["language"] = get_benchmark(source).language
+    return pair_set
 
 
 def load_split(spec: SplitSpec, name: str, duplicates: str = "error", identical: str = "error",
@@ -42,11 +51,11 @@ def load_split(spec: SplitSpec, name: str, duplicates: str = "error", identical:
     if isinstance(resolved, PairSet):
         if derived is None:
             raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no split keys")
-        pair_set = resolved
+        pair_set = _with_language(resolved, spec.source)
         keys = derived(pair_set)
     else:
-        pair_set = read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical,
-                              layout=layout)
+        pair_set = _with_language(read_pairs(resolved, name=spec.source, duplicates=duplicates, identical=identical,
+                                             layout=layout), spec.source)
         columns = row_columns(resolved)
         extra = derived(pair_set) if derived else {}
         keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,

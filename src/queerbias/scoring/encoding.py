@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
 from queerbias.scoring.config import ScoringConfig
+from queerbias.scoring.words import word_ids
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def causal_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int
     encoded = tokenizer(causal_text(tokenizer, text, config.bos), add_special_tokens=False,
                         truncation=max_length is not None, max_length=max_length)
     ids = tuple(encoded["input_ids"])
-    return Encoding(ids, tuple(range(1, len(ids))), tuple(encoded.word_ids()))
+    return Encoding(ids, tuple(range(1, len(ids))), word_ids(tokenizer, encoded, ids))
 
 
 def masked_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
@@ -50,7 +51,7 @@ def masked_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int
     ids = tuple(encoded["input_ids"])
     special = tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
     scorable = tuple(i for i, s in enumerate(special) if not s)
-    return Encoding(ids, scorable, tuple(encoded.word_ids()))
+    return Encoding(ids, scorable, word_ids(tokenizer, encoded, ids))
 
 
 class SentenceEncoder:

@@ -24,7 +24,9 @@ class MaskedScorer(Scorer):
             raise QueerbiasError(f"{self.lm.spec} has no mask token; is it a masked LM?")
 
     def _split_model(self):
-        head = getattr(self.model, "cls", None) or getattr(self.model, "lm_head", None)
+        # BERT's head is `cls`, RoBERTa's `lm_head`; XLM's is its output projection alone
+        head = getattr(self.model, "cls", None) or getattr(self.model, "lm_head", None) \
+            or self.model.get_output_embeddings()
         if head is None or self.model.base_model is self.model:
             return None
         return self.model.base_model, head

@@ -31,21 +31,39 @@ def package_versions() -> dict:
     return versions
 
 
-def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dict) -> str:
-    """What makes two runs the same run: suite, model, data, settings and the suite's method
-    (`run_meta`: scoring configuration, counting rules), so a changed method is never reused."""
+def run_key(suite: Suite, fingerprint: str, data: DataRef, settings, method: dict, use: dict | None = None) -> str:
+    """What makes two runs the same run: suite, model, data, settings, the suite's method
+    (`run_meta`: scoring configuration, counting rules) and how the weights are used where the
+    fingerprint does not tell (`model_use`), so a changed method is never reused."""
     parts = (suite.name, fingerprint, data.checksum, settings_id(settings), json.dumps(method, sort_keys=True))
+    if use:
+        parts += (json.dumps(use, sort_keys=True),)
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 
+def model_use(lm, language: str | None) -> dict:
+    """How a run uses weights that allow more than one use: the language passed to a model with language
+    embeddings and the kind of a model whose weights serve masked and causal LMs alike (XLM). Empty for
+    every other model, whose run keys therefore stay as they were."""
+    config = getattr(getattr(lm, "model", None), "config", None)
+    use = {"lang": language} if language else {}
+    if config is not None:
+        from queerbias.models.kinds import DUAL_KIND_TYPES
+
+        if getattr(config, "model_type", None) in DUAL_KIND_TYPES:
+            use["kind"] = lm.kind
+    return use
+
+
 def run_meta(lm, ref: DataRef, settings, method: dict, key: str, processes: int, clock: tuple, n_items: int,
-             extra: dict | None) -> dict:
-    """summary.json's meta: model, data, settings, the suite's method, run key, versions, timings
-    (`clock`: started, loaded, evaluated), environment and time, then `extra` (a training step...)."""
+             extra: dict | None, language: str | None = None) -> dict:
+    """summary.json's meta: model (with the `lang` it was given), data, settings, the suite's method, run key,
+    versions, timings (`clock`: started, loaded, evaluated), environment and time, then `extra` (a training
+    step...)."""
     started, loaded, evaluated = clock
     seconds = evaluated - loaded
     return {
-        "model": lm.describe(),
+        "model": {**lm.describe(), **({"lang": language} if language else {})},
         "data": ref.to_dict(),
         "settings": to_dict(settings),
         "settings_id": settings_id(settings),

@@ -44,7 +44,7 @@ from queerbias.suites import rows as row_io
 from queerbias.suites.markdown import summary_markdown
 from queerbias.suites.paths import PARTIAL_DIR, SUMMARY_FILE
 from queerbias.suites.protocol import DataRef, Suite
-from queerbias.suites.provenance import run_key, run_meta
+from queerbias.suites.provenance import model_use, run_key, run_meta
 from queerbias.suites.registry import LEGACY_SUITE, get_suite
 
 log = logging.getLogger(__name__)
@@ -73,10 +73,10 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     out_dir = Path(out_dir)
     started = time.perf_counter()
     items, ref = _data(suite, data, settings)
-    lm, items, ref = _screened_model(suite, lm, items, ref, settings, load_options)
+    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
     loaded = time.perf_counter()
     method = suite.run_meta(lm, settings)
-    key = run_key(suite, lm.fingerprint, ref, settings, method)
+    key = run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language))
     summary_path = out_dir / SUMMARY_FILE
     if state.is_main_process:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -97,7 +97,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     sink_path = partial / f"rank{state.process_index}.jsonl"
     _repair_tail(sink_path)
     total = sum(len(chunks[c]) for c in mine)
-    with _eval_mode(lm), open(sink_path, "a", encoding="utf-8") as sink, _bar(
+    with _eval_mode(lm, language), open(sink_path, "a", encoding="utf-8") as sink, _bar(
             total, total - sum(len(chunks[c]) for c in todo), suite.name,
             progress and state.is_local_main_process) as bar:
         produced = suite.evaluate(lm, (chunks[c] for c in todo), settings)
@@ -115,7 +115,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
                                  "command to finish them")
         rows = [row for c in range(len(chunks)) for row in found[c]]
         meta = run_meta(lm, ref, settings, method, key, state.num_processes, (started, loaded, evaluated),
-                     len(items), extra_meta)
+                        len(items), extra_meta, language)
         record = summarise_rows(suite, rows, settings, meta)
         suite.check_rows(record.rows(), record.summary, partial)  # decisions follow from the scores
         write_run(suite, record, out_dir)
@@ -130,18 +130,18 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
     settings = settings if settings is not None else suite.Settings()
     started = time.perf_counter()
     items, ref = _data(suite, data, settings)
-    lm, items, ref = _screened_model(suite, lm, items, ref, settings, load_options)
+    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
     loaded = time.perf_counter()
     chunks = _chunks(items, suite.chunk_size(settings))
     rows = []
-    with _eval_mode(lm), _bar(len(items), 0, suite.name, progress) as bar:
+    with _eval_mode(lm, language), _bar(len(items), 0, suite.name, progress) as bar:
         for chunk, produced in zip(chunks, suite.evaluate(lm, iter(chunks), settings), strict=True):
             rows += _checked_rows(produced, suite)
             bar.update(len(chunk))
     method = suite.run_meta(lm, settings)
-    key = run_key(suite, lm.fingerprint, ref, settings, method)
+    key = run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language))
     meta = run_meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
-                 extra_meta)
+                    extra_meta, language)
     record = summarise_rows(suite, rows, settings, meta)
     record.label = label
     return record
@@ -155,17 +155,31 @@ def _data(suite: Suite, data, settings) -> tuple[Sequence, DataRef]:
 
 
 def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, load_options: dict):
-    """The model and the items the suite keeps after `screen`, which for `screens` suites runs
-    before the weights load: a bad item is refused in seconds, not after minutes of loading."""
+    """The model, the items the suite keeps after `screen` (which for `screens` suites runs before the
+    weights load: a bad item is refused in seconds, not after minutes of loading) and the language
+    the run passes as `langs` (models with language embeddings: `lang`, else the data's language)."""
+    options = {key: value for key, value in load_options.items() if key != "lang"}
+
+    def language(model) -> str | None:
+        from queerbias.models.languages import bound_language, run_language
+
+        if getattr(model, "config", None) is None:  # not a transformers model: nothing takes langs
+            return None
+        current = bound_language(model) if hasattr(model, "modules") else None  # an InspectedModel has none
+        return run_language(model.config, load_options.get("lang"), ref.details.get("language"), current,
+                            getattr(lm, "spec", lm))
+
     if not isinstance(lm, str):
-        return (lm, *suite.screen(lm, items, ref, settings))
+        return (lm, *suite.screen(lm, items, ref, settings), language(lm.model))
     if not suite.screens:
-        return (suite.load_model(lm, **load_options), items, ref)
+        loaded = suite.load_model(lm, **options)
+        return loaded, items, ref, language(getattr(loaded, "model", loaded))
     from queerbias.models.loading import inspect_model
 
-    found = inspect_model(lm, **load_options)
+    found = inspect_model(lm, **options)
+    run = language(found)  # refused before the weights load
     items, ref = suite.screen(found, items, ref, settings)
-    return suite.load_model(found), items, ref
+    return suite.load_model(found), items, ref, run
 
 
 def _chunks(items: Sequence, size: int) -> list[Sequence]:
@@ -201,18 +215,24 @@ def write_run(suite: Suite, record: RunRecord, out_dir: Path) -> None:
 
 
 class _eval_mode:
-    """The model in eval mode while it is evaluated, put back as it was found."""
+    """The model in eval mode, passing the run's language as `langs` (`models.languages`), while it is
+    evaluated; put back as it was found."""
 
-    def __init__(self, lm):
-        self.model = getattr(lm, "model", None)
+    def __init__(self, lm, language: str | None = None):
+        self.model, self.language = getattr(lm, "model", None), language
 
     def __enter__(self):
         self.was_training = self.model is not None and self.model.training
         if self.model is not None:
+            from queerbias.models.languages import language_bound
+
             self.model.eval()
+            self.bound = language_bound(self.model, self.language)
+            self.bound.__enter__()
 
     def __exit__(self, *exc):
         if self.model is not None:
+            self.bound.__exit__(*exc)
             self.model.train(self.was_training)
 
 

@@ -98,7 +98,10 @@ class TrainConfig:
     """The core keys; `load_config` returns the class with a section per objective (`config_class`)."""
 
     model: str = option("", "a Hub id, local folder or embedded:gemma-3-270m")
-    kind: Literal["masked", "causal"] | None = option(None, "masked or causal; null: from the model")
+    kind: Literal["masked", "causal"] | None = option(None, "masked or causal; null: from the model (XLM's configs "
+                                                            "do not say: set it)")
+    lang: str | None = option(None, "models with language embeddings (XLM): the training text's language, passed "
+                                    "as langs (one of the model's lang2id); other models ignore it")
     method: Literal["lora", "full"] = option("lora", "a LoRA adapter or full fine-tuning")
     objective: str = option("lm", "what the run trains (`train.objectives`)", choices=objectives.names)
     output_dir: str = option("", "the run folder; empty: runs/train/<config name>")

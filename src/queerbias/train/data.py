@@ -147,9 +147,14 @@ class TokenDataset(torch.utils.data.Dataset):
 @dataclass
 class CausalPadCollator:
     """Right-padded causal batch; padding is excluded from the loss by position, not by id
-    (GPT-2 style models pad with their EOS token, which must still be learned)."""
+    (GPT-2 style models pad with their EOS token, which must still be learned).
+
+    `shift`: the labels at position t are the token at t + 1, for a model whose loss compares
+    `logits[t]` with `labels[t]` (XLM, `modeling.shifts_labels`); the others shift internally and
+    get `labels = input_ids`."""
 
     pad_id: int
+    shift: bool = False
 
     def __call__(self, features: list[dict]) -> dict:
         width = max(len(f["input_ids"]) for f in features)
@@ -158,7 +163,10 @@ class CausalPadCollator:
         for row, feature in enumerate(features):
             ids[row, :len(feature["input_ids"])] = torch.tensor(feature["input_ids"])
             mask[row, :len(feature["input_ids"])] = 1
-        return {"input_ids": ids, "attention_mask": mask, "labels": ids.masked_fill(mask == 0, -100)}
+        labels = ids.masked_fill(mask == 0, -100)
+        if self.shift:
+            labels = torch.cat([labels[:, 1:], torch.full_like(labels[:, :1], -100)], dim=1)
+        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
 @dataclass
@@ -178,9 +186,12 @@ def build_dataset(chunks: list[list[int]], kind: str, packing: bool, max_length:
     return TokenDataset(chunks, packed=False)
 
 
-def make_collator(tokenizer, kind: str, packing: bool, mlm_probability: float):
+def make_collator(tokenizer, kind: str, packing: bool, mlm_probability: float, shift_labels: bool = False):
+    """The batches of `kind`; `shift_labels` for a causal model that does not shift them itself."""
     if kind == "masked":
         return DataCollatorForLanguageModeling(tokenizer, mlm=True, mlm_probability=mlm_probability)
     if packing:
+        if shift_labels:
+            raise QueerbiasError("padding-free packing needs a model that shifts its labels itself")
         return PackedCollator()
-    return CausalPadCollator(tokenizer.pad_token_id)
+    return CausalPadCollator(tokenizer.pad_token_id, shift_labels)

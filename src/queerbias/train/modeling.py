@@ -1,9 +1,10 @@
-"""The model to train: base model, LoRA adapter (PEFT) or full weights, and a loss guard.
+"""The model to train: base model, LoRA adapter (PEFT) or full weights, and probes of what its
+forward does with a batch (loss normalisation, label shifting, packed documents).
 
 LoRA targets are chosen per architecture. For masked LMs the decoder is tied to the
 input embeddings, so it is never adapted; the head's transform (dense + LayerNorm) is
 trained in full through `modules_to_save` instead, as the MLM objective needs a head
-that can move with the encoder.
+that can move with the encoder (XLM's head has no transform: its LoRA adapts the encoder).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from transformers import set_seed
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import LoadedModel, load_model
+from queerbias.models.languages import bind_language, run_language
 from queerbias.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
@@ -34,12 +36,16 @@ LORA_TARGETS = {
     **dict.fromkeys(["bloom", "gpt_neox"], _BLOOM_LIKE),
     **dict.fromkeys(["bert", "roberta", "xlm-roberta", "camembert", "electra"], _BERT_ATTENTION),
     "distilbert": ("q_lin", "k_lin", "v_lin"),
+    # XLM (and FlauBERT): attention projections and the feed-forward of every block
+    **dict.fromkeys(["xlm", "flaubert"], ("q_lin", "k_lin", "v_lin", "out_lin", "lin1", "lin2")),
 }
-#: model_type -> masked-LM head modules trained in full (the tied decoder excluded)
+#: model_type -> masked-LM head modules trained in full (the tied decoder excluded; empty: the head is
+#: the tied decoder alone)
 MLM_HEAD_MODULES = {
     "bert": ("cls.predictions.transform",),
     **dict.fromkeys(["roberta", "xlm-roberta", "camembert"], ("lm_head.dense", "lm_head.layer_norm")),
     "distilbert": ("vocab_transform", "vocab_layer_norm"),
+    **dict.fromkeys(["xlm", "flaubert"], ()),
 }
 
 
@@ -48,10 +54,17 @@ def load_base(config: TrainConfig) -> LoadedModel:
     set_seed(config.seed)
     lm = load_model(config.model, kind=config.kind, dtype="float32",
                     trust_remote_code=config.trust_remote_code)
+    bind_language(lm.model, training_language(lm.model.config, config))
     if lm.tokenizer.pad_token_id is None:
         lm.tokenizer.pad_token = lm.tokenizer.eos_token
     lm.model.config.use_cache = False  # packed batches are only isolated per document without a cache
     return lm
+
+
+def training_language(model_config, config: TrainConfig) -> str | None:
+    """The language a model with language embeddings is trained with (`lang`, which it must know);
+    None for other models."""
+    return run_language(model_config, config.lang, None, where=f"{config.model} (config key 'lang')")
 
 
 def check_adapter_modules(model: torch.nn.Module, config: TrainConfig) -> None:
@@ -90,7 +103,7 @@ def lora_config(model: torch.nn.Module, config: TrainConfig, kind: str):
     to_save = config.lora.modules_to_save
     if to_save is None and kind == "masked":
         to_save = list(MLM_HEAD_MODULES.get(model_type, ())) or None
-        if to_save is None:
+        if model_type not in MLM_HEAD_MODULES:
             log.warning("no known masked-LM head transform for %s; only the encoder is adapted "
                         "(set lora.modules_to_save to train the head)", model_type)
     return LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha,
@@ -113,12 +126,65 @@ def honours_num_items_in_batch(model: torch.nn.Module, kind: str) -> bool:
     `**kwargs` but ignores the count, so its loss (and gradients) would come out
     multiplied by the accumulation steps and world size. One probe forward tells.
     """
-    vocab = model.config.vocab_size
-    ids = (torch.arange(8, device=next(model.parameters()).device) * 7 + 3).remainder(vocab)[None]
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
+    ids = _probe_ids(model)
+    with _evaluating(model):
         plain = model(input_ids=ids, labels=ids).loss
         counted = model(input_ids=ids, labels=ids, num_items_in_batch=torch.tensor(1)).loss
-    model.train(was_training)
     return not torch.allclose(plain, counted)
+
+
+def shifts_labels(model: torch.nn.Module) -> bool:
+    """Whether the causal model's loss predicts `labels[t + 1]` from position t (GPT-2, OPT, BLOOM, Llama,
+    ...), so that `labels = input_ids` trains next-token prediction; XLM's compares `logits[t]` with
+    `labels[t]`, which would train it to copy its input. One probe forward tells; a loss that is neither
+    is refused."""
+    ids = _probe_ids(model)
+    with _evaluating(model):
+        output = model(input_ids=ids, labels=ids)
+    logp = torch.log_softmax(output.logits[0].float(), dim=-1)
+    next_token = -logp[:-1].gather(1, ids[0, 1:, None]).mean()
+    same_position = -logp.gather(1, ids[0, :, None]).mean()
+    loss = output.loss.float()
+    if torch.allclose(loss, next_token, atol=1e-4):
+        return True
+    if torch.allclose(loss, same_position, atol=1e-4):
+        return False
+    raise QueerbiasError(f"{model.config.model_type}: its loss ({loss.item():.4f}) is neither the next-token nor "
+                         "the same-position cross-entropy of its logits, so causal training cannot be set up")
+
+
+def packs_documents(model: torch.nn.Module) -> bool:
+    """Whether the causal model keeps documents apart in a padding-free packed row (position ids restarting
+    at each document): the second document's logits must equal those of the document alone. Models whose
+    attention ignores position ids (XLM, OPT, BLOOM, ...) would let it read the first."""
+    ids = _probe_ids(model)
+    positions = torch.cat([torch.arange(3), torch.arange(ids.shape[1] - 3)])[None].to(ids.device)
+    with _evaluating(model):
+        try:
+            packed = model(input_ids=ids, position_ids=positions, use_cache=False).logits[0, 3:].float()
+        except (TypeError, ValueError, RuntimeError):  # a model that takes no position ids
+            return False
+        alone = model(input_ids=ids[:, 3:], use_cache=False).logits[0].float()
+    return bool(torch.allclose(packed, alone, atol=1e-4 * (1 + alone.abs().max().item())))
+
+
+def _probe_ids(model: torch.nn.Module) -> torch.Tensor:
+    vocab = model.config.vocab_size
+    return (torch.arange(8, device=next(model.parameters()).device) * 7 + 3).remainder(vocab)[None]
+
+
+class _evaluating:
+    """The model in eval mode without gradients for a probe, put back as it was found."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model = model
+
+    def __enter__(self):
+        self.was_training = self.model.training
+        self.model.eval()
+        self.grad = torch.no_grad()
+        self.grad.__enter__()
+
+    def __exit__(self, *exc):
+        self.grad.__exit__(*exc)
+        self.model.train(self.was_training)

@@ -41,7 +41,7 @@ from queerbias.train.corpus import prepare_corpus
 from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
 from queerbias.train.evaluation import evaluate
 from queerbias.train.guards import NonFiniteGuard
-from queerbias.train.modeling import check_adapter_modules, load_base
+from queerbias.train.modeling import check_adapter_modules, load_base, packs_documents, training_language
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.overlap import check_overlap
@@ -69,6 +69,7 @@ def run_training(config: TrainConfig) -> dict:
         torch.set_num_threads(config.threads)
     inspected = inspect_model(config.model, kind=config.kind, trust_remote_code=config.trust_remote_code)
     _require_kind(config, objective, inspected.kind)
+    training_language(inspected.config, config)  # a model with language embeddings needs a language it knows
     raw_texts = (read_texts(config.data.train, config.data, "train", config.data.max_train_docs)
                  if objective.uses_corpus else None)
     training_pairs = load_training_pairs(config, raw_texts) if objective.uses_pairs else None
@@ -86,9 +87,7 @@ def run_training(config: TrainConfig) -> dict:
 
     lm = load_base(config)
     check_adapter_modules(lm.model, config)
-    packing = config.data.packing if config.data.packing is not None else lm.kind == "causal"
-    if packing and lm.kind == "masked":
-        raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
+    packing = _packing(config, lm)
     max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
     validation_source = resolve_validation(config.data)
     validation = [] if validation_source is None else tokenize(
@@ -190,10 +189,27 @@ def _require_same_config(config: TrainConfig, run_dir: Path) -> None:
     previous = load_yaml_mapping(saved, what="saved run config")
     previous.pop("record", None)
     current = config.to_dict()
-    if previous != current:
-        changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
+    # a key added to the config since the run was saved counts as unchanged at its default (null)
+    changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
+    if changed:
         raise QueerbiasError(f"{run_dir} holds a run with another config (differs in {', '.join(changed)}); "
                              "choose another output_dir or delete it")
+
+
+def _packing(config: TrainConfig, lm) -> bool:
+    """Padding-free packing: as configured, else on for causal LMs that keep packed documents apart
+    (`modeling.packs_documents`); refused for masked LMs and for causal ones that would not."""
+    if config.data.packing and lm.kind == "masked":
+        raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
+    if lm.kind == "masked" or config.data.packing is False:
+        return False
+    if packs_documents(lm.model):
+        return True
+    if config.data.packing:
+        raise QueerbiasError(f"config key 'data.packing': {config.model} ({lm.model.config.model_type}) does not keep "
+                             "the documents of a packed row apart (its attention ignores their position ids), so each "
+                             "would read the one before; set data.packing: false")
+    return False
 
 
 def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) -> Path | None:

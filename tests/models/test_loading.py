@@ -32,22 +32,6 @@ def test_checkpoint_without_lm_head_is_refused(tiny_bert, tmp_path):
         load_model(str(encoder_only), kind="masked")
 
 
-def test_pickle_weights_need_an_explicit_opt_in(tiny_gpt2, tmp_path):
-    import shutil
-
-    from transformers import AutoModelForCausalLM
-
-    legacy = tmp_path / "legacy"
-    shutil.copytree(tiny_gpt2, legacy)
-    state = AutoModelForCausalLM.from_pretrained(tiny_gpt2).state_dict()
-    for file in legacy.glob("*.safetensors"):
-        file.unlink()
-    torch.save(state, legacy / "pytorch_model.bin")
-    with pytest.raises(QueerbiasError, match="allow-pickle-weights"):
-        load_model(str(legacy))
-    assert load_model(str(legacy), allow_pickle_weights=True).kind == "causal"
-
-
 def test_peft_adapter_folder_resolves_base_and_applies_adapter(tiny_gpt2, tmp_path):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM

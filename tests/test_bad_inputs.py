@@ -507,7 +507,7 @@ CASES = [
     ("score --pairs {pairs} --model {fifo_model}", 2, "notes.txt: a file of a model folder is not a regular file "
                                                       "but a FIFO"),
     ("score --pairs {pairs} --model {bad_adapter}", 2, "adapter_config.json: not a valid adapter config"),
-    ("score --pairs {pairs} --model {small_vocab}", 2, "the tokenizer has 242 tokens but the model's embedding has "
+    ("score --pairs {pairs} --model {small_vocab}", 2, "the tokenizer has 178 tokens but the model's embedding has "
                                                        "100 rows"),
     # -- study (issue 24): the study file is checked whole before any cell runs ------------------
     ("study --config {study_dup_model}", 2, "duplicate key 'gpt2' on lines 2 and 3"),

@@ -150,12 +150,12 @@ def _byte_level(specials: list[str], merges: int = 150) -> tuple[dict[str, int],
     return _vocabulary(specials, sorted(pre_tokenizers.ByteLevel.alphabet()), learned), learned
 
 
-def _byte_bpe(specials: list[str], post_processor=None, **tokens):
+def _byte_bpe(specials: list[str], post_processor=None, merges: int = 150, **tokens):
     """A fast byte-level BPE tokenizer with these special tokens (and a post-processor)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab, merges = _byte_level(specials)
+    vocab, merges = _byte_level(specials, merges)
     backend = Tokenizer(models.BPE(vocab, merges))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
@@ -207,7 +207,8 @@ def build_tiny_bloom(path: Path) -> Path:
 def build_tiny_llama(path: Path) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tokenizer = _byte_bpe(["<s>", "</s>", "<pad>"], bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    # fewer merges: the corpus's long words stay in pieces, so no pair differs only in its first token
+    tokenizer = _byte_bpe(["<s>", "</s>", "<pad>"], merges=100, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, intermediate_size=64,
                          max_position_embeddings=128, bos_token_id=tokenizer.bos_token_id,

@@ -131,8 +131,8 @@ def _language_model(model, tokenizer, kind: str | None = None) -> LoadedModel:
     reading and comparing runs needs no torch.)
     """
     from queerbias.models.fingerprint import weights_fingerprint
-    from queerbias.models.kinds import DUAL_KIND_TYPES, check_causal, make_causal
-    from queerbias.models.loading import CAUSAL, MASKED, LoadedModel, detect_kind
+    from queerbias.models.kinds import CAUSAL, DUAL_KIND_TYPES, MASKED, check_causal, detect_kind, make_causal
+    from queerbias.models.loading import LoadedModel
 
     name = type(model).__name__
     spec = getattr(model.config, "_name_or_path", "") or name

@@ -3,7 +3,7 @@ import torch
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.models.loading import detect_kind
+from queerbias.models.kinds import detect_kind
 from queerbias.scoring.batching import BatchSize
 
 

@@ -33,15 +33,13 @@ from queerbias.fileio import read_text_utf8, regular_file
 from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
-from queerbias.models.kinds import CAUSAL, MASKED, check_causal, detect_kind, for_kind, settle_kind
+from queerbias.models.kinds import CAUSAL, MASKED, check_causal, for_kind, settle_kind
 from queerbias.models.languages import bind_language, bound_language, run_language
 from queerbias.models.weights import WeightsSource, locate_weights, no_conversion_requests
 from queerbias.records import loads_strict
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CAUSAL", "DTYPES", "MASKED", "InspectedModel", "LoadedModel", "detect_kind", "inspect_model",
-           "load_checked_weights", "load_model", "non_finite_parameters"]
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 

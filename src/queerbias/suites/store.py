@@ -170,7 +170,7 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
                             getattr(lm, "spec", lm))
 
     if not isinstance(lm, str):
-        return (lm, *suite.screen(lm, items, ref, settings), language(lm.model))
+        return (lm, *suite.screen(lm, items, ref, settings), language(getattr(lm, "model", lm)))
     if not suite.screens:
         loaded = suite.load_model(lm, **options)
         return loaded, items, ref, language(getattr(loaded, "model", loaded))

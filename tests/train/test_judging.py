@@ -19,7 +19,7 @@ def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2
     config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", max_steps=2, eval_every=1,
                                            eval__benchmarks=benchmarks, compare__resamples=50,
                                            compare__best="guarded", compare__ppl_margin=1000.0,
-                                           learning_rate=0.05))  # large enough to move both guards
+                                           learning_rate=0.15))  # moves both guards (the tiny models are deterministic)
     assert config.benchmark_dirs() == ["bias", "knowledge", "neutral"]
     run_training(config)
     run = tmp_path / "run"

@@ -232,6 +232,7 @@ BUILDERS = {
     "tmp": lambda i: i.tmp,
     "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
     "gpt2": lambda i: i.request.getfixturevalue("tiny_gpt2"),
+    "xlm": lambda i: i.request.getfixturevalue("tiny_xlm"),
     "pairs": lambda i: _write(i, "pairs.csv", PAIRS_HEADER + GOOD_ROWS),
     "file": lambda i: _write(i, "a-file", "not a folder\n"),
     "fifo": _fifo,
@@ -402,6 +403,12 @@ CASES = [
     ("score --pairs {pairs} --model {gemma} --kind masked", 2, "is a causal LM (Gemma3ForCausalLM)"),
     ("score --pairs {pairs} --model {gemma} --kind masked --force-kind", 2,
      "transformers has no masked-LM class for model type 'gemma3_text'"),
+    # XLM (issue 28): a kind its config cannot tell, a language it lacks or none at all
+    ("score --pairs {pairs} --model {xlm}", 2, "XLMWithLMHeadModel serves masked and causal LMs alike"),
+    ("score --pairs {pairs} --model {xlm} --kind causal --lang fr", 2, "knows the languages de, en, not 'fr' "
+                                                                        "(--lang)"),
+    ("score --pairs {pairs} --model {xlm} --kind masked", 2, "adds a language embedding to every token (de, en), "
+                                                             "and the data declares no language; pass --lang"),
     # score: what the model makes of the pairs
     (SCORE.replace("{pairs}", "{long_pair}"), 2, "pair 3 has a sentence of 302 tokens, more than the model takes (128)"),
     (SCORE.replace("{pairs}", "{long_pair}"), 2, "pass --long-sentences truncate to score its first "

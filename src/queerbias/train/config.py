@@ -128,6 +128,8 @@ class TrainConfig:
     report_to: str | list[str] = option("none", "where the trainer also sends its logs: none, or Trainer "
                                                 "integrations (tensorboard: pip install 'queerbias[tracking]')")
     trust_remote_code: bool = option(False, "run code shipped with a Hub model")
+    allow_pickle_weights: bool = option(False, "read a checkpoint that has only pickle (.bin) weights and no safetensors "
+                                               "conversion on the Hub, with torch.load(weights_only=True)")
     lora: LoraSettings = section(LoraSettings)
     data: DataSettings = section(DataSettings)
     pairs: TrainingPairs = section(TrainingPairs)

@@ -52,8 +52,8 @@ MLM_HEAD_MODULES = {
 def load_base(config: TrainConfig) -> LoadedModel:
     """The base model in float32 (mixed precision is the trainer's job), seeded first."""
     set_seed(config.seed)
-    lm = load_model(config.model, kind=config.kind, dtype="float32",
-                    trust_remote_code=config.trust_remote_code)
+    lm = load_model(config.model, kind=config.kind, dtype="float32", trust_remote_code=config.trust_remote_code,
+                    allow_pickle_weights=config.allow_pickle_weights)
     bind_language(lm.model, training_language(lm.model.config, config))
     if lm.tokenizer.pad_token_id is None:
         lm.tokenizer.pad_token = lm.tokenizer.eos_token

@@ -64,9 +64,10 @@ def run_files(run: str | Path, *, except_: Iterable[str | Path] = ()) -> list[Pa
     return [p for p in root.rglob("*") if p.is_file() and p.resolve() not in keep]
 
 
-def lock_file(path: Path, mode: int, busy: str) -> int:
+def lock_file(path: Path, mode: int, busy: str, wait: bool = False) -> int:
     """An exclusive `flock` on `path` (created with `mode`), holding this process id; `busy` is
-    the refusal when another process holds it. Returns the descriptor: closing it unlocks.
+    the refusal when another process holds it (with `wait`, the process waits for it instead).
+    Returns the descriptor: closing it unlocks.
 
     A lock file its holder removed on release is locked afresh: a process that found the
     file and locked it after the removal sees a different inode and tries again.
@@ -74,7 +75,7 @@ def lock_file(path: Path, mode: int, busy: str) -> int:
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except OSError as err:
             os.close(fd)
             if err.errno in (errno.EWOULDBLOCK, errno.EACCES):

@@ -112,7 +112,7 @@ def test_removals_survive_federated_copies_new_tags_a_lost_state_and_the_build(s
     (store / "tombstones.json").unlink()
     assert _build(store, tmp_path / "c3", crawl_key) == 2
     assert "tombstones.json: missing" in capsys.readouterr().err
-    with pytest.raises(QueerbiasError, match="holds 0 removed (posts|accounts) but the folder's state records"):
+    with pytest.raises(QueerbiasError, match="tombstones.json: missing: .* --recover"):
         run_crawl(store, a.url)  # the crawl does not start afresh with an empty list either
     other = tmp_path / "other.key"
     CrawlKey(other)

@@ -25,7 +25,10 @@ inputs in stats.json.
 
 Outputs are written to temporary files and renamed into place at the end; stats.json
 is written last, so a folder without stats.json holds no finished build. The output
-folder is private (0700, files 0600): a corpus of posts is personal data.
+folder is private (0700, files 0600): a corpus of posts is personal data. A takedown may
+run while a build reads its sources: just before renaming its outputs, the build takes
+the lock of every crawl store it read (waiting for a crawl, refresh or forget there to
+finish), reads their removal lists again and takes out whatever they gained meanwhile.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -49,7 +54,9 @@ from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.sources import SourceSpec, iter_source
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
+from queerbias.crawl.hosts import normalise_url
 from queerbias.crawl.inputs import read_small_text
+from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
 from queerbias.outputs import output_path
@@ -123,21 +130,14 @@ def load_opt_out(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
     lines = read_small_text(Path(path), "opt-out list").splitlines()
     entries = [line.split("#", 1)[0].strip() for line in lines]
     entries = [entry for entry in entries if entry]
-    urls = tuple(_canonical_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
+    urls = tuple(normalise_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
     return frozenset(e for e in entries if not e.lower().startswith(("http://", "https://"))), urls
-
-
-def _canonical_url(url: str) -> str:
-    """Scheme and host in lower case (they are case-insensitive), path as written."""
-    scheme, _, rest = url.strip().partition("://")
-    host, slash, path = rest.partition("/")
-    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
 
 
 def url_opted_out(url: str, prefixes: tuple[str, ...]) -> bool:
     """Whether `url` is a listed URL or lies below one: `https://x/@alice` covers `https://x/@alice/1`
-    but not `https://x/@alice2`."""
-    url = _canonical_url(url)
+    but not `https://x/@alice2`. Scheme and host compare in any case and IDNA spelling."""
+    url = normalise_url(url)
     for prefix in prefixes:
         if url == prefix or (url.startswith(prefix) and (prefix.endswith("/") or url[len(prefix)] in "/?#")):
             return True
@@ -157,9 +157,68 @@ class _Tally:
         self.words += words
         self.bytes += size
 
+    def remove(self, words: int, size: int) -> None:
+        self.documents -= 1
+        self.words -= words
+        self.bytes -= size
+
     def as_dict(self) -> dict[str, Any]:
         return {"documents": self.documents, "words": self.words,
                 "mb": round(self.bytes / 1_000_000, 3)}
+
+
+@dataclass(frozen=True)
+class _KeptPost:
+    """What a build remembers of a kept Mastodon post, to take it out again if a takedown lists it late."""
+
+    account: str
+    source: str
+    split: str
+    words: int
+    size: int
+
+
+class _SplitFiles:
+    """The split files of one build: hidden temporary files beside their final names (`.train.jsonl.*.tmp`, as
+    `corpus forget` recognises them), renamed into place by `commit`, deleted by `discard`."""
+
+    def __init__(self, out: Path):
+        self.out, self.temp, self.handles = out, {}, {}
+        for split in SPLITS:
+            fd, name = tempfile.mkstemp(prefix=f".{split}.jsonl.", suffix=".tmp", dir=out)
+            os.fchmod(fd, PRIVATE_FILE)
+            self.temp[split], self.handles[split] = Path(name), os.fdopen(fd, "w", encoding="utf-8")
+
+    def write(self, split: str, line: str) -> None:
+        self.handles[split].write(line)
+
+    def drop(self, doc_ids: set[str]) -> None:
+        """Rewrite the temporary files without the lines of `doc_ids`."""
+        for split, handle in self.handles.items():
+            handle.close()
+            with open(self.temp[split], encoding="utf-8") as lines, \
+                    atomic_open(self.temp[split], permissions=PRIVATE_FILE) as out:
+                out.writelines(line for line in lines if json.loads(line)["doc_id"] not in doc_ids)
+            self.handles[split] = open(self.temp[split], "a", encoding="utf-8")
+
+    def commit(self) -> None:
+        for split, handle in self.handles.items():
+            handle.flush()
+            os.fsync(handle.fileno())
+            handle.close()
+            os.replace(self.temp[split], self.out / f"{split}.jsonl")
+        directory = os.open(self.out, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+        self.temp = {}
+
+    def discard(self) -> None:
+        for split, handle in self.handles.items():
+            handle.close()
+            if split in self.temp:
+                self.temp[split].unlink(missing_ok=True)
 
 
 class CorpusBuilder:
@@ -169,7 +228,7 @@ class CorpusBuilder:
         self.config = config
         self.now = now or datetime.now(timezone.utc)
         self.removed = Removals(config.key_file)
-        self.removed.add_folder(config.output_dir)
+        self.output_list: Tombstones | None = None  # the removal list `corpus forget` left in the output folder
         self.opt_out_ids, self.opt_out_urls = (
             load_opt_out(config.opt_out) if config.opt_out else (frozenset(), ()))
         self.near = (NearDuplicateIndex(config.near_duplicate_threshold, config.num_perm,
@@ -180,6 +239,8 @@ class CorpusBuilder:
         self.per_source: dict[str, dict[str, Any]] = {}
         self.inputs: list[dict[str, Any]] = []
         self.splits = {split: _Tally() for split in SPLITS}
+        self.kept_posts: dict[str, _KeptPost] = {}
+        self.removed_while_building = 0
 
     def drop_reason(self, document: Document, words: int) -> str | None:
         """The first filter `document` fails, or None to keep it."""
@@ -226,40 +287,84 @@ class CorpusBuilder:
 
     def _build(self, out: Path) -> dict[str, Any]:
         started = datetime.now(timezone.utc)
+        self.output_list = self.removed.add_folder(out)
         crawls = {id(spec): self._crawl_source(spec) for spec in self.config.sources}
-        with atomic_open(out / "train.jsonl", permissions=PRIVATE_FILE) as train, \
-                atomic_open(out / "validation.jsonl", permissions=PRIVATE_FILE) as validation, \
-                tqdm(unit="doc", desc=f"build {self.config.name}") as progress:
-            handles = {"train": train, "validation": validation}
-            for spec in self.config.sources:
-                bad = BadRecords(skip=self.config.skip_bad)
-                read = 0
-                crawl = crawls[id(spec)]
-                for document in iter_source(spec, bad):
-                    if crawl is None and "account" in document.provenance and not self.config.allow_stale:
-                        raise QueerbiasError(
-                            f"{spec.path} holds Mastodon posts but no crawl state (state.json) lies beside it, so "
-                            "nothing shows that deletions and opt-outs were honoured; build from the crawl's "
-                            "folder, or pass --allow-stale")
-                    self._consider(document, handles)
-                    read += 1
-                    progress.update()
-                if bad.count:
-                    log.warning("%s: skipped %d bad records, e.g. %s", spec.path, bad.count,
-                                bad.examples[0])
-                self.inputs.append({
-                    "path": str(spec.path), "name": spec.label, "format": spec.format,
-                    "licence": spec.licence, "description": spec.description,
-                    "documents_read": read, "bad_records": bad.count,
-                    "crawl_state": crawl.as_dict() if crawl else None})
+        splits = _SplitFiles(out)
+        locks: list[FolderLock] = []
+        try:
+            with tqdm(unit="doc", desc=f"build {self.config.name}") as progress:
+                for spec in self.config.sources:
+                    self._read_source(spec, crawls[id(spec)], splits, progress)
+            killpoint.reached("sources-read")
+            locks = self._lock_and_reread(out, [c for c in crawls.values() if c is not None], splits)
             # From here the old build is replaced; its stats.json goes first so the
             # folder never pairs new splits with old statistics.
             (out / "stats.json").unlink(missing_ok=True)
-        stats = self._stats(started)
-        write_outputs_summary(out, stats)
-        return stats
+            splits.commit()
+            killpoint.reached("renamed")
+            stats = self._stats(started)
+            write_outputs_summary(out, stats)
+            return stats
+        finally:
+            splits.discard()
+            for lock in locks:
+                lock.release()
 
-    def _consider(self, document: Document, handles: dict) -> None:
+    def _read_source(self, spec: SourceSpec, crawl: CrawlSource | None, splits: _SplitFiles, progress) -> None:
+        bad = BadRecords(skip=self.config.skip_bad)
+        read = 0
+        for document in iter_source(spec, bad):
+            if crawl is None and "account" in document.provenance and not self.config.allow_stale:
+                raise QueerbiasError(
+                    f"{spec.path} holds Mastodon posts but no crawl state (state.json) lies beside it, so "
+                    "nothing shows that deletions and opt-outs were honoured; build from the crawl's "
+                    "folder, or pass --allow-stale")
+            self._consider(document, splits)
+            read += 1
+            progress.update()
+        if bad.count:
+            log.warning("%s: skipped %d bad records, e.g. %s", spec.path, bad.count, bad.examples[0])
+        self.inputs.append({
+            "path": str(spec.path), "name": spec.label, "format": spec.format,
+            "licence": spec.licence, "description": spec.description,
+            "documents_read": read, "bad_records": bad.count,
+            "crawl_state": crawl.as_dict() if crawl else None})
+
+    def _lock_and_reread(self, out: Path, crawls: list[CrawlSource], splits: _SplitFiles) -> list[FolderLock]:
+        """Take the lock of every crawl store read (waiting for a crawl, refresh or forget there to finish), read
+        their removal lists and the output folder's again, and take out the posts a takedown listed while the
+        build ran. Returns the locks, held until the outputs are in place."""
+        locks: list[FolderLock] = []
+        try:
+            late = Removals(self.config.key_file)
+            for crawl in crawls:
+                locks.append(FolderLock(crawl.folder, "build", wait=True))
+                again = CrawlSource.beside(crawl.folder / "posts.jsonl", self.removed.key)
+                late.add(again.tombstones if again is not None else crawl.tombstones)
+            self.output_list = late.add_folder(out)
+            gone = {doc_id for doc_id, post in self.kept_posts.items() if late.covers_post(doc_id, post.account)}
+            if gone:
+                splits.drop(gone)
+                for doc_id in gone:
+                    self._take_out(self.kept_posts.pop(doc_id))
+            return locks
+        except BaseException:
+            for lock in locks:
+                lock.release()
+            raise
+
+    def _take_out(self, post: _KeptPost) -> None:
+        """Count a post that a takedown removed after it was written as dropped; its source's first and last
+        publication dates are withheld, as after `corpus forget`, since they may have been the person's."""
+        source = self.per_source[post.source]
+        source["kept"].remove(post.words, post.size)
+        self.splits[post.split].remove(post.words, post.size)
+        source["dropped"]["opted_out"] += 1
+        self.dropped["opted_out"] += 1
+        source["first_published"] = source["last_published"] = None
+        self.removed_while_building += 1
+
+    def _consider(self, document: Document, splits: _SplitFiles) -> None:
         source = self._source_stats(document.source)
         source["read"] += 1
         document.text = scrub_personal_data(document.text)
@@ -274,10 +379,11 @@ class CorpusBuilder:
         record = {"text": document.text, "source": document.source, "doc_id": document.doc_id}
         if "account" in document.provenance:  # a post's author pseudonym, for `corpus forget`
             record["account"] = document.provenance["account"]
-        line = dumps_line(record)
-        handles[split].write(line)
+        splits.write(split, dumps_line(record))
         killpoint.reached("document")
         size = len(document.text.encode("utf-8"))
+        if "account" in record:
+            self.kept_posts[document.doc_id] = _KeptPost(record["account"], document.source, split, words, size)
         source["kept"].add(words, size)
         self.splits[split].add(words, size)
         if document.published:
@@ -321,6 +427,8 @@ class CorpusBuilder:
                 for name, entry in self.per_source.items()
             },
             "inputs": self.inputs,
+            **({"removed_while_building": self.removed_while_building} if self.removed_while_building else {}),
+            **({"removal_list": self.output_list.record()} if self.output_list is not None else {}),
         }
 
 

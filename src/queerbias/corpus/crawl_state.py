@@ -14,6 +14,7 @@ so the build needs the crawl key; a store whose list is missing or does not open
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,7 +23,7 @@ from pathlib import Path
 from queerbias.corpus.documents import Document
 from queerbias.crawl.keys import CrawlKey, default_key_file
 from queerbias.crawl.mastodon.records import DOC_PREFIX
-from queerbias.crawl.mastodon.store import STATE, read_state
+from queerbias.crawl.mastodon.store import RECOVER_HINT, RECOVERY_NEEDED, REID, STATE, STATS, read_state
 from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 
@@ -43,17 +44,33 @@ class CrawlSource:
     @classmethod
     def beside(cls, posts_file: Path, key: Callable[[], CrawlKey]) -> CrawlSource | None:
         """The Mastodon store `posts_file` belongs to (its removal list opened with `key()`), or None when
-        there is no crawl state next to it."""
+        nothing of a store lies next to it. With state.json lost, stats.json stands in for it; a store whose
+        removal list and both records are lost (or that a takedown found so) is refused, as by the crawler."""
         folder = Path(posts_file).parent
         state = read_state(folder)
         if state is None:
+            state = _stats_as_state(folder)
+        if state is None and not Tombstones.present(folder):
+            if (folder / REID).exists():
+                raise QueerbiasError(f"{folder} is a crawl store whose list of removed posts and authors and the "
+                                     "records of it were lost, so removals could come back; restore them from a "
+                                     "backup" + RECOVER_HINT.format(folder=folder))
             return None
+        state = state or {}
+        if state.get(RECOVERY_NEEDED):
+            raise QueerbiasError(f"{folder}: a takedown found this store's bookkeeping lost; restore it from a "
+                                 "backup" + RECOVER_HINT.format(folder=folder))
         crawl_key = key()
         crawl_key.require_fingerprint(state.get("key_fingerprint"), folder / STATE)
-        tombstones = Tombstones.load(folder, crawl_key, expected=state.get("tombstones"), required=True)
+        recorded = state.get("tombstones")
+        recovery = RECOVER_HINT.format(folder=folder) if recorded is not None else (
+            f" (a store of an older queerbias gains it with one `queerbias crawl mastodon --refresh --out {folder}`)")
+        tombstones = Tombstones.load(folder, crawl_key, expected=recorded, list_id=state.get("removal_list"),
+                                     required=True, recovery=recovery)
         agreed = sum(bool(inst.get("admin_agreed")) for inst in (state.get("instances") or {}).values())
-        return cls(folder, state.get("key_fingerprint"), state.get("checked_at"), int(state.get("records") or 0),
-                   tombstones, agreed)
+        posts = state.get("records", state.get("posts"))
+        return cls(folder, state.get("key_fingerprint"), state.get("checked_at"), int(posts or 0), tombstones,
+                   agreed)
 
     def age_days(self, now: datetime) -> float | None:
         if not self.checked_at:
@@ -77,6 +94,16 @@ class CrawlSource:
                 "instances_admin_agreed": self.admin_agreed}
 
 
+def _stats_as_state(folder: Path) -> dict | None:
+    """A store's stats.json, which records what state.json does of freshness and the removal list (None when it is
+    missing or is not a store's)."""
+    try:
+        stats = json.loads((folder / STATS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stats if isinstance(stats, dict) and stats.get("key_fingerprint") and "instances" in stats else None
+
+
 class Removals:
     """Everything one build must leave out: the union of the removal lists it read."""
 
@@ -96,14 +123,37 @@ class Removals:
         self.posts |= set(tombstones.posts)
         self.accounts |= set(tombstones.accounts)
 
-    def add_folder(self, folder: Path) -> None:
-        """The list a `corpus forget` left in a built corpus's folder, if there is one."""
-        if Tombstones.present(folder):
-            self.add(Tombstones.load(folder, self.key()))
+    def add_folder(self, folder: Path) -> Tombstones | None:
+        """The list a `corpus forget` left in a built corpus's folder, if there is one, checked against what the
+        corpus's statistics recorded of it (so a list deleted, or copied from another corpus, is refused)."""
+        record = corpus_list_record(folder)
+        if not Tombstones.present(folder) and not record:
+            return None
+        tombstones = Tombstones.load(folder, self.key(), list_id=record.get("list"),
+                                     expected={k: record[k] for k in ("posts", "accounts") if k in record})
+        self.add(tombstones)
+        return tombstones
+
+    def covers_post(self, doc_id: str, account: str | None) -> bool:
+        """Whether the post `doc_id` (`mastodon:` + pseudonym) by `account` is on a removal list."""
+        return account is not None and (account in self.accounts or doc_id.removeprefix(DOC_PREFIX) in self.posts)
 
     def covers(self, document: Document) -> bool:
         """Whether `document` is a post on a removal list, or by an author on one."""
-        account = document.provenance.get("account")
-        if account is None:
-            return False
-        return account in self.accounts or document.doc_id.removeprefix(DOC_PREFIX) in self.posts
+        return self.covers_post(document.doc_id, document.provenance.get("account"))
+
+
+PENDING_STATS = ".forget-stats.json"  # a corpus's statistics while `corpus forget` rewrites it
+
+
+def corpus_list_record(folder: Path) -> dict:
+    """What a built corpus's statistics (stats.json, or the copy a takedown keeps while it rewrites the corpus)
+    recorded of its removal list: id and counts; {} when nothing is recorded."""
+    for name in (PENDING_STATS, "stats.json"):
+        try:
+            stats = json.loads((Path(folder) / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        record = stats.get("removal_list") if isinstance(stats, dict) else None
+        return record if isinstance(record, dict) else {}
+    return {}

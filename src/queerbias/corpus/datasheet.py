@@ -45,7 +45,8 @@ def render_datasheet(stats: dict[str, Any]) -> str:
     """The datasheet as Markdown, from a build's statistics alone (so a takedown can re-render it)."""
     settings, totals, about = stats["settings"], stats["totals"], stats["about"]
     sources = stats["sources"]
-    withheld = "withheld (takedown)" if stats.get("forgotten_after_build") else None
+    withheld = "withheld (takedown)" if stats.get("forgotten_after_build") or stats.get("removed_while_building") \
+        else None
     source_rows = [[name, s["documents"], s["words"], s["mb"], s["first_published"] or withheld,
                     s["last_published"] or withheld] for name, s in sources.items()]
     agreed = sum((i.get("crawl_state") or {}).get("instances_admin_agreed", 0) for i in stats["inputs"])

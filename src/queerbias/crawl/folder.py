@@ -9,6 +9,7 @@ ends, however it ends, so a killed crawl never leaves a stale lock behind.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -16,6 +17,7 @@ from typing import BinaryIO
 from queerbias.errors import QueerbiasError
 from queerbias.outputs import lock_file
 
+log = logging.getLogger(__name__)
 PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 LOCK = ".lock"
 
@@ -50,13 +52,21 @@ def write_all(handle: BinaryIO, data: bytes) -> None:
 
 
 class FolderLock:
-    """Exclusive lock on a folder for the lifetime of this object (or until `release`)."""
+    """Exclusive lock on a folder for the lifetime of this object (or until `release`). Crawl, refresh,
+    forget and corpus build all take it; a second one is refused, or with `wait` (a build about to replace
+    its outputs) waits its turn."""
 
-    def __init__(self, folder: Path, purpose: str):
+    def __init__(self, folder: Path, purpose: str, wait: bool = False):
         self.folder = Path(folder)
-        self._fd: int | None = lock_file(self.folder / LOCK, PRIVATE_FILE,
-                                         f"{self.folder} is in use by another queerbias process (a crawl, refresh "
-                                         f"or forget); wait for it to finish, then {purpose} again")
+        busy = (f"{self.folder} is in use by another queerbias process (a crawl, refresh, forget or corpus "
+                f"build); wait for it to finish, then {purpose} again")
+        try:
+            self._fd: int | None = lock_file(self.folder / LOCK, PRIVATE_FILE, busy)
+        except QueerbiasError:
+            if not wait:
+                raise
+            log.warning("%s is in use by another queerbias process; waiting for it to finish", self.folder)
+            self._fd = lock_file(self.folder / LOCK, PRIVATE_FILE, busy, wait=True)
 
     def release(self) -> None:
         if self._fd is not None:

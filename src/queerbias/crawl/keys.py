@@ -29,6 +29,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from queerbias.crawl.hosts import a_label
 from queerbias.errors import QueerbiasError
 
 KEY_ENV = "QUEERBIAS_CRAWL_KEY_FILE"
@@ -45,8 +46,10 @@ def default_key_file() -> Path:
 
 
 def normalise_handle(handle: str) -> str:
-    """`@Alice@Chaos.Social ` -> `alice@chaos.social`: the form every pseudonym is taken of."""
-    return handle.strip().lstrip("@").lower()
+    """`@Alice@Bücher.Example ` -> `alice@xn--bcher-kva.example`: the form every pseudonym is taken of (the
+    domain as an IDNA A-label, so both spellings of an internationalised domain name one person)."""
+    user, at, domain = handle.strip().lstrip("@\uff20").replace("\uff20", "@").partition("@")
+    return user.lower() + at + (a_label(domain) if at else "")
 
 
 class CrawlKey:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from queerbias.crawl.agent import build_user_agent
 from queerbias.crawl.inputs import read_small_text
-from queerbias.crawl.keys import KEY_ENV, default_key_file
+from queerbias.crawl.keys import KEY_ENV, CrawlKey, default_key_file
 from queerbias.crawl.mastodon.crawler import PROBE_FAILED, CrawlInterrupted, crawl
 from queerbias.crawl.mastodon.etiquette import load_deny_list
 from queerbias.crawl.mastodon.refresh import refresh
@@ -25,7 +25,7 @@ from queerbias.crawl.mastodon.settings import (
     normalise_instance,
     normalise_tag,
 )
-from queerbias.crawl.mastodon.store import POSTS, STATS
+from queerbias.crawl.mastodon.store import POSTS, STATS, CrawlStore
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import DEFAULT_KEYWORDS
 
@@ -50,6 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refresh", action="store_true",
                    help="re-check every stored post against its origin: remove deleted posts and authors who "
                         "opted out, replace edited posts")
+    p.add_argument("--recover", action="store_true",
+                   help="a store whose removal list (tombstones.json) and its records (state.json, stats.json) were "
+                        "lost is refused; this starts a new list from what is left, after which you repeat every "
+                        "takedown you recorded and run --refresh (nothing is fetched)")
     p.add_argument("--instance", action="append", metavar="URL",
                    help=f"instance to crawl, repeatable (default: the {len(DEFAULT_INSTANCES)} of the seed study)")
     p.add_argument("--tag", action="append", metavar="TAG",
@@ -147,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
     """Crawl (or refresh), print one line per instance; fail only when no instance could be crawled at all."""
     # urllib3's debug lines name request paths, i.e. status ids and paging cursors: not for logs.
     logging.getLogger("urllib3").setLevel(max(logging.INFO, logging.getLogger().getEffectiveLevel()))
+    if args.recover:
+        return _recover(args)
     settings = settings_from_args(args)
     try:
         if args.refresh:
@@ -160,6 +166,22 @@ def run(args: argparse.Namespace) -> int:
         message = str(err) or f"interrupted; everything committed is saved in {settings.out_dir}; rerun to resume"
         print(f"crawl mastodon: {message}", file=sys.stderr)
         return INTERRUPTED
+    return 0
+
+
+def _recover(args: argparse.Namespace) -> int:
+    """Open a store whose bookkeeping was lost, accepting a new removal list; say what the user does next."""
+    key = CrawlKey.existing(args.key_file or default_key_file(), outputs=(args.out,))
+    store = CrawlStore(args.out, key, purpose="recover", recover=True)
+    try:
+        counts = store.tombstones.counts()
+        posts = store.state["records"]
+    finally:
+        store.close()
+    print(f"recovered {args.out}: {posts} posts; its removal list now holds {counts['posts']} posts and "
+          f"{counts['accounts']} accounts. Removals made before the loss may be missing: repeat every takedown you "
+          f"recorded (`queerbias corpus forget`), then run `queerbias crawl mastodon --refresh --out {args.out}` "
+          "(a build refuses the store until that pass is complete)")
     return 0
 
 

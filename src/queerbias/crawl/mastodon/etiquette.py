@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from queerbias.crawl.hosts import normalise_netloc
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.probe import ROBOTS_DISALLOW, ROBOTS_UNREACHABLE, ProbeResult
 from queerbias.errors import DataError
@@ -46,7 +47,7 @@ def _hosts(text: str, source: str) -> set[str]:
         entry = line.split("#", 1)[0].strip().lower()
         if not entry:
             continue
-        host = urlsplit(entry if "://" in entry else f"https://{entry}").netloc
+        host = normalise_netloc(urlsplit(entry if "://" in entry else f"https://{entry}").netloc)
         if not host or "@" in host:
             raise DataError(source, f"not a host name: {entry!r}", row=row)
         hosts.add(host)
@@ -63,8 +64,9 @@ def load_deny_list(extra: list[Path] = ()) -> frozenset[str]:
 
 
 def is_denied(netloc: str, deny_list: frozenset[str]) -> bool:
-    """Whether `netloc` (host or host:port), or a domain above its host, is on the deny-list."""
-    netloc = netloc.lower()
+    """Whether `netloc` (host or host:port, in any spelling), or a domain above its host, is on the deny-list
+    (whose hosts are A-labels)."""
+    netloc = normalise_netloc(netloc)
     name = urlsplit(f"//{netloc}").hostname or netloc
     return any(netloc == d or name == d or name.endswith("." + d) for d in deny_list)
 

@@ -12,7 +12,6 @@ Misskey server) ends the probe with one line, without retries.
 
 from __future__ import annotations
 
-import urllib.robotparser
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
@@ -24,6 +23,7 @@ from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
 from queerbias.crawl.mastodon.client import Caller, Refused, RequestBudgetExhausted
 from queerbias.crawl.mastodon.transport import RefusedAnswer
 from queerbias.crawl.quoting import quote
+from queerbias.crawl.robots import RobotsRules
 from queerbias.text.scrub import scrub_personal_data
 
 PUBLIC, LOGIN_REQUIRED, DISABLED, UNKNOWN = "public", "login_required", "disabled", "unknown"
@@ -69,7 +69,8 @@ def _access(feed_config) -> str:
 
 
 def _robots(caller: Caller, result: ProbeResult) -> None:
-    """Read /robots.txt (RFC 9309): 4xx means no rules; 5xx or no answer means the wishes are unknown."""
+    """Read /robots.txt (RFC 9309, `queerbias.crawl.robots`): 4xx means no rules; 5xx or no answer means the
+    wishes are unknown."""
     api = caller.api
     if caller.requests >= caller.max_requests:
         raise RequestBudgetExhausted(f"{caller.requests} requests")
@@ -87,22 +88,22 @@ def _robots(caller: Caller, result: ProbeResult) -> None:
     if response.status_code != 200:
         result.robots = ROBOTS_UNREACHABLE
         return
-    parser = urllib.robotparser.RobotFileParser(url)
-    parser.parse(response.content.decode("utf-8", errors="replace").splitlines())
+    rules = RobotsRules.from_bytes(response.content, response.encoding if "charset" in
+                                   response.headers.get("Content-Type", "").lower() else None)
     ours = our_agents(api.user_agent)
 
     def robots_refusal(path: str) -> str | None:
         """Why robots.txt keeps us from `path` (a feed's path and query), or None."""
-        if not all(parser.can_fetch(agent, path) for agent in ours):
+        if not all(rules.allowed(agent, path) for agent in ours):
             return f"its robots.txt disallows our crawler at {path}"
-        if not all(parser.can_fetch(agent, path) for agent in AI_TRAINING_AGENTS):
+        if not all(rules.allowed(agent, path) for agent in AI_TRAINING_AGENTS):
             return (f"its robots.txt disallows AI-training crawlers (GPTBot and the like) at {path}, and this "
                     "corpus trains language models")
         return None
 
     result.robots_refusal = robots_refusal
-    result.robots = ROBOTS_ALLOW if all(parser.can_fetch(a, API_PATH) for a in ours) else ROBOTS_DISALLOW
-    result.ai_crawlers_disallowed = not all(parser.can_fetch(a, API_PATH) for a in AI_TRAINING_AGENTS)
+    result.robots = ROBOTS_ALLOW if all(rules.allowed(a, API_PATH) for a in ours) else ROBOTS_DISALLOW
+    result.ai_crawlers_disallowed = not all(rules.allowed(a, API_PATH) for a in AI_TRAINING_AGENTS)
 
 
 def _not_mastodon(caller: Caller, what: str) -> NotMastodon:

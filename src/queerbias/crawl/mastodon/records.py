@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
+from queerbias.crawl.hosts import normalise_netloc
 from queerbias.crawl.keys import CrawlKey, normalise_handle
 from queerbias.crawl.mastodon.cleaning import CleanedText, tags_in_text
 from queerbias.text.keywords import KeywordMatcher
@@ -45,8 +46,8 @@ def account_handle(status, local_domain: str | None = None) -> str:
 
 
 def uri_host(uri: str) -> str:
-    """The netloc of a post's uri: the server it was written on."""
-    return urlsplit(uri).netloc.lower()
+    """The netloc of a post's uri (host as an A-label): the server it was written on."""
+    return normalise_netloc(urlsplit(uri).netloc)
 
 
 @dataclass
@@ -86,5 +87,5 @@ def make_post(status, cleaned: CleanedText, *, key: CrawlKey, matcher: KeywordMa
         "sources": {instance: local_id},
         "checked_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
     }
-    return Post(pseudonym, record, reidentification, served_by_origin=uri_host(uri) == urlsplit(instance).netloc,
+    return Post(pseudonym, record, reidentification, served_by_origin=uri_host(uri) == normalise_netloc(urlsplit(instance).netloc),
                 scrubbed=Counter(cleaned.scrubbed))

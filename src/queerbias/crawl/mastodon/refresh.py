@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from mastodon import MastodonAPIError, MastodonError, MastodonNotFoundError
 
+from queerbias.crawl.hosts import origin
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.cleaning import clean_status
 from queerbias.crawl.mastodon.client import (
@@ -75,13 +76,13 @@ def lookup_targets(data: dict) -> list[tuple[str, str]]:
     """(server base URL, status id there) to check a post at, best first: its origin (with the id it had
     there, or the id in a Mastodon uri), then the crawled instances that showed it."""
     uri = urlsplit(data["uri"])
-    origin = f"{uri.scheme}://{uri.netloc.lower()}"
-    sources = dict(data.get("sources") or {})
+    home = origin(data["uri"])
+    sources = {origin(instance): local_id for instance, local_id in (data.get("sources") or {}).items()}
     targets = []
-    if origin in sources:
-        targets.append((origin, str(sources.pop(origin))))
+    if home in sources:
+        targets.append((home, str(sources.pop(home))))
     elif (match := _MASTODON_URI.fullmatch(uri.path)) and uri.scheme in ("http", "https"):
-        targets.append((origin, match.group(1)))
+        targets.append((home, match.group(1)))
     return targets + [(instance, str(local_id)) for instance, local_id in sources.items()]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from queerbias.crawl.agent import build_user_agent
+from queerbias.crawl.hosts import origin
 from queerbias.crawl.keys import default_key_file
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import DEFAULT_KEYWORDS, keyword_to_tags
@@ -33,12 +34,14 @@ def default_tags(keywords=DEFAULT_KEYWORDS) -> list[str]:
 
 
 def normalise_instance(value: str) -> str:
-    """`chaos.social` or `https://chaos.social/` -> `https://chaos.social`; http is kept (local servers)."""
+    """`chaos.social` or `https://chaos.social/` -> `https://chaos.social`, the host as an IDNA A-label;
+    http is kept (local servers)."""
     raw = value.strip()
     parts = urlsplit(raw if "://" in raw else f"https://{raw}")
-    if parts.scheme not in {"http", "https"} or not parts.netloc or parts.path not in {"", "/"}:
+    if parts.scheme not in {"http", "https"} or not parts.netloc or "@" in parts.netloc \
+            or parts.path not in {"", "/"}:
         raise QueerbiasError(f"not an instance URL: {value!r} (expected e.g. https://chaos.social)")
-    return f"{parts.scheme}://{parts.netloc.lower()}"
+    return origin(raw if "://" in raw else f"https://{raw}")
 
 
 def normalise_tag(value: str) -> str:

@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from queerbias import killpoint
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir, open_private_append, write_all
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.records import DOC_PREFIX, Post
-from queerbias.crawl.mastodon.tombstones import FORGOTTEN, Tombstones
+from queerbias.crawl.mastodon.tombstones import FORGOTTEN, TOMBSTONES, Tombstones
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write
 
@@ -48,6 +49,10 @@ log = logging.getLogger(__name__)
 STATE_KIND, STATE_VERSION = "queerbias-mastodon-crawl", 2
 POSTS, REID, STATE, STATS = "posts.jsonl", "reid.jsonl", "state.json", "stats.json"
 REMOVED_EARLIER = "removed_earlier"  # drop reason: the post or its author is on the removal list
+RECOVERY_NEEDED = "recovery_needed"  # state key: when a takedown found the bookkeeping lost (refused until --recover)
+RECOVER_HINT = ("; or, if there is no backup, run `queerbias crawl mastodon --recover --out {folder}`, which starts "
+                "a new list from what is left, then repeat every takedown you recorded (`corpus forget`) and run "
+                "`--refresh` before the next build")
 
 
 class StoreError(QueerbiasError):
@@ -112,7 +117,10 @@ class _Meta:
 class CrawlStore:
     """Thread-safe owner of one output folder; every write goes through `commit` or `rewrite`."""
 
-    def __init__(self, out_dir: Path, key: CrawlKey, purpose: str = "crawl"):
+    def __init__(self, out_dir: Path, key: CrawlKey, purpose: str = "crawl", *, takedown: bool = False,
+                 recover: bool = False):
+        """Open (and lock) the store. A store whose bookkeeping is lost (see `_open_tombstones`) is refused,
+        except for a takedown (`corpus forget`, which marks it as still needing recovery) and for `recover`."""
         self.dir = make_private_dir(Path(out_dir))
         self.key = key
         self._folder_lock = FolderLock(self.dir, purpose)
@@ -122,24 +130,24 @@ class CrawlStore:
         try:
             state = read_state(self.dir)
             self.rebuilt = state is None
-            if state is None:
-                expected = self._verify_key_without_state()
-                state = new_state(key.fingerprint)
-            else:
-                expected = state.get("tombstones")
+            records = self._records_without_state() if state is None else state
+            state = state or new_state(key.fingerprint)
             key.require_fingerprint(state.get("key_fingerprint"), self.dir / STATE)
-            self.tombstones = Tombstones.load(self.dir, key, expected=expected)
+            self.tombstones = self._open_tombstones(state, records, takedown=takedown, recover=recover)
             self.state = state
             self.state["tombstones"] = self.tombstones.counts()
+            self.state["removal_list"] = self.tombstones.list_id
             self._meta = self._recover_posts()
             self._recover_reid()
-            if self.rebuilt and self._meta:
+            if recover:
+                self.state["checked_at"] = None  # every post is asked about again before the next build
+            elif self.rebuilt and self._meta:
                 self.state["checked_at"] = self._oldest_check()
                 log.warning("%s was missing; rebuilt it from the %d posts in %s (paging starts afresh)",
                             self.dir / STATE, len(self._meta), self.dir / POSTS)
             if not self.tombstones.saved:
                 self.tombstones.save()
-            self._purge_removed()
+            self.purged = self._purge_removed()
             self._posts = open_private_append(self.dir / POSTS)
             self._reid = open_private_append(self.dir / REID)
             self._save(with_stats=True)
@@ -149,23 +157,49 @@ class CrawlStore:
 
     # -- opening -------------------------------------------------------------------------------
 
-    def _verify_key_without_state(self) -> dict | None:
-        """Before rebuilding a lost state, make sure the posts were written with this key; returns the
-        removal-list counts stats.json recorded, for `Tombstones.load` to check the list against."""
+    def _open_tombstones(self, state: dict, records: dict | None, *, takedown: bool, recover: bool) -> Tombstones:
+        """The store's removal list, checked against what the store's records (state.json, else stats.json) say
+        of it. Lost bookkeeping never re-admits a removal: when the list and both records are gone while posts
+        remain, or an earlier takedown found them so (`recovery_needed`), the store is refused until the user
+        recovers it explicitly (`crawl mastodon --recover`); a takedown still works on it and leaves it marked."""
+        hint = RECOVER_HINT.format(folder=self.dir)
+        if recover:
+            state.pop(RECOVERY_NEEDED, None)
+            state["recovered_at"] = _now()
+            return Tombstones.load(self.dir, self.key)  # whatever list is left, or a new one
+        lost = records is None and not Tombstones.present(self.dir) and self._holds_posts()
+        if lost or state.get(RECOVERY_NEEDED):
+            if not takedown:
+                raise StoreError(f"{self.dir} holds posts, but its list of removed posts and authors "
+                                 f"({TOMBSTONES}) and the records of it ({STATE}, {STATS}) were lost, so posts "
+                                 "removed earlier could come back; restore them from a backup" + hint)
+            state[RECOVERY_NEEDED] = state.get(RECOVERY_NEEDED) or _now()
+            return Tombstones.load(self.dir, self.key)
+        records = records or {}
+        return Tombstones.load(self.dir, self.key, expected=records.get("tombstones"),
+                               list_id=records.get("removal_list"), recovery=hint)
+
+    def _holds_posts(self) -> bool:
+        return any(True for _ in self._complete_lines(POSTS)) or any(True for _ in self._complete_lines(REID))
+
+    def _records_without_state(self) -> dict | None:
+        """With state.json lost: stats.json (what it recorded of the removal list), after making sure the
+        posts were written with this key; None when stats.json is gone too."""
         stats_path = self.dir / STATS
         if stats_path.exists():
             try:
                 stats = json.loads(stats_path.read_text(encoding="utf-8"))
-                recorded, expected = stats.get("key_fingerprint"), stats.get("tombstones")
+                recorded = stats.get("key_fingerprint")
             except (OSError, ValueError, AttributeError):
-                recorded = expected = None
+                stats = recorded = None
             if recorded:
                 self.key.require_fingerprint(recorded, stats_path)
-                return expected if isinstance(expected, dict) else None
+                return {"tombstones": stats.get("tombstones") if isinstance(stats.get("tombstones"), dict) else None,
+                        "removal_list": stats.get("removal_list")}
         for post, sealed in self._reid_lines():
             self.key.unseal(post, sealed)
             return None
-        if (self.dir / POSTS).exists() and (self.dir / POSTS).stat().st_size:
+        if (self.dir / POSTS).exists() and (self.dir / POSTS).stat().st_size and not Tombstones.present(self.dir):
             raise StoreError(f"cannot tell which crawl key wrote {self.dir / POSTS}: state.json, stats.json and "
                              "reid.jsonl are missing; restore one of them")
         return None
@@ -246,11 +280,14 @@ class CrawlStore:
             log.warning("%s: %d posts have no re-identification data; refresh cannot check them "
                         "(corpus forget still finds them by account)", path, missing)
 
-    def _purge_removed(self) -> None:
-        """Take out posts on the removal list that a crash between listing and removing them left behind."""
+    def _purge_removed(self) -> Counter:
+        """Take out posts on the removal list that a crash between listing and removing them left behind
+        (per account pseudonym, so that a takedown finishing an interrupted one can say what it removed)."""
         doomed = {p: reason for p, m in self._meta.items() if (reason := self.tombstones.covers(p, m.account))}
+        purged = Counter(self._meta[p].account for p in doomed)
         if doomed:
             self._rewrite(remove=doomed)
+        return purged
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -366,6 +403,7 @@ class CrawlStore:
         if remove:
             self.tombstones.add(posts=remove)
             self.state["tombstones"] = self.tombstones.counts()
+            self.state["removal_list"] = self.tombstones.list_id
         self.state["rewriting"] = True
         atomic_write(self.dir / STATE, _json_bytes(self.state), permissions=PRIVATE_FILE)
         reopen = hasattr(self, "_posts")
@@ -386,6 +424,7 @@ class CrawlStore:
                     record = {**records.get(pseudonym, record), "seen_on": seen_on or record["seen_on"]}
                     line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
                 out.write(line)
+        killpoint.reached("removal")
         with atomic_open(self.dir / REID, "wb", permissions=PRIVATE_FILE) as out:
             for post, blob in self._reid_lines():
                 if post in remove:
@@ -393,6 +432,7 @@ class CrawlStore:
                 if post in sealed:
                     blob = self.key.seal(post, sealed[post])
                 out.write(_reid_line(post, blob))
+        killpoint.reached("removal")
         for pseudonym in remove:
             self._meta.pop(pseudonym, None)
         self.state["sightings"] = {}
@@ -420,6 +460,7 @@ class CrawlStore:
             self._check_open()
             self.tombstones.add(accounts=accounts)
             self.state["tombstones"] = self.tombstones.counts()
+            self.state["removal_list"] = self.tombstones.list_id
             doomed = {p: accounts[m.account] for p, m in self._meta.items() if m.account in accounts}
             removed = self._rewrite(remove=doomed) if doomed else Counter()
             self._save(with_stats=True)
@@ -452,8 +493,10 @@ class CrawlStore:
         for url, inst in sorted(self.state["instances"].items()):
             per_instance[url] = {**inst["stats"], "status": inst["status"], "feeds": inst["feeds"],
                                  "probe": inst["probe"], "admin_agreed": inst.get("admin_agreed", [])}
+        bookkeeping = {name: self.state[name] for name in (RECOVERY_NEEDED, "recovered_at") if self.state.get(name)}
         return {"posts": self.state["records"], "duplicates": self.state["duplicates"],
                 "removed": self.state["removed"], "tombstones": self.tombstones.counts(),
+                "removal_list": self.tombstones.list_id, **bookkeeping,
                 "key_fingerprint": self.key.fingerprint, "checked_at": self.state["checked_at"],
                 "refresh": self.state["refresh"], "instances": per_instance}
 

@@ -10,8 +10,10 @@ consults the list, so no copy from any instance brings a removed post or person 
 The list has a file of its own beside the store, so a lost or rebuilt state.json never
 loses it. It is sealed with the crawl key (AES-GCM, like the re-identification data):
 without the key nobody learns which posts or people were removed, and a list that was
-edited or damaged no longer opens. The store's state and stats record how many entries it
-holds, so a list that went missing, or was swapped for an older, shorter copy, is refused.
+edited or damaged no longer opens. Each list has a random id of its own, which the seal
+covers, and the folder's state and stats record that id and how many entries the list
+holds: a list that went missing, was swapped for an older, shorter copy, or was copied
+from another store or corpus is refused.
 
 Stores and corpora of older queerbias versions kept only the people who asked to be
 forgotten, unsealed, in forgotten.json; `load` folds that file in and `save` replaces it.
@@ -20,8 +22,10 @@ forgotten, unsealed, in forgotten.json; `load` folds that file in and `save` rep
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 
+from queerbias import killpoint
 from queerbias.crawl.folder import PRIVATE_FILE
 from queerbias.crawl.keys import CrawlKey
 from queerbias.errors import DataError, QueerbiasError
@@ -30,18 +34,25 @@ from queerbias.fileio import atomic_write
 TOMBSTONES = "tombstones.json"
 LEGACY_FORGOTTEN = "forgotten.json"
 FORGOTTEN = "forgotten"  # the reason recorded for `corpus forget`
-_KIND, _LEGACY_KIND, _VERSION = "queerbias-tombstones", "queerbias-forgotten", 1
-_SEAL_LABEL = "tombstones"  # what the seal is bound to, so no re-identification blob passes for a list
+_KIND, _LEGACY_KIND, _VERSION = "queerbias-tombstones", "queerbias-forgotten", 2
+_V1_SEAL_LABEL = "tombstones"  # version 1 lists were sealed to this constant; re-sealed to their own id on save
+
+
+def _seal_label(list_id: str) -> str:
+    """What a list's seal is bound to: its own id, so no re-identification blob, and no other folder's list,
+    passes for it."""
+    return f"tombstones:{list_id}"
 
 
 class Tombstones:
     """Removed post pseudonyms and removed account pseudonyms of one folder, each with its reason."""
 
     def __init__(self, folder: Path, key: CrawlKey, posts: dict[str, str] | None = None,
-                 accounts: dict[str, str] | None = None, legacy: bool = False):
+                 accounts: dict[str, str] | None = None, legacy: bool = False, list_id: str | None = None):
         self.folder, self.key = Path(folder), key
         self.posts, self.accounts = dict(posts or {}), dict(accounts or {})
-        self._legacy = legacy  # forgotten.json still to be replaced by the sealed list
+        self._legacy = legacy  # forgotten.json (or a version 1 list) still to be replaced by the sealed list
+        self.list_id = list_id or secrets.token_hex(8)
 
     @property
     def path(self) -> Path:
@@ -58,28 +69,31 @@ class Tombstones:
         return (Path(folder) / TOMBSTONES).exists() or (Path(folder) / LEGACY_FORGOTTEN).exists()
 
     @classmethod
-    def load(cls, folder: Path, key: CrawlKey, *, expected: dict | None = None, required: bool = False) -> Tombstones:
+    def load(cls, folder: Path, key: CrawlKey, *, expected: dict | None = None, list_id: str | None = None,
+             required: bool = False, recovery: str = "") -> Tombstones:
         """The list in `folder`. Missing, it is empty, unless `required` or `expected` (the counts the
-        folder's state recorded) says it should hold entries; then, like an unreadable list or one with
-        fewer entries than `expected`, it is a one-line refusal."""
+        folder's records hold) says it should hold entries; then, like an unreadable list, one with fewer
+        entries than `expected`, or one whose id is not the `list_id` the folder recorded (a list copied from
+        elsewhere), it is a one-line refusal, ending with `recovery` (how to go on without a backup)."""
         folder = Path(folder)
         path = folder / TOMBSTONES
         if path.exists():
             tombstones = cls._read(folder, key)
-        elif required:
-            raise DataError(path, "missing: this folder's list of removed posts and authors cannot be read, so "
-                                  "removals may come back; restore it from a backup (a store of an older queerbias "
-                                  "gains it with one `queerbias crawl mastodon --refresh --out "
-                                  f"{folder}`)")
+        elif required or any(int(count or 0) for count in (expected or {}).values()):
+            raise DataError(path, "missing: this folder's list of removed posts and authors is gone, so removals "
+                                  "could come back; restore it from a backup" + recovery)
         else:
-            tombstones = cls(folder, key)
+            tombstones = cls(folder, key, list_id=list_id)
+        if list_id and tombstones.list_id != list_id and path.exists():
+            raise DataError(path, "is not this folder's list of removed posts and authors (it was copied from "
+                                  "another store or corpus); restore this folder's own list from a backup" + recovery)
         tombstones._fold_in_legacy()
         have = tombstones.counts()
         for kind, count in (expected or {}).items():
             if have.get(kind, 0) < int(count or 0):
-                raise DataError(path, f"holds {have.get(kind, 0)} removed {kind} but the folder's state records "
-                                      f"{count}: it was deleted or replaced by an older copy; restore it from a "
-                                      "backup, or removals come back")
+                raise DataError(path, f"holds {have.get(kind, 0)} removed {kind} but the folder's records say "
+                                      f"{count}: it was replaced by an older copy; restore it from a backup, or "
+                                      "removals come back" + recovery)
         return tombstones
 
     @classmethod
@@ -87,10 +101,11 @@ class Tombstones:
         path = Path(folder) / TOMBSTONES
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or data.get("kind") != _KIND or data.get("version") != _VERSION:
+            if not isinstance(data, dict) or data.get("kind") != _KIND or data.get("version") not in (1, _VERSION):
                 raise ValueError(f"not a list of removed posts and authors of version {_VERSION}")
             key.require_fingerprint(data.get("key_fingerprint"), path)
-            content = key.unseal(_SEAL_LABEL, str(data["sealed"]))
+            list_id = str(data["list"]) if data.get("version") == _VERSION else None
+            content = key.unseal(_seal_label(list_id) if list_id else _V1_SEAL_LABEL, str(data["sealed"]))
             posts, accounts = content["posts"], content["accounts"]
             if not isinstance(posts, dict) or not isinstance(accounts, dict):
                 raise ValueError("posts and accounts are not mappings")
@@ -100,7 +115,7 @@ class Tombstones:
             raise DataError(path, f"unreadable ({err}); restore it from a backup: it keeps removed posts and "
                                   "people out of the corpus") from None
         return cls(folder, key, {str(p): str(r) for p, r in posts.items()},
-                   {str(a): str(r) for a, r in accounts.items()})
+                   {str(a): str(r) for a, r in accounts.items()}, legacy=list_id is None, list_id=list_id)
 
     def _fold_in_legacy(self) -> None:
         path = self.folder / LEGACY_FORGOTTEN
@@ -124,6 +139,10 @@ class Tombstones:
     def counts(self) -> dict[str, int]:
         return {"posts": len(self.posts), "accounts": len(self.accounts)}
 
+    def record(self) -> dict:
+        """What a folder's records keep of its list: the id and the counts, never an entry."""
+        return {"list": self.list_id, **self.counts()}
+
     def covers(self, post: str | None, account: str | None) -> str | None:
         """Why the post `post` by `account` (pseudonyms) was removed, or None if it was not."""
         return self.posts.get(post or "") or self.accounts.get(account or "")
@@ -141,9 +160,11 @@ class Tombstones:
 
     def save(self) -> None:
         """Write the sealed list atomically (0600), then drop a folded-in forgotten.json."""
-        sealed = self.key.seal(_SEAL_LABEL, {"posts": self.posts, "accounts": self.accounts})
+        sealed = self.key.seal(_seal_label(self.list_id), {"posts": self.posts, "accounts": self.accounts})
         atomic_write(self.path, json.dumps({"kind": _KIND, "version": _VERSION, "key_fingerprint": self.key.fingerprint,
-                                            "sealed": sealed}, indent=1) + "\n", permissions=PRIVATE_FILE)
+                                            "list": self.list_id, "sealed": sealed}, indent=1) + "\n",
+                     permissions=PRIVATE_FILE)
+        killpoint.reached("removal")
         if self._legacy:
             (self.folder / LEGACY_FORGOTTEN).unlink(missing_ok=True)
             self._legacy = False

@@ -4,9 +4,14 @@ Besides robots.txt, sites say "not for AI" in three more places, and each is hon
 
 - `noai` / `noimageai` in an `X-Robots-Tag` header or a `<meta name="robots">` tag (or a
   meta tag named after our agent or an AI-training crawler);
+- `noindex` (or `none`) addressed to our agent by name: `<meta name="queerbias-news"
+  content="noindex">`, or `X-Robots-Tag: queerbias-news: noindex` (a bare `noindex` is for
+  search engines, and is not read as addressed to us);
 - the W3C TDM Reservation Protocol (TDMRep): a `tdm-reservation: 1` header, a
   `<meta name="tdm-reservation" content="1">` tag, or a rule in the origin's
-  `/.well-known/tdmrep.json` whose `location` pattern covers the page.
+  `/.well-known/tdmrep.json` whose `location` covers the page's path. A location is a path
+  prefix with `*` and a final `$`, as in robots.txt (`/` reserves the whole site,
+  `/artikel/` everything below it); the first rule that covers the path decides.
 
 The well-known file is fetched once per origin, like robots.txt; a missing file, or one
 that is not JSON at all (a web page), reserves nothing. A file too deeply nested to parse
@@ -15,26 +20,40 @@ that is not JSON at all (a web page), reserves nothing. A file too deeply nested
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import logging
+import re
 import urllib.parse
 
 from lxml import etree
 from lxml import html as lxml_html
 
 from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
+from queerbias.crawl.hosts import origin as origin_of
 from queerbias.crawl.news.http import Fetcher, FetchError, Response
+from queerbias.crawl.robots import pattern_covers
 
 log = logging.getLogger(__name__)
-AI_OPT_OUT, TDM_RESERVED, TDMREP_UNREADABLE = "ai_opt_out", "tdm_reserved", "tdmrep_unreadable"
+AI_OPT_OUT, TDM_RESERVED, TDMREP_UNREADABLE, NOINDEX = "ai_opt_out", "tdm_reserved", "tdmrep_unreadable", "noindex"
 _NOAI = {"noai", "noimageai"}
+_NOINDEX = {"noindex", "none"}
+# `X-Robots-Tag: agent: directives`; a value that starts with a directive taking a value is not agent-prefixed.
+_AGENT_PREFIX = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*:\s*(.*)$", re.DOTALL)
+_VALUED_DIRECTIVES = {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
 _PARSER = lxml_html.HTMLParser(no_network=True, huge_tree=False, remove_comments=True)
 
 
 def _directives(value: str) -> set[str]:
     """`noai, noimageai` or `GPTBot: noai` -> {"noai", "noimageai"} (an agent prefix is dropped)."""
     return {part.rsplit(":", 1)[-1].strip().lower() for part in value.split(",") if part.strip()}
+
+
+def _addressed_to(value: str) -> str | None:
+    """The agent an `X-Robots-Tag` value names first (`queerbias-news: noindex` -> `queerbias-news`), or None."""
+    match = _AGENT_PREFIX.match(value)
+    if not match or match.group(1).lower() in _VALUED_DIRECTIVES:
+        return None
+    return match.group(1).lower()
 
 
 def _meta(body: bytes) -> list[tuple[str, str]]:
@@ -51,20 +70,25 @@ class OptOuts:
 
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
-        self._names = {"robots", *our_agents(fetcher.user_agent), *(a.lower() for a in AI_TRAINING_AGENTS)}
+        self._ours = set(our_agents(fetcher.user_agent))
+        self._names = {"robots", *self._ours, *(a.lower() for a in AI_TRAINING_AGENTS)}
         self._tdmrep: dict[str, list[dict] | FetchError] = {}
 
     def page_reservation(self, response: Response) -> str | None:
-        """AI_OPT_OUT or TDM_RESERVED when the fetched page's headers or meta tags reserve it, else None."""
+        """AI_OPT_OUT, NOINDEX or TDM_RESERVED when the fetched page's headers or meta tags reserve it, else None."""
         headers = response.headers
         for value in (headers.get_all("X-Robots-Tag") or []) if headers else []:
             if _directives(value) & _NOAI:
                 return AI_OPT_OUT
+            if _addressed_to(value) in self._ours and _directives(value) & _NOINDEX:
+                return NOINDEX
         if headers and str(headers.get("tdm-reservation", "")).strip() == "1":
             return TDM_RESERVED
         for name, content in _meta(response.body):
             if name in self._names and _directives(content) & _NOAI:
                 return AI_OPT_OUT
+            if name in self._ours and _directives(content) & _NOINDEX:
+                return NOINDEX
             if name == "tdm-reservation" and content.strip() == "1":
                 return TDM_RESERVED
         return None
@@ -73,7 +97,7 @@ class OptOuts:
         """Whether the origin's /.well-known/tdmrep.json reserves `url` (asked before fetching the page);
         FetchError (outcome TDMREP_UNREADABLE) when the file cannot be parsed safely."""
         parts = urllib.parse.urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
+        origin = origin_of(url)
         if origin not in self._tdmrep:
             self._tdmrep[origin] = self._load(origin)
         rules = self._tdmrep[origin]
@@ -81,8 +105,7 @@ class OptOuts:
             raise rules
         path = parts.path or "/"
         for rule in rules:
-            pattern = str(rule.get("location", ""))
-            if fnmatch.fnmatchcase(path, pattern if pattern.startswith("/") else "/" + pattern):
+            if pattern_covers(str(rule.get("location", "")), path):
                 return str(rule.get("tdm-reservation")) == "1"
         return False
 

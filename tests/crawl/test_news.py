@@ -229,7 +229,7 @@ def test_resume_after_crash_between_record_and_state(site, tmp_path):
     assert records(tmp_path) == kept  # torn line cut off, nothing written twice
     assert site.fetched("/a/queer.html") == 0 and site.fetched("/a/boring.html") == 1
     state = json.loads((tmp_path / "state.json").read_text("utf-8"))
-    assert "guid:g2" in state["seen"] and f"link:{site.base}/a/trans.html" in state["seen"]
+    assert f"guid:{site.base}/rss.xml g2" in state["seen"] and f"link:{site.base}/a/trans.html" in state["seen"]
 
 
 def test_transient_failures_are_retried_next_run(site, tmp_path):

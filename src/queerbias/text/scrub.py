@@ -8,9 +8,16 @@ placeholders, so the sentence stays readable for a language model while the pers
 
 People who do not want to be found by a scraper write their contacts so that one misses
 them, and those spellings count too: a leading `.@user`, the fullwidth `＠`, hosts on
-internationalised domain names (`bücher.de`, `xn--bcher-kva.de`), `name(at)host.de` and
-`name [at] host [dot] de`, and phone numbers separated by dots (`+49.170.…`, international
-form only, so that dates never match) or by thin and narrow no-break spaces.
+internationalised domain names (`bücher.de`, `xn--bcher-kva.de`), `name(at)host.de`,
+`name [at] host [dot] de`, `name at host dot de` and `name @ host.de`; profile addresses
+(`host/@name`, `host/users/name`, with or without a scheme) become `<user>`; phone numbers
+separated by dots (`+49.170.…`, international form only, so that dates never match), by
+thin and narrow no-break spaces or by dashes (`0170 – 123 45 67`), in fullwidth digits too.
+
+Names (display names, and usernames written plainly) are matched on a folded copy of the
+text (NFKC, case-folded, accents removed; `ä` also as `ae`), so `Anna Müller`, `ANNA
+MÜLLER`, `Ａｎｎａ`, `#Anna_Müller`, `#annamueller` and a hashtag that contains the name
+(`#annamuellerfotografie`) all go. Contacts are replaced first, names last.
 
 Invisible characters (zero-width spaces and joiners, bidirectional controls, soft
 hyphens, byte-order marks) are removed before anything is hashed: otherwise two copies
@@ -47,21 +54,28 @@ _LOCAL_PART = r"(?<![\w@\uff20.+\-])[\w.+\-]+"
 # An address `name@host.tld` (e-mail or bare handle), and its spellings with `(at)` and `[dot]`.
 _ADDRESS = re.compile(f"{_LOCAL_PART}{_AT}{_HOST}(?![\\w\\-])")
 _OBFUSCATED_ADDRESS = re.compile(f"{_LOCAL_PART}{_OBFUSCATED_AT}{_OBFUSCATED_HOST}(?![\\w\\-])", re.IGNORECASE)
+# `name at host dot de`, `name @ host.de`: the words, or an @ with spaces around it.
+_WORD_DOT = r"(?:\s+(?:dot|punkt)\s+|" + _DOT + ")"
+_SPELLED_ADDRESS = re.compile(f"{_LOCAL_PART}(?:\\s+(?:at|ät)\\s+|\\s+{_AT}\\s*|\\s*{_AT}\\s+)"
+                              f"{_LABEL}(?:{_WORD_DOT}{_LABEL})*{_WORD_DOT}{_TLD}(?![\\w\\-])", re.IGNORECASE)
+# A profile address: `host/@name` or `host/users/name`, with or without a scheme.
+_PROFILE = re.compile(f"(?:https?://|(?<![\\w.@/])){_HOST}(?::\\d+)?/(?:@|users/)[\\w.\\-]*\\w", re.IGNORECASE)
 # A mention `@name` or `@name@host` (also `.@name`), not the middle of an address.
 _MENTION = re.compile(f"(?<![\\w@\\uff20+\\-]){_AT}\\w(?:[\\w.\\-]*\\w)?(?:{_AT}{_HOST})?(?![\\w@\\uff20])")
 # Phone numbers: international (+49 / 0049 ...) or German national (0 + area code) with at
 # least 7 further digits, separated by spaces (thin and narrow no-break ones too), slashes or
 # hyphens. Dots separate only numbers in international form, so that dates (01.05.2024),
 # amounts and times never match.
-_SPACES = "\u00a0\u2007\u2009\u202f"
-_HYPHENS = "\u2010\u2011"
+_SPACES = "\u00a0\u2007\u2009\u202f\u3000"
+_HYPHENS = "\u2010\u2011\u2012\u2013\u2212\uff0d"  # hyphens, figure and en dash, minus, fullwidth hyphen-minus
 _NATIONAL_SEP = f"[ \\-/{_SPACES}{_HYPHENS}]"
 _INTERNATIONAL_SEP = f"[ \\-/.{_SPACES}{_HYPHENS}]"
+_ZERO, _NONZERO = "[0\uff10]", "[1-9\uff11-\uff19]"  # ASCII and fullwidth digits (`\\d` has both)
 _PHONE = re.compile(
     f"(?<![\\w+\\uff0b/])(?:"
-    f"(?:[+\\uff0b]|00)[1-9]\\d{{0,2}}{_INTERNATIONAL_SEP}?(?:\\(0\\){_INTERNATIONAL_SEP}?)?\\(?\\d{{1,5}}\\)?"
-    f"(?:{_INTERNATIONAL_SEP}{{0,3}}\\d){{5,}}"
-    f"|(?:\\(0\\d{{1,5}}\\)|0\\d{{1,5}})(?:{_NATIONAL_SEP}{{0,3}}\\d){{5,}})(?![\\w])")
+    f"(?:[+\\uff0b]|{_ZERO}{{2}}){_NONZERO}\\d{{0,2}}{_INTERNATIONAL_SEP}?(?:\\({_ZERO}\\){_INTERNATIONAL_SEP}?)?"
+    f"\\(?\\d{{1,5}}\\)?(?:{_INTERNATIONAL_SEP}{{0,3}}\\d){{5,}}"
+    f"|(?:\\({_ZERO}\\d{{1,5}}\\)|{_ZERO}\\d{{1,5}})(?:{_NATIONAL_SEP}{{0,3}}\\d){{5,}})(?![\\w])")
 # What a display name carries besides the name: custom emoji, bracketed pronouns, symbols.
 _SHORTCODE = re.compile(r":[\w\-]+:")
 _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
@@ -100,36 +114,75 @@ def name_parts(display_name: str) -> list[str]:
     return list(dict.fromkeys(parts))
 
 
-def _names_pattern(names: Iterable[str]) -> re.Pattern | None:
-    """One pattern for all `names`, in any case and with any whitespace between (or instead of) the
-    spaces; a hashtag of the name (`#AnnaMüller`) goes with it. Longest names first."""
-    alternatives = set()
+_TRANSLITERATION = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"})
+_NAME_JOINERS = r"[\s_\-\u2010\u2011.·]*"  # between the words of a name: spaces, `_`, hyphens, dots, or nothing
+
+
+def fold(text: str) -> tuple[str, list[int]]:
+    """`text` as names are compared (NFKC, case-folded, without accents or invisible characters), and for each
+    folded character the index of the character of `text` it came from."""
+    folded, origin = [], []
+    for index, char in enumerate(text):
+        part = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", char).casefold())
+        part = "".join(c for c in part if not unicodedata.combining(c) and not _INVISIBLE.match(c))
+        folded.append(part)
+        origin += [index] * len(part)
+    return "".join(folded), origin
+
+
+def _alternatives(names: Iterable[str], min_letters: int, parts: bool) -> set[str]:
+    """Folded regex alternatives for `names` (each part of a display name, or each username as it is), in
+    their own spelling and with umlauts written out (`Müller`, `Mueller`)."""
+    found = set()
     for name in names:
-        for part in name_parts(name):
-            for form in {part, unicodedata.normalize("NFKC", part)}:
-                alternatives.add(r"\s*".join(re.escape(word) for word in form.split()))
+        for part in (name_parts(name) if parts else [unicodedata.normalize("NFC", str(name or "").strip())]):
+            for form in {part, part.translate(_TRANSLITERATION)}:
+                words = fold(form)[0].split()
+                if sum(ch.isalpha() for word in words for ch in word) >= min_letters:
+                    found.add(_NAME_JOINERS.join(re.escape(word) for word in words))
+    return found
+
+
+def _names_pattern(names: Iterable[str], min_letters: int = _MIN_NAME_LETTERS, parts: bool = True) -> re.Pattern | None:
+    """One pattern for all `names` over folded text: the name with any spacing, `_`, `-` or nothing between its
+    words (`#Anna_Müller`, `annamueller`), or a hashtag that contains it (`#annamuellerfotografie`)."""
+    alternatives = _alternatives(names, min_letters, parts)
     if not alternatives:
         return None
     body = "|".join(sorted(alternatives, key=len, reverse=True))
-    return re.compile(f"(?<![\\w@\\uff20.])#?(?:{body})(?![\\w@\\uff20])", re.IGNORECASE)
+    return re.compile(f"#\\w*(?:{body})\\w*|(?<![\\w@.#])(?:{body})(?![\\w@])")
 
 
-def scrub_and_count(text: str, names: Iterable[str] = ()) -> tuple[str, Counter]:
-    """`text` with invisible characters removed and `names` (display names), mentions, addresses
-    and phone numbers replaced; and how many of each were replaced (keys: name, user, email, phone)."""
+def _replace_folded(text: str, pattern: re.Pattern, placeholder: str) -> tuple[str, int]:
+    """Replace in `text` what `pattern` finds in its folded copy."""
+    folded, origin = fold(text)
+    spans = [(origin[m.start()], origin[m.end() - 1] + 1) for m in pattern.finditer(folded) if m.end() > m.start()]
+    for start, end in reversed(spans):
+        text = text[:start] + placeholder + text[end:]
+    return text, len(spans)
+
+
+def scrub_and_count(text: str, names: Iterable[str] = (), usernames: Iterable[str] = ()) -> tuple[str, Counter]:
+    """`text` with invisible characters removed, contacts replaced (addresses, profile addresses, mentions,
+    phone numbers), then `names` (display names) and `usernames` (written plainly) in any spelling; and how
+    many of each were replaced (keys: email, user, phone, name)."""
     counts: Counter = Counter()
     text = remove_invisible(text)
-    pattern = _names_pattern(names)
-    steps = ([("name", pattern, NAME)] if pattern else []) + [
-        ("email", _ADDRESS, EMAIL), ("email", _OBFUSCATED_ADDRESS, EMAIL), ("user", _MENTION, MENTION),
-        ("phone", _PHONE, PHONE)]
+    steps = [("email", _ADDRESS, EMAIL), ("email", _OBFUSCATED_ADDRESS, EMAIL), ("email", _SPELLED_ADDRESS, EMAIL),
+             ("user", _PROFILE, MENTION), ("user", _MENTION, MENTION), ("phone", _PHONE, PHONE)]
     for kind, regex, placeholder in steps:
         text, replaced = regex.subn(placeholder, text)
         if replaced:
             counts[kind] += replaced
+    for kind, pattern, placeholder in (("name", _names_pattern(names), NAME),
+                                       ("user", _names_pattern(usernames, parts=False), MENTION)):
+        if pattern is not None:
+            text, replaced = _replace_folded(text, pattern, placeholder)
+            if replaced:
+                counts[kind] += replaced
     return text, counts
 
 
-def scrub_personal_data(text: str, names: Iterable[str] = ()) -> str:
-    """`text` with invisible characters removed and names, mentions, addresses and phone numbers replaced."""
-    return scrub_and_count(text, names)[0]
+def scrub_personal_data(text: str, names: Iterable[str] = (), usernames: Iterable[str] = ()) -> str:
+    """`text` with invisible characters removed and contacts, names and usernames replaced."""
+    return scrub_and_count(text, names, usernames)[0]

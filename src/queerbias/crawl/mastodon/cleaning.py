@@ -1,12 +1,15 @@
 """Turn a post's HTML into corpus text.
 
-Links and custom `:emoji:` shortcodes carry no language and would leak URLs into the
-corpus; the display names the status carries (its author's, and those of accounts it
-mentions or quotes), mentions, e-mail addresses, bare handles and phone numbers become
-placeholders (`queerbias.text.scrub`), and invisible characters go; Unicode emoji are
-language and stay. Lines made only of hashtags (the tag blocks under many posts) keep just
-the tags that name a keyword, so "#queer #fediverse #mastodon" becomes "#queer". A post's
-`tags` are then cut to the hashtags still in its text, so that no tag keeps what the
+Links (with or without a scheme: `instagram.com/annamueller`) and custom `:emoji:`
+shortcodes carry no language and would leak URLs into the corpus; invisible characters go;
+Unicode emoji are language and stay. Lines made only of hashtags (the tag blocks under many
+posts) keep just the tags that name a keyword, so "#queer #fediverse #mastodon" becomes
+"#queer". Only then are contacts (e-mail addresses, bare handles, profile addresses,
+mentions, phone numbers) and people replaced (`queerbias.text.scrub`): the display names the
+status carries (its author's, and those of accounts it mentions or quotes) in every spelling,
+and their usernames written plainly. In this order a hashtag line such as
+"#queer #annamueller #annamuellerfotografie" loses the name, whichever step sees it first. A
+post's `tags` are then cut to the hashtags still in its text, so that no tag keeps what the
 cleaning removed (the author's name as a hashtag, say).
 
 A status whose text cannot be written as UTF-8 (a lone surrogate, which JSON's `\\ud800`
@@ -24,11 +27,11 @@ from dataclasses import dataclass
 
 from queerbias.text.html import html_to_text
 from queerbias.text.keywords import KeywordMatcher
-from queerbias.text.scrub import scrub_and_count
+from queerbias.text.scrub import remove_invisible, scrub_and_count
 
-_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+_URL = re.compile(r"(?:https?://|www\.)\S+|(?<![\w@.])(?:[^\W_][\w\-]*\.)+[a-z]{2,}(?::\d+)?/\S*", re.IGNORECASE)
 _SHORTCODE = re.compile(r"(?<![\w:]):[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*:(?![\w:])")
-_HASHTAG_LINE = re.compile(r"^(?:#\w+\s*)+$")
+_HASHTAG_LINE = re.compile(r"^(?:[#\uff03]\w+\s*)+$")
 _HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
 _SPACES = re.compile(r"[ \t]+")
 
@@ -63,13 +66,12 @@ def _fold_tag(tag: str) -> str:
 
 
 def clean_html(html: str, matcher: KeywordMatcher, relevant_tags: frozenset[str] = frozenset(),
-               names: tuple[str, ...] = ()) -> CleanedText:
-    """Plain NFC text of a post: no links or custom emoji, no `names` or other personal data; hashtag
-    lines cut to relevant tags."""
-    text = html_to_text(html)
+               names: tuple[str, ...] = (), usernames: tuple[str, ...] = ()) -> CleanedText:
+    """Plain NFC text of a post: no links or custom emoji; hashtag lines cut to relevant tags; then no
+    contacts, no `names` (display names) and no `usernames`, in any spelling."""
+    text = remove_invisible(html_to_text(html))
     text = _URL.sub(" ", text)
     text = _SHORTCODE.sub(" ", text)
-    text, scrubbed = scrub_and_count(text, names)
     lines = []
     for line in text.split("\n"):
         line = _SPACES.sub(" ", line).strip()
@@ -77,25 +79,38 @@ def clean_html(html: str, matcher: KeywordMatcher, relevant_tags: frozenset[str]
             line = _reduce_hashtag_line(line, matcher, relevant_tags)
         lines.append(line)
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    text, scrubbed = scrub_and_count(text, names, usernames)
     return CleanedText(unicodedata.normalize("NFC", text), scrubbed)
 
 
-def carried_names(status) -> tuple[str, ...]:
-    """The display names a status carries: its author's, and those of accounts it mentions or quotes
-    (servers that send them with mentions; Mastodon 4.4 quotes)."""
+def _carried_accounts(status) -> list[dict]:
+    """The accounts a status names: its author, and the accounts it mentions or quotes (servers that send
+    their display names with mentions; Mastodon 4.4 quotes)."""
     accounts = [status.get("account")]
     accounts += [m for m in status.get("mentions") or [] if isinstance(m, dict)]
     quote = status.get("quote")
     if isinstance(quote, dict) and isinstance(quote.get("quoted_status"), dict):
         accounts.append(quote["quoted_status"].get("account"))
-    names = [str(a.get("display_name") or "") for a in accounts if isinstance(a, dict)]
+    return [a for a in accounts if isinstance(a, dict)]
+
+
+def carried_names(status) -> tuple[str, ...]:
+    """The display names of the accounts a status names."""
+    names = [str(a.get("display_name") or "") for a in _carried_accounts(status)]
+    return tuple(dict.fromkeys(name for name in names if name.strip()))
+
+
+def carried_usernames(status) -> tuple[str, ...]:
+    """The usernames of the accounts a status names (`username`, and the local part of `acct`)."""
+    names = [str(a.get(field) or "").split("@")[0] for a in _carried_accounts(status) for field in ("username", "acct")]
     return tuple(dict.fromkeys(name for name in names if name.strip()))
 
 
 def clean_status(status, matcher: KeywordMatcher, relevant_tags: frozenset[str] = frozenset()) -> CleanedText:
-    """The cleaned text of an (unwrapped) status, with the display names it carries scrubbed too."""
+    """The cleaned text of an (unwrapped) status, with the names and usernames it carries scrubbed too."""
     require_utf8(status)
-    return clean_html(status.get("content") or "", matcher, relevant_tags, carried_names(status))
+    return clean_html(status.get("content") or "", matcher, relevant_tags, carried_names(status),
+                      carried_usernames(status))
 
 
 def tags_in_text(tags, text: str) -> list[str]:

@@ -28,7 +28,7 @@ from urllib.parse import quote, urlsplit
 from mastodon import MastodonAPIError, MastodonError
 
 from queerbias.crawl.addresses import AddressPolicy, host_port
-from queerbias.crawl.keys import CrawlKey
+from queerbias.crawl.keys import CrawlKey, normalise_handle
 from queerbias.crawl.mastodon.cleaning import BadText, clean_status
 from queerbias.crawl.mastodon.client import (
     Caller,
@@ -42,9 +42,17 @@ from queerbias.crawl.mastodon.client import (
     make_client,
 )
 from queerbias.crawl.mastodon.etiquette import is_denied, refusal
-from queerbias.crawl.mastodon.filters import drop_reason
+from queerbias.crawl.mastodon.filters import (
+    AUTHOR_OPTED_OUT,
+    NOT_PUBLIC,
+    OPTED_OUT,
+    POST_OPTED_OUT,
+    SUSPENDED,
+    drop_reason,
+    opted_out,
+)
 from queerbias.crawl.mastodon.probe import DISABLED, LOGIN_REQUIRED, NotMastodon, ProbeResult, probe_instance
-from queerbias.crawl.mastodon.records import MalformedStatus, Post, make_post, uri_host
+from queerbias.crawl.mastodon.records import MalformedStatus, Post, account_handle, make_post, uri_host
 from queerbias.crawl.mastodon.settings import LOCAL_FEED, CrawlSettings
 from queerbias.crawl.mastodon.store import CrawlStore, StoreError
 from queerbias.errors import QueerbiasError
@@ -254,7 +262,7 @@ class _InstanceCrawler:
                 raise
             if not isinstance(page, list):
                 return "failed: the feed did not answer with a list of statuses"
-            posts, fetched, dropped, reached_since = self._process(page, probe.domain)
+            posts, fetched, dropped, reached_since, withdrawn = self._process(page, probe.domain)
             next_page = getattr(page, "_pagination_next", None)
             top = top or _first_id(page)
             finished = reached_since or not page or not next_page or "max_id" not in next_page
@@ -263,19 +271,22 @@ class _InstanceCrawler:
             else:
                 max_id = str(next_page["max_id"])
                 cursor = {"newest_id": floor, "pass_top_id": top, "pass_max_id": max_id}
+            if withdrawn.accounts or withdrawn.posts:  # an opt-out seen is an opt-out applied, at once
+                self.store.withdraw(withdrawn.accounts, withdrawn.posts)
             self._commit(posts, stats=Counter(fetched=fetched), dropped=dropped, feed=feed, cursor=cursor,
                          feeds={feed: "complete" if finished else IN_PROGRESS})
             if finished:
                 return "complete"
 
-    def _process(self, page, local_domain: str | None) -> tuple[list[Post], int, Counter, bool]:
-        """Posts to keep, statuses looked at, drop reasons, and whether the `--since` date was passed."""
-        posts, dropped, fetched = [], Counter(), 0
+    def _process(self, page, local_domain: str | None) -> tuple[list[Post], int, Counter, bool, _Withdrawn]:
+        """Posts to keep, statuses looked at, drop reasons, whether the `--since` date was passed, and the
+        opt-outs seen (authors and posts whose stored copies must go)."""
+        posts, dropped, fetched, withdrawn = [], Counter(), 0, _Withdrawn()
         now = datetime.now(timezone.utc)
         for status in page:
             try:
                 if self.settings.since and status["created_at"] < self.settings.since:
-                    return posts, fetched, dropped, True  # pages are newest first
+                    return posts, fetched, dropped, True, withdrawn  # pages are newest first
                 fetched += 1
                 original = status.get("reblog") or status
                 if is_denied(uri_host(str(original.get("uri") or "")), self.settings.deny_list):
@@ -285,6 +296,8 @@ class _InstanceCrawler:
                 reason = drop_reason(original, cleaned.text, self.matcher, self.settings.accept_missing_indexable)
                 if reason:
                     dropped[reason] += 1
+                    if reason in (NOT_PUBLIC, OPTED_OUT, SUSPENDED):
+                        withdrawn.note(original, reason, self.key, local_domain, self.settings.accept_missing_indexable)
                     continue
                 posts.append(make_post(original, cleaned, key=self.key, matcher=self.matcher, instance=self.url,
                                        local_domain=local_domain, now=now))
@@ -292,7 +305,38 @@ class _InstanceCrawler:
                 dropped[BAD_TEXT] += 1  # a lone surrogate: skipped, never fatal for the instance
             except (MalformedStatus, KeyError, TypeError, ValueError, AttributeError):
                 dropped[MALFORMED] += 1  # one odd status must not stop its feed on every run
-        return posts, fetched, dropped, False
+        return posts, fetched, dropped, False, withdrawn
+
+
+class _Withdrawn:
+    """Opt-outs a page showed: authors (and the accounts they moved to) and posts whose stored copies go."""
+
+    def __init__(self):
+        self.accounts: dict[str, str] = {}
+        self.posts: dict[str, str] = {}
+
+    def note(self, status, reason: str, key: CrawlKey, local_domain: str | None, accept_missing: bool) -> None:
+        account = status.get("account") or {}
+        if reason == NOT_PUBLIC:
+            self.posts[key.post_pseudonym(str(status["uri"]))] = NOT_PUBLIC
+        elif reason == SUSPENDED or opted_out(account, accept_missing):
+            for handle in _handles(status, local_domain):
+                self.accounts[key.account_pseudonym(handle)] = SUSPENDED if reason == SUSPENDED else AUTHOR_OPTED_OUT
+        else:
+            self.posts[key.post_pseudonym(str(status["uri"]))] = POST_OPTED_OUT
+
+
+def _handles(status, local_domain: str | None) -> list[str]:
+    """The author's `user@domain`, and those of the accounts they moved to (as far as `opted_out` follows)."""
+    handles = [account_handle(status, local_domain)]
+    moved = (status.get("account") or {}).get("moved")
+    for _ in range(3):
+        if not isinstance(moved, dict) or not moved.get("acct"):
+            break
+        acct = str(moved["acct"])
+        handles.append(normalise_handle(acct if "@" in acct else f"{acct}@{local_domain or ''}"))
+        moved = moved.get("moved")
+    return handles
 
 
 def _first_id(page) -> str | None:

@@ -14,7 +14,10 @@ Opt-out signals of an account:
 - `discoverable: false` ("feature my profile and posts in discovery") and
   `noindex: true` ("keep my profile out of search engines");
 - one of #nobot, #nobots, #noindex, #noai, #noki, #nosearch, #noarchive in the display
-  name, the bio, or a profile field's name or value. The same tags on a post opt that post out.
+  name, the bio, or a profile field's name or value. The same tags on a post opt that post out;
+- an account that moved (`moved`) to an account that opted out by any of these signals.
+
+Suspended accounts (`suspended: true`) are not collected either.
 
 Mastodon normalises hashtags, so a tag counts however it is spelt: in any case, with
 fullwidth letters or the fullwidth `＃`, with accents, and with zero-width characters, soft
@@ -31,8 +34,11 @@ from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.language import is_german
 from queerbias.text.scrub import remove_invisible
 
-NOT_PUBLIC, OPTED_OUT, NSFW, BOT, AUTOMATED, NOT_GERMAN, NO_KEYWORD, EMPTY = (
-    "not_public", "opted_out", "nsfw", "bot", "automated", "not_german", "no_keyword", "empty")
+NOT_PUBLIC, OPTED_OUT, SUSPENDED, NSFW, BOT, AUTOMATED, NOT_GERMAN, NO_KEYWORD, EMPTY = (
+    "not_public", "opted_out", "suspended", "nsfw", "bot", "automated", "not_german", "no_keyword", "empty")
+# Why stored posts were taken out when a crawl or refresh saw their author or the post say no.
+AUTHOR_OPTED_OUT, POST_OPTED_OUT = "author_opted_out", "post_opted_out"
+_MAX_MOVES = 3  # how far a chain of `moved` accounts is followed (a hostile server may send a long one)
 
 OPT_OUT_TAGS = ("nobot", "nobots", "noindex", "noai", "noki", "nosearch", "noarchive")
 _OPT_OUT_TAG = re.compile(r"#(?:" + "|".join(OPT_OUT_TAGS) + r")(?![\w])")
@@ -60,8 +66,12 @@ def _has_opt_out_tag(text: str) -> bool:
     return bool(_OPT_OUT_TAG.search(fold_tags(text)))
 
 
-def opted_out(account, accept_missing_indexable: bool = False) -> bool:
-    """Whether the author said, by any of the signals above, that their posts are not to be collected."""
+def opted_out(account, accept_missing_indexable: bool = False, _moves: int = 0) -> bool:
+    """Whether the author said, by any of the signals above, that their posts are not to be collected, or
+    moved to an account that did."""
+    moved = account.get("moved")
+    if isinstance(moved, dict) and _moves < _MAX_MOVES and opted_out(moved, accept_missing_indexable, _moves + 1):
+        return True
     indexable = account.get("indexable")
     if indexable is False or (indexable is None and not accept_missing_indexable):
         return True
@@ -86,6 +96,8 @@ def drop_reason(status, text: str, matcher: KeywordMatcher, accept_missing_index
     account = status.get("account") or {}
     if opted_out(account, accept_missing_indexable) or _post_opted_out(status):
         return OPTED_OUT
+    if account.get("suspended") is True:
+        return SUSPENDED
     tags = {str(t.get("name") or "").lower() for t in status.get("tags") or [] if isinstance(t, dict)}
     if "nsfw" in tags or _NSFW_TAG.search(html_to_text(status.get("content") or "")):
         return NSFW

@@ -49,11 +49,15 @@ from queerbias.crawl.mastodon.client import (
 from queerbias.crawl.mastodon.crawler import address_policy, run_workers
 from queerbias.crawl.mastodon.etiquette import is_denied
 from queerbias.crawl.mastodon.filters import (
+    AUTHOR_OPTED_OUT,
     AUTOMATED,
     EMPTY,
     NO_KEYWORD,
     NOT_GERMAN,
+    NOT_PUBLIC,
     OPTED_OUT,
+    POST_OPTED_OUT,
+    SUSPENDED,
     drop_reason,
     opted_out,
 )
@@ -64,8 +68,7 @@ from queerbias.text.keywords import KeywordMatcher
 
 log = logging.getLogger(__name__)
 
-DELETED, AUTHOR_OPTED_OUT, POST_OPTED_OUT, NOT_PUBLIC, EDITED_OUT, DENIED = (
-    "deleted", "author_opted_out", "post_opted_out", "not_public", "edited_out", "instance_denied")
+DELETED, EDITED_OUT, DENIED = "deleted", "edited_out", "instance_denied"
 EDITED, UNCHANGED, UNCHECKED = "edited", "unchanged", "unchecked"
 _MASTODON_URI = re.compile(r"/users/[^/]+/statuses/(\d+)")
 _CONTENT_REASONS = {NOT_GERMAN, NO_KEYWORD, AUTOMATED, EMPTY}  # decided at crawl time; only an edit reopens them
@@ -151,11 +154,12 @@ class _ServerChecker:
             stored_text = r.texts.get(pseudonym)
             if reason in _CONTENT_REASONS and text == stored_text:
                 reason = None
-            if reason == OPTED_OUT and opted_out(status.get("account") or {}, r.settings.accept_missing_indexable):
-                r.remove_author(pseudonym)
+            if reason == SUSPENDED or (
+                    reason == OPTED_OUT and opted_out(status.get("account") or {}, r.settings.accept_missing_indexable)):
+                r.remove_author(pseudonym, SUSPENDED if reason == SUSPENDED else AUTHOR_OPTED_OUT)
                 return
             if reason:
-                remove[pseudonym] = {OPTED_OUT: POST_OPTED_OUT, "not_public": NOT_PUBLIC}.get(reason, EDITED_OUT)
+                remove[pseudonym] = {OPTED_OUT: POST_OPTED_OUT, NOT_PUBLIC: NOT_PUBLIC}.get(reason, EDITED_OUT)
                 return
             post = make_post(status, cleaned, key=r.key, matcher=r.matcher, instance=self.base, now=r.clock())
         except (MalformedStatus, KeyError, TypeError, ValueError, AttributeError):
@@ -202,11 +206,12 @@ class Refresher:
             with self._lock:
                 self.counts[outcome] += n
 
-    def remove_author(self, pseudonym: str) -> None:
-        """Remove every stored post of the author of `pseudonym` and list them as removed: they opted out."""
+    def remove_author(self, pseudonym: str, reason: str = AUTHOR_OPTED_OUT) -> None:
+        """Remove every stored post of the author of `pseudonym` and list them as removed: they opted out (or
+        were suspended)."""
         account = self.store.account_of(pseudonym)
         if account is not None:
-            removed = self.store.remove_authors({account: AUTHOR_OPTED_OUT})
+            removed = self.store.remove_authors({account: reason})
             with self._lock:
                 self.counts.update(removed)
 

@@ -466,6 +466,24 @@ class CrawlStore:
             self._save(with_stats=True)
             return removed
 
+    def withdraw(self, accounts: dict[str, str], posts: dict[str, str]) -> Counter:
+        """An opt-out a crawl saw applied at once: the stored posts of `accounts` and the stored `posts`
+        (pseudonym -> reason) are listed and removed. Authors and posts that are not stored are left alone (an
+        author who says no today may say yes later; nothing of theirs is kept either way)."""
+        with self._lock:
+            self._check_open()
+            stored = {m.account for m in self._meta.values()}
+            accounts = {a: r for a, r in accounts.items() if a in stored}
+            posts = {p: r for p, r in posts.items() if p in self._meta}
+            if accounts:
+                self.tombstones.add(accounts=accounts)
+            doomed = {p: accounts[m.account] for p, m in self._meta.items() if m.account in accounts}
+            doomed.update({p: r for p, r in posts.items() if p not in doomed})
+            removed = self._rewrite(remove=doomed) if doomed else Counter()
+            if doomed:
+                self._save(with_stats=True)
+            return removed
+
     def forget(self, accounts: set[str]) -> Counter:
         """`corpus forget`: remove `accounts` for good."""
         return self.remove_authors(dict.fromkeys(accounts, FORGOTTEN))

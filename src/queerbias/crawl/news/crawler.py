@@ -6,8 +6,10 @@ followed only after the same two checks for its target, which may be another sit
 headers or meta tags reserve it against AI training, extract the article text
 (personal data scrubbed), keep it if an LGBTQ+ keyword matches title or text, append
 it to the output JSONL (written, fsynced), then record the item in the state file.
-Items are identified by guid and by link, so the same article in two feeds, or
-re-published under a new guid, is fetched once. The output folder is private (0700,
+Items are identified by feed and guid, and by link (tracking parameters removed) and the
+page's canonical address, so the same article in two feeds, behind campaign links, or
+re-published under a new guid, is fetched once, while two sites that both number their items
+"1" keep both articles. The output folder is private (0700,
 files 0600) and locked while a crawl writes to it.
 """
 
@@ -25,9 +27,9 @@ from tqdm import tqdm
 from queerbias.corpus.documents import Document, stable_id
 from queerbias.crawl.folder import FolderLock, make_private_dir, open_private_append, write_all
 from queerbias.crawl.news.extract import HTML_TYPES, extract_article
-from queerbias.crawl.news.feeds import FeedItem, normalise_link, parse_feed
+from queerbias.crawl.news.feeds import FeedItem, guid_key, normalise_link, parse_feed
 from queerbias.crawl.news.http import Fetcher, FetchError
-from queerbias.crawl.news.optout import TDM_RESERVED, OptOuts
+from queerbias.crawl.news.optout import TDM_RESERVED, OptOuts, canonical_link
 from queerbias.crawl.news.robots import CrawlDelayTooLong, RobotsPolicy
 from queerbias.crawl.news.state import CrawlState
 from queerbias.errors import DataError
@@ -59,8 +61,9 @@ def recover_output(path: Path) -> list[str]:
     keys = []
     for _, record in iter_jsonl(path):
         provenance = record.get("provenance") or {}
-        keys += [f"guid:{provenance['guid']}"] if provenance.get("guid") else []
-        keys += [f"link:{link}" for link in (provenance.get("link"), record.get("url")) if link]
+        if provenance.get("guid") and provenance.get("feed"):
+            keys.append(guid_key(provenance["feed"], provenance["guid"]))
+        keys += [f"link:{normalise_link(link, link)}" for link in (provenance.get("link"), record.get("url")) if link]
     return keys
 
 
@@ -107,10 +110,10 @@ class NewsCrawler:
 
     def _handle(self, item: FeedItem, feed: str, state: CrawlState, out: IO[bytes]) -> str:
         """Process one item and return its outcome (a counter name)."""
-        keys = item.keys()
+        keys = item.keys(feed)
         if state.is_seen(keys):
             return "duplicate"
-        outcome, document = self._document(item, feed)
+        outcome, document = self._document(item, feed, state)
         if outcome in RETRY_LATER:
             return outcome  # not marked: the next run tries again
         if document is not None:
@@ -134,7 +137,7 @@ class NewsCrawler:
             raise FetchError(url, "the site reserves this address against text and data mining", retry=False,
                              outcome=TDM_RESERVED)
 
-    def _document(self, item: FeedItem, feed: str) -> tuple[str, Document | None]:
+    def _document(self, item: FeedItem, feed: str, state: CrawlState) -> tuple[str, Document | None]:
         if not item.link:
             return "no_link", None
         try:
@@ -150,6 +153,9 @@ class NewsCrawler:
         reserved = self.opt_outs.page_reservation(response)
         if reserved:
             return reserved, None
+        url = canonical_link(response) or normalise_link(response.url, item.link)
+        if url != item.link and state.is_seen([f"link:{url}"]):
+            return "duplicate", None
         text = extract_article(response.body, response.url)
         if text is None:
             return "no_text", None
@@ -158,8 +164,8 @@ class NewsCrawler:
         if not keywords:
             return "no_keyword", None
         return "kept", Document(
-            doc_id="news:" + stable_id(item.guid or item.link), source="news", kind="article",
-            text=text, title=scrub_personal_data(item.title) or None, url=normalise_link(response.url, item.link),
+            doc_id="news:" + (stable_id(feed, item.guid) if item.guid else stable_id(item.link)), source="news",
+            kind="article", text=text, title=scrub_personal_data(item.title) or None, url=url,
             published=item.published, language=item.language, keywords=keywords,
             provenance={"feed": feed, "guid": item.guid, "link": item.link,
                         "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")},

@@ -1,14 +1,22 @@
-"""Parse RSS and Atom feeds (bytes we fetched ourselves) into a flat list of items."""
+"""Parse RSS and Atom feeds (bytes we fetched ourselves) into a flat list of items.
+
+An item is identified by its feed and guid (two sites that both number their items "1"
+are two items), and by its link: absolute, host as an IDNA A-label, without fragment and
+without tracking parameters (`utm_*`, `fbclid`, ...), so an article that feeds link with
+different campaign tags is one article.
+"""
 
 from __future__ import annotations
 
 import io
+import re
 import time
 import urllib.parse
 from dataclasses import dataclass
 
 import feedparser
 
+from queerbias.crawl.hosts import normalise_netloc
 from queerbias.crawl.quoting import quote
 from queerbias.errors import DataError
 from queerbias.text.html import html_to_text
@@ -22,17 +30,26 @@ class FeedItem:
     published: str | None  # ISO 8601, UTC
     language: str | None  # declared by the feed, e.g. "de-de"
 
-    def keys(self) -> list[str]:
-        """Identities under which this item counts as already seen."""
-        return [key for key in (self.guid and f"guid:{self.guid}",
-                                self.link and f"link:{self.link}") if key]
+    def keys(self, feed: str) -> list[str]:
+        """Identities under which this item of `feed` counts as already seen."""
+        return [key for key in (self.guid and guid_key(feed, self.guid), self.link and f"link:{self.link}") if key]
+
+
+def guid_key(feed: str, guid: str) -> str:
+    """The seen-key of a guid, which is unique only within its feed."""
+    return f"guid:{normalise_link(feed, feed)} {guid}"
+
+
+_TRACKING = re.compile(r"^(?:utm_\w*|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|_hsenc|_hsmi|wt_mc|wt\.mc_id)$",
+                       re.IGNORECASE)
 
 
 def normalise_link(link: str, base: str) -> str:
-    """Absolute URL with lower-case scheme and host and no fragment."""
+    """Absolute URL with lower-case scheme, A-label host, no fragment and no tracking parameters."""
     parts = urllib.parse.urlsplit(urllib.parse.urljoin(base, link.strip()))
-    return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/",
-                                    parts.query, ""))
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)]
+    return urllib.parse.urlunsplit((parts.scheme.lower(), normalise_netloc(parts.netloc), parts.path or "/",
+                                    urllib.parse.urlencode(query), ""))
 
 
 def parse_feed(body: bytes, url: str) -> list[FeedItem]:

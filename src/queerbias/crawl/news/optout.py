@@ -30,6 +30,7 @@ from lxml import html as lxml_html
 
 from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
 from queerbias.crawl.hosts import origin as origin_of
+from queerbias.crawl.news.feeds import normalise_link
 from queerbias.crawl.news.http import Fetcher, FetchError, Response
 from queerbias.crawl.robots import pattern_covers
 
@@ -56,13 +57,29 @@ def _addressed_to(value: str) -> str | None:
     return match.group(1).lower()
 
 
+def _parse(body: bytes):
+    try:
+        return lxml_html.document_fromstring(body, parser=_PARSER)
+    except (etree.ParserError, ValueError):
+        return None
+
+
 def _meta(body: bytes) -> list[tuple[str, str]]:
     """(name, content) of the page's meta tags, lower-case names; [] if the page does not parse."""
-    try:
-        root = lxml_html.document_fromstring(body, parser=_PARSER)
-    except (etree.ParserError, ValueError):
-        return []
-    return [((m.get("name") or "").strip().lower(), m.get("content") or "") for m in root.iter("meta")]
+    root = _parse(body)
+    return [] if root is None else [((m.get("name") or "").strip().lower(), m.get("content") or "")
+                                    for m in root.iter("meta")]
+
+
+def canonical_link(response: Response) -> str | None:
+    """The page's `<link rel="canonical">`, normalised (`feeds.normalise_link`), when it lies on the page's own
+    origin: a page may name its own address, not speak for another site's pages."""
+    root = _parse(response.body)
+    for link in root.iter("link") if root is not None else ():
+        if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
+            canonical = normalise_link(link.get("href"), response.url)
+            return canonical if origin_of(canonical) == origin_of(response.url) else None
+    return None
 
 
 class OptOuts:

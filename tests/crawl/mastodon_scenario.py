@@ -10,12 +10,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from fake_mastodon import FakeInstance, FakeMastodonServer, Fediverse, status
 
 from queerbias.crawl.mastodon.client import RetryPolicy
 from queerbias.crawl.mastodon.crawler import crawl
 from queerbias.crawl.mastodon.refresh import refresh
 from queerbias.crawl.mastodon.settings import CrawlSettings
+from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer, Fediverse, status
 
 T0 = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
 UA = "queerbias-test/1.0 (tests; contact: me@example.org)"

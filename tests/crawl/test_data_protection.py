@@ -14,7 +14,6 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from fake_mastodon import FakeInstance, FakeMastodonServer, status
 from mastodon_scenario import (  # noqa: F401
     GERMAN,
     POLICY,
@@ -33,6 +32,7 @@ from queerbias.cli import main
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.client import RetryPolicy
 from queerbias.crawl.mastodon.crawler import crawl
+from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer, status
 from queerbias.crawl.news.http import Fetcher, FetchError
 from queerbias.errors import QueerbiasError
 

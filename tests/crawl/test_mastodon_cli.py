@@ -17,10 +17,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from fake_mastodon import FakeInstance, FakeMastodonServer, status
 from mastodon_scenario import GERMAN, T0, read_posts
 
 from queerbias.cli import main
+from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer, status
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "s3cr3t-T0KEN-do-not-leak"

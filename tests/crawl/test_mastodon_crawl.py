@@ -7,7 +7,6 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from fake_mastodon import FakeInstance, FakeMastodonServer, Fediverse, status
 from mastodon_scenario import (  # noqa: F401
     BOOSTED_URI,
     GERMAN,
@@ -23,6 +22,7 @@ from mastodon_scenario import (  # noqa: F401
 from queerbias.crawl.mastodon.client import RetryPolicy
 from queerbias.crawl.mastodon.crawler import crawl
 from queerbias.crawl.mastodon.settings import CrawlSettings
+from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer, Fediverse, status
 
 A_DROPPED = {"bot": 1, "nsfw": 1, "opted_out": 3, "not_german": 1, "no_keyword": 1, "automated": 1}
 

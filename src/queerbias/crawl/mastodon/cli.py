@@ -1,4 +1,4 @@
-"""`queerbias crawl mastodon`: arguments, token loading, and a one-line summary per instance."""
+"""`queerbias crawl mastodon`: arguments, token loading, a progress bar, and a line per instance as it ends."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
+
+from tqdm import tqdm
 
 from queerbias.crawl.agent import build_user_agent
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.keys import KEY_ENV, CrawlKey, default_key_file
-from queerbias.crawl.mastodon.crawler import PROBE_FAILED, CrawlInterrupted, crawl
+from queerbias.crawl.mastodon.crawler import PROBE_FAILED, CrawlInterrupted, Progress, crawl
 from queerbias.crawl.mastodon.etiquette import load_deny_list
 from queerbias.crawl.mastodon.refresh import refresh
 from queerbias.crawl.mastodon.settings import (
@@ -133,15 +136,43 @@ def settings_from_args(args: argparse.Namespace) -> CrawlSettings:
                          accept_missing_indexable=args.accept_missing_indexable)
 
 
+def instance_line(url: str, inst: dict) -> str:
+    """One line on what a crawl did with an instance."""
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(inst["dropped"].items())) or "none"
+    return (f"{url}: {inst['status']}; fetched {inst['fetched']}, kept {inst['kept']}, duplicates {inst['duplicates']}, "
+            f"dropped: {dropped}")
+
+
+class BarProgress(Progress):
+    """A crawl's progress: a bar of pages (posts looked at and kept, instances done) on stderr when it is a
+    terminal, nothing in logs or pipes; each instance's line on stdout as soon as it is done."""
+
+    def __init__(self, instances: int):
+        self._bar = tqdm(unit="page", desc="crawl mastodon", disable=None, dynamic_ncols=True)
+        self._lock = threading.Lock()
+        self._instances, self._done, self._fetched, self._kept = instances, 0, 0, 0
+
+    def page(self, fetched: int, kept: int) -> None:
+        with self._lock:
+            self._fetched += fetched
+            self._kept += kept
+            self._bar.set_postfix_str(f"posts {self._fetched}, kept {self._kept}, "
+                                      f"instances {self._done}/{self._instances}", refresh=False)
+            self._bar.update()
+
+    def done(self, url: str, stats: dict) -> None:
+        with self._lock:
+            self._done += 1
+            tqdm.write(instance_line(url, stats), file=sys.stdout)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
 def _report_crawl(settings: CrawlSettings, stats: dict) -> None:
-    unreachable = []
-    for url in settings.instances:
-        inst = stats["instances"][url]
-        dropped = ", ".join(f"{k} {v}" for k, v in sorted(inst["dropped"].items())) or "none"
-        print(f"{url}: {inst['status']}; fetched {inst['fetched']}, kept {inst['kept']}, "
-              f"duplicates {inst['duplicates']}, dropped: {dropped}")
-        if str(inst["status"]).startswith(PROBE_FAILED):
-            unreachable.append(url)
+    """The total, and an error when no instance could be probed at all (the per-instance lines came as each ended)."""
+    unreachable = [url for url in settings.instances
+                   if str(stats["instances"][url]["status"]).startswith(PROBE_FAILED)]
     print(f"{stats['posts']} posts in {settings.out_dir / POSTS}")
     if len(unreachable) == len(settings.instances):
         raise QueerbiasError(f"no instance could be crawled; see {settings.out_dir / STATS}")
@@ -161,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"refresh of {settings.out_dir}: {counts}; "
                   + ("pass complete" if result["complete"] else "pass not complete: rerun --refresh to go on"))
         else:
-            _report_crawl(settings, crawl(settings))
+            progress = BarProgress(len(settings.instances))
+            try:
+                stats = crawl(settings, progress=progress)
+            finally:
+                progress.close()
+            _report_crawl(settings, stats)
     except (CrawlInterrupted, KeyboardInterrupt) as err:
         message = str(err) or f"interrupted; everything committed is saved in {settings.out_dir}; rerun to resume"
         print(f"crawl mastodon: {message}", file=sys.stderr)

@@ -113,8 +113,19 @@ def run_workers(workers: list, store: CrawlStore, stop: threading.Event, threads
         raise StoreError(store.failure)
 
 
+class Progress:
+    """What a crawl reports while it runs (the CLI shows it); this base class reports nothing."""
+
+    def page(self, fetched: int, kept: int) -> None:
+        """A page of a feed was committed: `fetched` statuses looked at, `kept` posts stored."""
+
+    def done(self, url: str, stats: dict) -> None:
+        """An instance is finished (crawled, skipped or failed); `stats` is its entry in stats.json."""
+
+
 def crawl(settings: CrawlSettings, *, policy: RetryPolicy = RetryPolicy(),
-          sleep: Callable[[float], None] | None = None, stop: threading.Event | None = None) -> dict:
+          sleep: Callable[[float], None] | None = None, stop: threading.Event | None = None,
+          progress: Progress | None = None) -> dict:
     """Crawl every instance of `settings` into `settings.out_dir`; return the content of stats.json."""
     stop = stop or threading.Event()
     key = CrawlKey(settings.key_file, outputs=(settings.out_dir,))
@@ -122,7 +133,8 @@ def crawl(settings: CrawlSettings, *, policy: RetryPolicy = RetryPolicy(),
     try:
         matcher = KeywordMatcher(settings.keywords)
         addresses = address_policy(settings.instances)
-        workers = [_InstanceCrawler(url, settings, store, matcher, key, policy, stop.wait if sleep is None else sleep, stop, addresses)
+        workers = [_InstanceCrawler(url, settings, store, matcher, key, policy, stop.wait if sleep is None else sleep,
+                                    stop, addresses, progress or Progress())
                    for url in settings.instances]
         run_workers(workers, store, stop)
         store.finalize()
@@ -136,9 +148,10 @@ class _InstanceCrawler:
 
     def __init__(self, url: str, settings: CrawlSettings, store: CrawlStore, matcher: KeywordMatcher,
                  key: CrawlKey, policy: RetryPolicy, sleep: Callable[[float], None], stop: threading.Event,
-                 addresses: AddressPolicy):
+                 addresses: AddressPolicy, progress: Progress):
         self.url, self.settings, self.store, self.matcher, self.key = url, settings, store, matcher, key
         self.policy, self.sleep, self.stop, self.addresses = policy, sleep, stop, addresses
+        self.progress = progress
         self.seen_as = urlsplit(url).netloc
         self.relevant_tags = frozenset(settings.tags)
         self.caller: Caller | None = None
@@ -165,7 +178,8 @@ class _InstanceCrawler:
             try:
                 self._commit(status=f"failed: {describe_error(err)}")
             except StoreError:
-                pass
+                return
+        self.progress.done(self.url, self.store.stats()["instances"][self.url])
 
     def _run(self) -> None:
         if is_denied(self.seen_as, self.settings.deny_list):
@@ -275,6 +289,7 @@ class _InstanceCrawler:
                 self.store.withdraw(withdrawn.accounts, withdrawn.posts)
             self._commit(posts, stats=Counter(fetched=fetched), dropped=dropped, feed=feed, cursor=cursor,
                          feeds={feed: "complete" if finished else IN_PROGRESS})
+            self.progress.page(fetched, len(posts))
             if finished:
                 return "complete"
 

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 from mastodon import MastodonAPIError, MastodonError, MastodonNotFoundError
+from tqdm import tqdm
 
 from queerbias.crawl.hosts import origin
 from queerbias.crawl.keys import CrawlKey
@@ -116,6 +117,7 @@ class _ServerChecker:
                         max_requests=r.settings.max_requests, policy=r.policy, sleep=r.sleep, stop=r.stop)
         remove, records, sealed = {}, {}, {}
         for done, (pseudonym, targets, data) in enumerate(self.items, 1):
+            r.bar.update()
             try:
                 status = caller.call(caller.api.status, targets[0][1])
             except MastodonNotFoundError:
@@ -192,12 +194,15 @@ class Refresher:
         self._lock = threading.Lock()
         self.texts: dict[str, str] = {}
         self._next_round: dict[str, list] = {}
+        # posts asked about, on stderr when it is a terminal; quiet in logs and pipes
+        self.bar = tqdm(total=0, unit="post", desc="refresh", disable=None, dynamic_ncols=True)
 
     def fall_back(self, pseudonym: str, targets: list, data: dict) -> None:
         """Ask the next server for a post its first choice could not answer about, or count it unchecked."""
         if targets:
             with self._lock:
                 self._next_round.setdefault(targets[0][0], []).append((pseudonym, targets, data))
+                self.bar.total = (self.bar.total or 0) + 1
         else:
             self.count(UNCHECKED)
 
@@ -240,11 +245,14 @@ class Refresher:
         self.count(UNCHECKED, self.store.state["records"] - identifiable)
         self.apply(denied, {}, {})
         complete = True
-        while self._next_round:
-            groups, self._next_round = self._next_round, {}
-            checkers = [_ServerChecker(base, items, self) for base, items in sorted(groups.items())]
-            run_workers(checkers, self.store, self.stop)
-            complete = complete and all(c.finished for c in checkers)
+        try:
+            while self._next_round:
+                groups, self._next_round = self._next_round, {}
+                checkers = [_ServerChecker(base, items, self) for base, items in sorted(groups.items())]
+                run_workers(checkers, self.store, self.stop)
+                complete = complete and all(c.finished for c in checkers)
+        finally:
+            self.bar.close()
         complete = complete and not self.counts[UNCHECKED]
         last = {"finished_at": self.clock().isoformat(timespec="seconds"), "complete": complete, "counts": dict(sorted(self.counts.items()))}
         if complete:

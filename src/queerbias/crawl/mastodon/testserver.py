@@ -1,4 +1,9 @@
-"""A small Mastodon server on 127.0.0.1 for crawler tests.
+"""A small Mastodon server on 127.0.0.1: the crawler's test instance, for tests and for people.
+
+`queerbias crawl test-server` (or `python -m queerbias.crawl.mastodon.testserver`) serves
+a demo instance of invented accounts and German posts (some of them opted out, a bot, an
+#nsfw post, English ones) until Ctrl-C, and prints the crawl command to try against it;
+the crawler's tests start the same server with data and faults of their own.
 
 It answers the endpoints Mastodon.py 2.x really calls, the way Mastodon does:
 `/api/v1/instance/` and `/api/v2/instance/` (with the trailing slash Mastodon.py
@@ -17,7 +22,9 @@ servers' real `http://127.0.0.1:PORT`, so a post's uri leads to a real origin se
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -249,8 +256,8 @@ class FakeMastodonServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, instance: FakeInstance, fediverse: Fediverse | None = None):
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, instance: FakeInstance, fediverse: Fediverse | None = None, port: int = 0):
+        super().__init__(("127.0.0.1", port), _Handler)
         self.instance = instance
         self.fediverse = fediverse or Fediverse()
         self.fediverse.addresses[instance.domain] = self.url
@@ -308,3 +315,76 @@ class FakeMastodonServer(ThreadingHTTPServer):
         self.resume()
         self.shutdown()
         self.server_close()
+
+
+DEMO_DOMAIN = "demo.example"
+_DEMO_TEXTS = (
+    "Heute war der CSD in unserer Stadt, und so viele queere Menschen haben gemeinsam gefeiert.",
+    "Unser Jugendzentrum bietet ab Montag eine Beratung für trans Jugendliche und ihre Eltern an.",
+    "Als lesbische Frau auf dem Land sichtbar zu sein, kostet manchmal Mut, aber es lohnt sich.",
+    "Die Ausstellung zur Geschichte der schwulen Bewegung in Köln ist noch bis Ende des Monats offen.",
+    "Ich bin nichtbinär und wünsche mir, dass Formulare endlich mehr als zwei Felder haben.",
+)
+
+
+def demo_instance(posts: int = 45) -> FakeInstance:
+    """An instance of invented accounts: `posts` German posts on #queer (several pages), and one of each kind the
+    crawler drops (opted out, #nobot in the bio, bot, #nsfw, English, an automated notice)."""
+    start = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+    statuses = [status(1000 + i, f"<p>{_DEMO_TEXTS[i % len(_DEMO_TEXTS)]} (Beitrag {i + 1})</p>", domain=DEMO_DOMAIN,
+                       created=start + timedelta(minutes=i), username=f"demo{i % 7 + 1}", tags=("queer",))
+                for i in range(posts)]
+    text = f"<p>{_DEMO_TEXTS[0]}</p>"
+    statuses += [
+        status(2001, text, domain=DEMO_DOMAIN, created=start, username="leise", indexable=False, tags=("queer",)),
+        status(2002, text, domain=DEMO_DOMAIN, created=start, username="privat", tags=("queer",),
+               note="<p>Bitte nicht sammeln #NoBot</p>"),
+        status(2003, text, domain=DEMO_DOMAIN, created=start, username="botty", bot=True, tags=("queer",)),
+        status(2004, text + "<p>#nsfw</p>", domain=DEMO_DOMAIN, created=start, username="demo1", tags=("queer", "nsfw")),
+        status(2005, "<p>Today we celebrated pride with so many queer people.</p>", domain=DEMO_DOMAIN, created=start,
+               username="demo2", language="en", tags=("queer",)),
+        status(2006, "<p>Geplante Wartungsarbeiten heute Nacht. #queer</p>", domain=DEMO_DOMAIN, created=start,
+               username="admin", tags=("queer",)),
+    ]
+    return FakeInstance(DEMO_DOMAIN, statuses, title="Demo-Instanz", rules=("Seid nett zueinander.",))
+
+
+DESCRIPTION = ("Serve a local Mastodon test instance (invented accounts, German posts, one of each kind the crawler "
+               "drops) on 127.0.0.1 until Ctrl-C, to try the crawler without touching a real server.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve the demo instance on 127.0.0.1 until Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="queerbias crawl test-server", description=DESCRIPTION)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--posts", type=int, default=45, help="German posts on #queer (default: %(default)s)")
+
+
+def register(subparsers) -> None:
+    """Add `test-server` to `queerbias crawl`."""
+    p = subparsers.add_parser("test-server", help="serve a local Mastodon test instance for the crawler",
+                              description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    server = FakeMastodonServer(demo_instance(args.posts), port=args.port)
+    with server:
+        print(f"Mastodon test instance {DEMO_DOMAIN} at {server.url} (Ctrl-C to stop). Try:\n"
+              f"  queerbias crawl mastodon --out corpora/raw/test --contact you@example.org --instance {server.url} "
+              "--tag queer", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("stopped", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -137,6 +137,8 @@ def _readable(path: Path) -> str:
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.name == "reid.jsonl":  # ciphertext in base64 may spell "bob" by chance; check the rest
         text = "".join(json.dumps({**json.loads(line), "sealed": ""}) for line in text.splitlines())
+    if path.name == "tombstones.json":
+        text = json.dumps({**json.loads(text), "sealed": ""})
     return text
 
 

@@ -9,9 +9,7 @@ CLI where the behaviour is the CLI's; then a grep of every output file.
 from __future__ import annotations
 
 import json
-import threading
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from mastodon_scenario import (  # noqa: F401
@@ -27,6 +25,7 @@ from mastodon_scenario import (  # noqa: F401
     servers,
 )
 from mastodon_scenario import settings as crawl_settings
+from websites import Site, article, rss
 
 from queerbias.cli import main
 from queerbias.crawl.keys import CrawlKey
@@ -262,66 +261,19 @@ def test_robots_groups_bind_a_custom_agent_the_local_timeline_and_ai_crawlers(tm
     assert "1 Mastodon instance(s) were crawled although" in (tmp_path / "corpus" / "datasheet.md").read_text()
 
 
-class _Site:
-    """A web site on 127.0.0.1: `routes` maps a path to (status, headers, body)."""
-
-    def __init__(self):
-        self.routes: dict[str, tuple[int, dict, bytes]] = {}
-        self.requests: list[str] = []
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's naming
-                site.requests.append(self.path)
-                code, headers, body = site.routes.get(self.path, (404, {}, b"not found"))
-                self.send_response(code)
-                for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.host = self.base.removeprefix("http://")
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _article(title: str) -> bytes:
-    body = "".join(f"<p>{GERMAN} Satz {i} über queere Jugendzentren in der Stadt und ihre Zukunft.</p>"
-                   for i in range(4))
-    return f"<html lang='de'><head><title>{title}</title></head><body><article><h1>{title}</h1>{body}" \
-           f"</article></body></html>".encode()
-
-
-def _rss(items: list[tuple[str, str]]) -> bytes:
-    entries = "".join(f"<item><guid>{g}</guid><title>Queer</title><link>{link}</link></item>" for g, link in items)
-    return f"<?xml version='1.0'?><rss version='2.0'><channel><title>T</title>{entries}</channel></rss>".encode()
-
-
 def test_news_redirects_ask_the_target_site_and_a_nested_tdmrep_costs_one_site(tmp_path, capsys):
-    with _Site() as home, _Site() as other, _Site() as nested:
+    with Site() as home, Site() as other, Site() as nested:
         other.routes["/robots.txt"] = (200, {"Content-Type": "text/plain"}, b"User-agent: GPTBot\nDisallow: /a/\n")
         other.routes["/.well-known/tdmrep.json"] = (200, {"Content-Type": "application/json"},
                                                     json.dumps([{"location": "/b/*", "tdm-reservation": 1}]).encode())
         for path in ("/a/x.html", "/b/x.html", "/c/x.html"):
-            other.routes[path] = (200, {}, _article("Queere Jugendzentren"))
+            other.routes[path] = (200, {}, article("Queere Jugendzentren"))
             home.routes["/go" + path] = (302, {"Location": other.base + path}, b"")
         home.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"},
-                                    _rss([(p, f"{home.base}/go{p}") for p in ("/a/x.html", "/b/x.html", "/c/x.html")]))
+                                    rss([(p, f"{home.base}/go{p}") for p in ("/a/x.html", "/b/x.html", "/c/x.html")]))
         nested.routes["/.well-known/tdmrep.json"] = (200, {"Content-Type": "application/json"}, b"[" * 100_000)
-        nested.routes["/q.html"] = (200, {}, _article("Queere Jugendzentren"))
-        nested.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"}, _rss([("n", "/q.html")]))
+        nested.routes["/q.html"] = (200, {}, article("Queere Jugendzentren"))
+        nested.routes["/feed.xml"] = (200, {"Content-Type": "application/rss+xml"}, rss([("n", "/q.html")]))
         args = ["crawl", "news", "--out", str(tmp_path), "--delay", "0", "--user-agent", UA,
                 "--feed", nested.base + "/feed.xml", "--feed", home.base + "/feed.xml"]
         for site in (home, other, nested):

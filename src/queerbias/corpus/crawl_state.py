@@ -60,6 +60,10 @@ class CrawlSource:
         if state.get(RECOVERY_NEEDED):
             raise QueerbiasError(f"{folder}: a takedown found this store's bookkeeping lost; restore it from a "
                                  "backup" + RECOVER_HINT.format(folder=folder))
+        if state.get("recovered_at"):
+            raise QueerbiasError(f"{folder} was recovered at {state['recovered_at']} after its bookkeeping was lost: "
+                                 f"run `queerbias crawl mastodon --refresh --out {folder}` (a complete pass) before "
+                                 "building from it")
         crawl_key = key()
         crawl_key.require_fingerprint(state.get("key_fingerprint"), folder / STATE)
         recorded = state.get("tombstones")

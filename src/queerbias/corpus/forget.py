@@ -236,9 +236,10 @@ def forget(folders: list[Path], key: CrawlKey, accounts: list[str], urls: list[s
             pseudonyms |= _accounts_for_url(url, key, stores)
         lines, doc_ids, total = [], set(), 0
         for store in stores:
-            posts = store.posts_of(pseudonyms)
+            finished = {p for p, account in store.purged.items() if account in pseudonyms}  # by a killed run
+            posts = store.posts_of(pseudonyms) | finished
             doc_ids |= {DOC_PREFIX + p for p in posts}
-            removed = sum(store.forget(pseudonyms).values()) + sum(store.purged[a] for a in pseudonyms)
+            removed = sum(store.forget(pseudonyms).values()) + len(finished)
             total += removed
             lost = (f"; its bookkeeping was lost: crawl, refresh and build refuse it until `queerbias crawl "
                     f"mastodon --recover --out {store.dir}`") if store.state.get(RECOVERY_NEEDED) else ""

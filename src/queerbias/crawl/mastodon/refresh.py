@@ -255,8 +255,8 @@ class Refresher:
             self.bar.close()
         complete = complete and not self.counts[UNCHECKED]
         last = {"finished_at": self.clock().isoformat(timespec="seconds"), "complete": complete, "counts": dict(sorted(self.counts.items()))}
-        if complete:
-            self.store.rewrite(refresh={"pass_started": None, "last": last}, checked_at=started)
+        if complete:  # every post asked about: a recovered store may be built from again
+            self.store.rewrite(refresh={"pass_started": None, "last": last}, checked_at=started, recovered_at=None)
         else:
             self.store.rewrite(refresh={"pass_started": started, "last": last})
         return last

@@ -139,9 +139,7 @@ class CrawlStore:
             self.state["removal_list"] = self.tombstones.list_id
             self._meta = self._recover_posts()
             self._recover_reid()
-            if recover:
-                self.state["checked_at"] = None  # every post is asked about again before the next build
-            elif self.rebuilt and self._meta:
+            if self.rebuilt and self._meta:
                 self.state["checked_at"] = self._oldest_check()
                 log.warning("%s was missing; rebuilt it from the %d posts in %s (paging starts afresh)",
                             self.dir / STATE, len(self._meta), self.dir / POSTS)
@@ -280,11 +278,12 @@ class CrawlStore:
             log.warning("%s: %d posts have no re-identification data; refresh cannot check them "
                         "(corpus forget still finds them by account)", path, missing)
 
-    def _purge_removed(self) -> Counter:
-        """Take out posts on the removal list that a crash between listing and removing them left behind
-        (per account pseudonym, so that a takedown finishing an interrupted one can say what it removed)."""
+    def _purge_removed(self) -> dict[str, str]:
+        """Take out posts on the removal list that a crash between listing and removing them left behind;
+        returns them (post pseudonym -> account pseudonym), so that a takedown finishing an interrupted one can
+        say what it removed."""
         doomed = {p: reason for p, m in self._meta.items() if (reason := self.tombstones.covers(p, m.account))}
-        purged = Counter(self._meta[p].account for p in doomed)
+        purged = {p: self._meta[p].account for p in doomed}
         if doomed:
             self._rewrite(remove=doomed)
         return purged

@@ -156,14 +156,19 @@ class BarProgress(Progress):
         with self._lock:
             self._fetched += fetched
             self._kept += kept
-            self._bar.set_postfix_str(f"posts {self._fetched}, kept {self._kept}, "
-                                      f"instances {self._done}/{self._instances}", refresh=False)
+            self._show()
             self._bar.update()
 
     def done(self, url: str, stats: dict) -> None:
         with self._lock:
             self._done += 1
+            self._show()
+            self._bar.refresh()
             tqdm.write(instance_line(url, stats), file=sys.stdout)
+
+    def _show(self) -> None:
+        self._bar.set_postfix_str(f"posts {self._fetched}, kept {self._kept}, instances {self._done}/{self._instances}",
+                                  refresh=False)
 
     def close(self) -> None:
         self._bar.close()

@@ -180,7 +180,7 @@ def _snapshot(root) -> dict:
     key = CrawlKey(os.environ["QUEERBIAS_CRAWL_KEY_FILE"])
     stats = json.loads((root / "corpus" / "stats.json").read_text())
     stats.pop("forgotten_at")
-    stats.pop("removal_list")  # a list's id is its own: compared below by its entries
+    stats.pop("removal_list", None)  # a list's id is its own: compared below by its entries
     return {"posts": sorted(json.dumps(p) for p in read_posts(root / "crawl")),
             "lines": sorted(json.dumps(r) for r in _corpus_lines(root / "corpus")), "stats": stats,
             # the store's list whole; the corpus's by account (the posts it names beside them are a courtesy for

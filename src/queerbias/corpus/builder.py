@@ -337,10 +337,11 @@ class CorpusBuilder:
         locks: list[FolderLock] = []
         try:
             late = Removals(self.config.key_file)
-            for crawl in crawls:
-                locks.append(FolderLock(crawl.folder, "build", wait=True))
-                again = CrawlSource.beside(crawl.folder / "posts.jsonl", self.removed.key)
-                late.add(again.tombstones if again is not None else crawl.tombstones)
+            for folder in dict.fromkeys(crawl.folder.resolve() for crawl in crawls):  # a store read twice: one lock
+                locks.append(FolderLock(folder, "build", wait=True))
+                again = CrawlSource.beside(folder / "posts.jsonl", self.removed.key)
+                if again is not None:
+                    late.add(again.tombstones)
             self.output_list = late.add_folder(out)
             gone = {doc_id for doc_id, post in self.kept_posts.items() if late.covers_post(doc_id, post.account)}
             if gone:

@@ -45,13 +45,20 @@ def normalise_netloc(netloc: str) -> str:
 
 
 def normalise_url(url: str) -> str:
-    """`url` with scheme and host normalised (lower case, A-label), path, query and fragment as written."""
-    parts = urlsplit(url.strip())
+    """`url` with scheme and host normalised (lower case, A-label), path, query and fragment as written; a URL
+    that does not parse (a hostile `http://[`) is only stripped."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip()
     return urlunsplit((parts.scheme.lower(), normalise_netloc(parts.netloc), parts.path, parts.query,
                        parts.fragment))
 
 
 def origin(url: str) -> str:
-    """`scheme://host[:port]` of `url`, normalised."""
-    parts = urlsplit(url.strip())
+    """`scheme://host[:port]` of `url`, normalised ("" for a URL that does not parse)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return ""
     return f"{parts.scheme.lower()}://{normalise_netloc(parts.netloc)}"

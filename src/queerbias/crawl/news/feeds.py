@@ -63,11 +63,14 @@ def parse_feed(body: bytes, url: str) -> list[FeedItem]:
     language = parsed.feed.get("language")
     items = []
     for entry in parsed.entries:
-        link = entry.get("link")
+        try:
+            link = normalise_link(entry["link"], url) if entry.get("link") else None
+        except ValueError:  # a hostile `http://[`: the item has no usable link
+            link = None
         stamp = entry.get("published_parsed") or entry.get("updated_parsed")
         items.append(FeedItem(
             guid=(entry.get("id") or "").strip() or None,
-            link=normalise_link(link, url) if link else None,
+            link=link,
             title=html_to_text(entry.get("title", "")),
             published=time.strftime("%Y-%m-%dT%H:%M:%SZ", stamp) if stamp else None,
             language=entry.get("language") or language,

@@ -77,7 +77,10 @@ def canonical_link(response: Response) -> str | None:
     root = _parse(response.body)
     for link in root.iter("link") if root is not None else ():
         if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
-            canonical = normalise_link(link.get("href"), response.url)
+            try:
+                canonical = normalise_link(link.get("href"), response.url)
+            except ValueError:  # an address that does not parse names nothing
+                return None
             return canonical if origin_of(canonical) == origin_of(response.url) else None
     return None
 

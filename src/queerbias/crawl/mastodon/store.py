@@ -18,7 +18,11 @@ Removing or replacing posts (refresh, takedown, the origin's copy winning, mergi
 sightings) rewrites posts.jsonl and then reid.jsonl atomically, with `rewriting` set in
 the state so that a crash in between is recognised on the next start. A missing
 state.json never truncates anything: the state is rebuilt from the posts (cursors
-start afresh, and the key is checked against stats.json or the sealed data first).
+start afresh, and the key is checked against stats.json, the removal list or the sealed
+data first). Lost bookkeeping never re-admits a removal: a store whose removal list and
+both records of it (state.json, stats.json) are gone while posts remain is refused, except
+by a takedown, which cleans it and marks it (`recovery_needed`), until the user recovers
+it explicitly (`recover`: `crawl mastodon --recover`).
 
 A post on the removal list, or by an author on it, is never stored again, whichever
 instance shows it; every removal is put on the list before the post is taken out.

@@ -80,7 +80,7 @@ class Tombstones:
         if path.exists():
             tombstones = cls._read(folder, key)
         elif required or any(int(count or 0) for count in (expected or {}).values()):
-            raise DataError(path, "missing: this folder's list of removed posts and authors is gone, so removals "
+            raise DataError(path, "missing: this folder's list of removed posts and authors cannot be read, so removals "
                                   "could come back; restore it from a backup" + recovery)
         else:
             tombstones = cls(folder, key, list_id=list_id)

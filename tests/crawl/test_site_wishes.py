@@ -124,7 +124,8 @@ def test_news_honours_wildcards_tdmrep_locations_and_noindex_for_our_agent(tmp_p
             "/artikel/a.html": article("Queere Jugendzentren"),  # tdmrep: /artikel/
             "/meta.html": article("Queere Jugendzentren", '<meta name="queerbias-news" content="noindex">'),
             "/header.html": article("Queere Jugendzentren"),
-            "/search-only.html": article("Queere Jugendzentren", '<meta name="robots" content="noindex">'),
+            "/search-only.html": article("Queere Jugendzentren", '<meta name="robots" content="noindex">'
+                                                                 '<link rel="canonical" href="http://[hostile">'),
         }
         for path, body in pages.items():
             site.routes[path] = (200, {"X-Robots-Tag": "queerbias-news: noindex"} if path == "/header.html" else {},

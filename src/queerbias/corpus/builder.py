@@ -47,7 +47,7 @@ from typing import Any
 from tqdm import tqdm
 
 from queerbias import killpoint
-from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, CrawlSource, Removals
+from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, PENDING_STATS, CrawlSource, Removals
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
 from queerbias.corpus.documents import Document
@@ -300,6 +300,7 @@ class CorpusBuilder:
             # From here the old build is replaced; its stats.json goes first so the
             # folder never pairs new splits with old statistics.
             (out / "stats.json").unlink(missing_ok=True)
+            (out / PENDING_STATS).unlink(missing_ok=True)  # an interrupted takedown's copy of the old statistics
             splits.commit()
             killpoint.reached("renamed")
             stats = self._stats(started)

@@ -163,8 +163,9 @@ class BarProgress(Progress):
         with self._lock:
             self._done += 1
             self._show()
+            self._bar.clear()  # the line goes to stdout, the bar to stderr: both may be the same terminal
+            print(instance_line(url, stats), flush=True)
             self._bar.refresh()
-            tqdm.write(instance_line(url, stats), file=sys.stdout)
 
     def _show(self) -> None:
         self._bar.set_postfix_str(f"posts {self._fetched}, kept {self._kept}, instances {self._done}/{self._instances}",

@@ -164,8 +164,8 @@ class NewsCrawler:
         if not keywords:
             return "no_keyword", None
         return "kept", Document(
-            doc_id="news:" + (stable_id(feed, item.guid) if item.guid else stable_id(item.link)), source="news",
-            kind="article", text=text, title=scrub_personal_data(item.title) or None, url=url,
+            doc_id="news:" + (stable_id(normalise_link(feed, feed), item.guid) if item.guid else stable_id(item.link)),
+            source="news", kind="article", text=text, title=scrub_personal_data(item.title) or None, url=url,
             published=item.published, language=item.language, keywords=keywords,
             provenance={"feed": feed, "guid": item.guid, "link": item.link,
                         "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")},

@@ -48,3 +48,17 @@ def test_display_names_go_in_any_case_and_spacing_and_are_counted():
     assert counts == {"name": 2, "email": 1, "user": 1}
     assert name_parts("🏳️‍🌈 Anna Müller :blobcat: (sie/ihr) | Köln") == ["Anna Müller", "Köln"]
     assert name_parts("Jo 🌈") == [] and scrub_personal_data("Jo kommt mit", ["Jo 🌈"]) == "Jo kommt mit"
+
+
+@pytest.mark.parametrize("text, expected", [
+    # names after contacts, in every spelling (issue 29): fullwidth, `_`, umlauts written out, inside a hashtag
+    ("Ａｎｎａ Ｍüller, #Anna_Müller, #annamueller und #annamuellerfotografie; Annamaria bleibt.",
+     "<name>, <name>, <name> und <name>; Annamaria bleibt."),
+    ("folgt annam oder ANNAM, nicht annamaria", "folgt <user> oder <user>, nicht annamaria"),
+    ("annam at example dot de, annam @ example.org, anna at mueller.de", "<email>, <email>, <email>"),
+    ("p.example/users/annam und https://p.example/@annam", "<user> und <user>"),
+    ("0170 – 123 45 67, ０１７０ １２３４５６７ und +４９ １７０ １２３４５６７", "<phone>, <phone> und <phone>"),
+    ("am 01-05-2024, am 1/5/24 und 01–05–2024", "am 01-05-2024, am 1/5/24 und 01–05–2024"),
+])
+def test_every_spelling_of_a_name_and_a_contact(text, expected):
+    assert scrub_personal_data(text, ["Anna Müller"], ["annam"]) == expected

@@ -71,8 +71,10 @@ _HYPHENS = "\u2010\u2011\u2012\u2013\u2212\uff0d"  # hyphens, figure and en dash
 _NATIONAL_SEP = f"[ \\-/{_SPACES}{_HYPHENS}]"
 _INTERNATIONAL_SEP = f"[ \\-/.{_SPACES}{_HYPHENS}]"
 _ZERO, _NONZERO = "[0\uff10]", "[1-9\uff11-\uff19]"  # ASCII and fullwidth digits (`\\d` has both)
+_DATE_SEP = f"[\\-/{_HYPHENS}]"
+_DATE = f"\\d{{1,2}}{_DATE_SEP}\\d{{1,2}}{_DATE_SEP}\\d{{2,4}}(?!\\d)"  # 01-05-2024, 1/5/24: a date, not a number
 _PHONE = re.compile(
-    f"(?<![\\w+\\uff0b/])(?:"
+    f"(?<![\\w+\\uff0b/])(?!{_DATE})(?:"
     f"(?:[+\\uff0b]|{_ZERO}{{2}}){_NONZERO}\\d{{0,2}}{_INTERNATIONAL_SEP}?(?:\\({_ZERO}\\){_INTERNATIONAL_SEP}?)?"
     f"\\(?\\d{{1,5}}\\)?(?:{_INTERNATIONAL_SEP}{{0,3}}\\d){{5,}}"
     f"|(?:\\({_ZERO}\\d{{1,5}}\\)|{_ZERO}\\d{{1,5}})(?:{_NATIONAL_SEP}{{0,3}}\\d){{5,}})(?![\\w])")

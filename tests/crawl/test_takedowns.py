@@ -18,6 +18,7 @@ from datetime import timedelta
 import idna
 import pytest
 from mastodon_scenario import GERMAN, T0, output_text, read_posts
+from tqdm import tqdm
 
 from queerbias import killpoint
 from queerbias.cli import main
@@ -162,7 +163,9 @@ def test_lost_bookkeeping_never_readmits_a_removal(tmp_path, crawl_key, capsys):
 # -- 3. a takedown killed at any point, a build killed before it finished -----------------------------
 
 def _in_child(args: list[str], env: dict[str, str]) -> int:
-    """Run the CLI in a forked child with `env` set; its exit status, or -SIGNAL when it was killed."""
+    """Run the CLI in a forked child with `env` set; its exit status, or -SIGNAL when it was killed. (Forked,
+    not started afresh: no second import of the CLI, a tenth of the time.)"""
+    tqdm.monitor_interval = 0  # no progress-bar monitor thread that could hold a lock across the fork
     pid = os.fork()
     if pid == 0:  # the child: no pytest teardown, no servers (none run now)
         code = 1

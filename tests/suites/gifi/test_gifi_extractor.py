@@ -151,8 +151,17 @@ def ambiguity(extractor, text, **kw):
     ("Wir sehen sie morgen.", [("sie", True)]),
     ("Weil die Kinder sie mögen, bleibt sie.", [("sie", True), ("sie", False)]),
     ("Die Eltern kommen und lieben sie.", [("sie", True)]),
+    ("Kim und Alex mögen sie.", [("sie", True)]),
     # ... while plural subjects are still read as plural
     ("Gestern haben sie gelacht.", []),
+    # issue 31: a prefield that is no plural subject of the verb (a time phrase, an unlisted preposition or
+    # adverb, an accusative object, a singular noun phrase) leaves "sie" the subject: plural, not counted
+    ("Letzte Woche waren sie im Urlaub.", []),
+    ("Jeden Tag gehen sie spazieren.", []),
+    ("Während der Pause spielen sie Karten.", []),
+    ("Gemeinsam kochen sie das Abendessen.", []),
+    ("Den Hund lieben sie sehr.", []),
+    ("Das Buch lesen sie gemeinsam.", []),
     ("Im Park spielen sie Fußball.", []),
     ("Sind sie müde?", []),
     ("Als es regnete, blieben sie zu Hause.", []),

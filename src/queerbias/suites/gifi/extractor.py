@@ -9,7 +9,8 @@ verb; what stays undecidable without coreference is read as the singular person
 - "Sie"/"Ihr..." capitalised inside a sentence: formal address, skipped.
 - "sie" whose subject-verb agreement is plural: a plural verb right after it ("sie
   sind"), right before it with nothing, an adverb or a prepositional phrase before
-  that verb ("Sind sie", "Gestern haben sie", "Im Park spielen sie"), or the first
+  that verb ("Sind sie", "Gestern haben sie", "Im Park spielen sie"; any position before the
+  verb that holds no plural subject: "Letzte Woche waren sie", "Den Hund lieben sie"), or the first
   verb of its clause plural ("weil sie müde sind"): plural or formal, skipped; it
   also marks the sentence as plural, so a later possessive "ihr(e)" + noun reads
   "their" and is skipped, while dative "ihr" still counts.
@@ -97,17 +98,12 @@ FRENCH_AFTER_EN = {"masse", "passant", "détail", "detail", "gros", "vogue", "bl
 #: conjunctions that coordinate two subjects ("sie und ihr Mann") or two clauses
 CONJUNCTIONS = {"und", "oder", "sowie"}
 CLAUSE_CONJUNCTIONS = CONJUNCTIONS | {"aber", "sondern", "denn", "doch"}
-#: contracted prepositions that open a prepositional phrase ("im Park spielen sie")
-CONTRACTIONS = {"im", "am", "beim", "vom", "zum", "zur", "ins", "ans", "aufs", "ums", "durchs", "fürs"}
-#: adverbs that fill the position before the verb, so the subject follows it ("gestern haben sie")
-ADVERBS = {
-    "gestern", "heute", "morgen", "vorgestern", "übermorgen", "dann", "danach", "davor", "damals", "jetzt", "nun",
-    "gerade", "bald", "später", "früher", "vorher", "nachher", "zuerst", "zuletzt", "endlich", "schließlich",
-    "plötzlich", "oft", "manchmal", "immer", "nie", "selten", "häufig", "meistens", "morgens", "mittags", "abends",
-    "nachts", "hier", "dort", "da", "draußen", "drinnen", "deshalb", "deswegen", "darum", "daher", "trotzdem",
-    "dennoch", "also", "leider", "gern", "gerne", "zusammen", "natürlich", "vielleicht", "sicher",
-    "wahrscheinlich", "wirklich", "bestimmt", "außerdem", "inzwischen", "sonst", "noch", "schon", "auch",
-    "warum", "wann", "wo", "wie", "wohin", "woher", "was", "wieso", "weshalb",
+#: words that open a plural subject (nominative) in the position before the verb: a plural pronoun,
+#: determiner, possessive or quantifier ("wir sehen sie", "die Kinder mögen sie", "alle lieben sie");
+#: a singular or accusative phrase ("das Buch", "den Hund") cannot be the subject of a plural verb
+PLURAL_SUBJECT_OPENERS = {
+    "wir", "die", "diese", "jene", "alle", "beide", "viele", "einige", "manche", "mehrere", "meine", "deine",
+    "seine", "unsere", "eure", "ihre", "keine", "zwei", "drei", "vier", "fünf",
 }
 #: words that can be or open a plural subject before a verb ("wir", "die Kinder", "alle")
 SUBJECT_WORDS = {
@@ -251,16 +247,20 @@ def _subject_between(tokens: list[tuple[str, int]], start: int, i: int) -> bool:
 
 
 def _subject_before_verb(words: list[str], start: int, verb: int) -> bool:
-    """Whether the position before a verb that precedes "sie" holds a subject ("die Kinder mögen
-    sie"), rather than nothing (a question, or after a subordinate clause: "..., haben sie"), an
-    adverb ("gestern haben sie") or a prepositional phrase ("im Park spielen sie")."""
+    """Whether the position before a verb that precedes "sie" holds a plural subject of that verb:
+    it opens with a plural pronoun, determiner, possessive or quantifier ("die Kinder mögen sie",
+    "wir sehen sie") or coordinates two subjects ("Kim und Alex mögen sie"). Anything else there
+    leaves "sie" the verb's subject: nothing (a question, or after a subordinate clause: "...,
+    haben sie"), an adverb ("gestern", "gemeinsam"), a time phrase ("letzte Woche", "jeden Tag"),
+    a prepositional phrase ("im Park", "während der Pause") or an object ("den Hund", "das
+    Buch": accusative or singular, neither agrees with a plural verb as its subject)."""
     field_ = words[start:verb]
     if not field_:
         return False
     first = field_[0]
     if first in CONJUNCTIONS:  # "... und mögen sie": the subject of the first clause carries over
         return not field_[1:] or _subject_before_verb(words, start + 1, verb)
-    return not (first in ADVERBS or first in PREPOSITIONS or first in CONTRACTIONS)
+    return first in PLURAL_SUBJECT_OPENERS or any(word in CONJUNCTIONS for word in field_[1:])
 
 
 def _pronoun_position(tokens: list[tuple[str, int]], i: int) -> bool:

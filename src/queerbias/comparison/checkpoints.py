@@ -1,0 +1,117 @@
+"""Training trajectories: overall figures over checkpoint steps and the best checkpoint.
+
+The best checkpoint is chosen by a stated criterion (each suite declares its own,
+`Suite.criteria`) among checkpoints whose held-out perplexity stayed within a margin of
+the base model's, so a "debiased" checkpoint that has simply stopped modelling language
+is never picked.
+"""
+
+from __future__ import annotations
+
+from queerbias.suites.protocol import Criterion
+
+MIN_CHECKPOINTS = 2
+
+
+def trajectory(before, comparisons: list[dict], measures: list[str], figures=()) -> list[dict] | None:
+    """Rows base-then-checkpoints by step, or None with fewer than two AFTER runs carrying a step.
+
+    Each row: label, step, base; per measure its overall value, then its delta, interval and p
+    against the base (None on the base row); the same for each comparison-level figure
+    (`<figure>_<measure>`, e.g. distance_bias); perplexity and its change in percent (None
+    where a perplexity is missing).
+    """
+    steps = [c for c in comparisons if c["after"].get("step") is not None]
+    if len(steps) < MIN_CHECKPOINTS:
+        return None
+    measures = [m for m in measures if f"delta_{m}" in steps[0]["overall"]]
+    shaped = [(f, m) for f in figures if steps[0].get(f) for m in measures if f"delta_{m}" in steps[0][f]]
+    base_ppl = before.perplexity
+    rows = [{"label": before.label, "step": before.step if before.step is not None else 0, "base": True,
+             **_figures(steps[0], measures, shaped, "before"),
+             "perplexity": base_ppl, "ppl_change_pct": 0.0 if base_ppl is not None else None}]
+    for comparison in sorted(steps, key=lambda c: c["after"]["step"]):
+        after = comparison["after"]
+        ppl = after.get("perplexity")
+        rows.append({"label": after["label"], "step": after["step"], "base": False,
+                     **_figures(comparison, measures, shaped, "after"), "perplexity": ppl,
+                     "ppl_change_pct": 100.0 * (ppl / base_ppl - 1) if ppl is not None and base_ppl else None})
+    return rows
+
+
+def _figures(comparison: dict, measures: list[str], shaped: list[tuple[str, str]], side: str) -> dict:
+    """The overall values, their changes, then each figure's value and change ("before": the base row,
+    whose changes are None)."""
+    def change(entry: dict, m: str, name: str) -> dict:
+        if side == "before":
+            return {f"delta_{name}": None, f"ci_{name}": [None, None], f"p_{name}": None}
+        return {f"delta_{name}": entry.get(f"delta_{m}"), f"ci_{name}": entry.get(f"ci_{m}", [None, None]),
+                f"p_{name}": entry.get(f"p_{m}")}
+
+    overall = comparison["overall"]
+    row = {m: overall[f"{m}_{side}"] for m in measures}
+    for m in measures:
+        row |= change(overall, m, m)
+    for figure, m in shaped:
+        entry = comparison.get(figure) or {}
+        row[f"{figure}_{m}"] = entry.get(f"{m}_{side}")
+        row |= change(entry, m, f"{figure}_{m}")
+    return row
+
+
+def guard_refusals(documents: dict[str, dict], guards: dict[str, float]) -> dict[int, str]:
+    """Checkpoint steps no benchmark may choose, with why: those whose first measure on a guard
+    benchmark (name -> allowed fall in the measure's unit; the knowledge set: accuracy in points)
+    fell by more than allowed against the base. A mitigation that forgets what the identity words
+    mean is then not "best" on the bias benchmarks either."""
+    refused: dict[int, str] = {}
+    for name, allowed in guards.items():
+        document = documents.get(name)
+        if document is None:
+            continue
+        measure = document["measures"][0]
+        for comparison in document["comparisons"]:
+            step, delta = comparison["after"].get("step"), comparison["overall"].get(f"delta_{measure['name']}")
+            if step is not None and delta is not None and delta < -allowed:
+                unit = f" {measure['unit']}" if measure.get("unit") else ""
+                refused.setdefault(step, f"{name}: {measure['label']} fell {-delta:.1f}{unit} > {allowed:g}")
+    return refused
+
+
+def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float, criteria: dict[str, Criterion],
+                refused: dict[int, str] | None = None) -> dict:
+    """The checkpoint best under `criterion` among those within the perplexity margin and not
+    `refused` (step -> why: the criterion's own second figure, or a guard benchmark of the run).
+
+    Ties go to the earlier step (less training). A checkpoint without a perplexity
+    figure, or with a base lacking one, is not filtered.
+    """
+    refused = refused or {}
+    if criterion not in criteria:
+        raise ValueError(f"unknown criterion {criterion!r}; expected one of {sorted(criteria)}")
+    rule = criteria[criterion]
+    if any(row.get(key) is None for row in rows if not row["base"] for key in rule.reads):
+        raise ValueError(f"criterion {criterion!r} needs {rule.needs or ', '.join(rule.reads)} of every checkpoint")
+    eligible, excluded = [], []
+    for row in rows:
+        if row["base"]:
+            continue
+        change = row["ppl_change_pct"]
+        if change is not None and change > ppl_margin_pct:
+            excluded.append({"label": row["label"], "step": row["step"],
+                             "reason": f"perplexity rose {change:.1f}% > {ppl_margin_pct:g}%"})
+        elif row["step"] in refused:
+            excluded.append({"label": row["label"], "step": row["step"], "reason": refused[row["step"]]})
+        else:
+            eligible.append(row)
+    best = min(eligible, key=lambda r: (*rule.order(r), r["step"])) if eligible else None
+    return {
+        "criterion": criterion,
+        "criterion_description": rule.description,
+        "ppl_margin_pct": ppl_margin_pct,
+        "label": best["label"] if best else None,
+        "step": best["step"] if best else None,
+        **{key: best[key] if best else None for key in rule.reads},
+        "eligible": [r["label"] for r in eligible],
+        "excluded": excluded,
+    }

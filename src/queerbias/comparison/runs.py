@@ -1,0 +1,95 @@
+"""Finished runs for reports: labels, the compatibility check and item alignment of two runs.
+
+A paired comparison is only valid on the same items evaluated the same way, so runs are
+refused when they come from different suites, when their data checksum differs, or when
+a setting that changes the items differs; items are matched by the suite's key columns
+and their texts must agree, never by row order. Every refusal names the difference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from queerbias.errors import QueerbiasError
+from queerbias.options import item_fields
+from queerbias.suites.store import RunRecord, load_run
+
+
+def parse_run_arg(arg: str) -> tuple[str | None, Path]:
+    """Split a `LABEL=DIR` argument; a plain DIR has no explicit label."""
+    label, sep, path = arg.partition("=")
+    if sep and label and "/" not in label and not Path(arg).is_dir():
+        return label, Path(path)
+    return None, Path(arg)
+
+
+def load_runs(specs: list[tuple[str | None, Path]]) -> list[RunRecord]:
+    """Load (label or None, directory) runs; labels (default: directory name) must be unique."""
+    return check_labels([load_run(path, label) for label, path in specs], "name them as LABEL=DIR")
+
+
+def check_labels(runs: list[RunRecord], remedy: str) -> list[RunRecord]:
+    """The runs, refused when two share a label (tables and plots would confuse them)."""
+    labels = [run.label for run in runs]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise QueerbiasError(f"several runs are labelled {', '.join(duplicates)}; {remedy}")
+    return runs
+
+
+def check_compatible(before: RunRecord, after: RunRecord) -> None:
+    """Refuse runs of different suites, data or item-changing settings, naming the difference."""
+    if before.suite.name != after.suite.name:
+        raise QueerbiasError(f"cannot compare {before.label} with {after.label}: {before.label} is a "
+                             f"{before.suite.name} run, {after.label} a {after.suite.name} run")
+    checks = (("data checksum", ("data", "checksum")), *before.suite.compatible)
+    for what, keys in checks:
+        values = [_nested(run.meta, keys) for run in (before, after)]
+        for run, value in zip((before, after), values, strict=True):
+            if value is None:
+                raise QueerbiasError(f"{run.path}: summary.json meta has no {what}")
+        _refuse_difference(before, after, what, *values)
+    settings = [run.meta.get("settings") for run in (before, after)]
+    if all(isinstance(s, dict) for s in settings):
+        for name in item_fields(before.suite.Settings):
+            _refuse_difference(before, after, f"setting {name}", settings[0].get(name), settings[1].get(name))
+
+
+def _refuse_difference(before: RunRecord, after: RunRecord, what: str, first, second) -> None:
+    if first != second:
+        raise QueerbiasError(f"cannot compare {before.label} with {after.label}: {what} differs "
+                             f"({before.label}: {first}, {after.label}: {second})")
+
+
+def align_rows(before: pd.DataFrame, after: pd.DataFrame, keys: tuple[str, ...], texts: tuple[str, ...],
+               labels: tuple[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two runs' rows in BEFORE's order, matched on the key columns; the same items with the
+    same texts are required (an item missing from one run is an error, never dropped)."""
+    ids = [before[list(keys)].astype(str).agg("/".join, axis=1), after[list(keys)].astype(str).agg("/".join, axis=1)]
+    only = [sorted(set(ids[0]) - set(ids[1])), sorted(set(ids[1]) - set(ids[0]))]
+    if only[0] or only[1]:
+        raise QueerbiasError(
+            f"{labels[0]} and {labels[1]} evaluated different items: {len(only[0])} only in {labels[0]} "
+            f"{only[0][:3]}, {len(only[1])} only in {labels[1]} {only[1][:3]}")
+    position = pd.Series(range(len(after)), index=ids[1].to_numpy())
+    after = after.iloc[position.loc[ids[0].to_numpy()].to_numpy()].reset_index(drop=True)
+    before = before.reset_index(drop=True)
+    for column in texts:
+        differs = before[column].astype(str) != after[column].astype(str)
+        if differs.any():
+            first = differs.to_numpy().argmax()
+            raise QueerbiasError(
+                f"{labels[0]} and {labels[1]} differ in {column} for {int(differs.sum())} item(s), e.g. "
+                f"{'/'.join(keys)} {ids[0].iloc[first]}: {before[column].iloc[first]!r} vs "
+                f"{after[column].iloc[first]!r}")
+    return before, after
+
+
+def _nested(mapping: dict, keys: tuple[str, ...]):
+    for key in keys:
+        if not isinstance(mapping, dict):
+            return None
+        mapping = mapping.get(key)
+    return mapping

@@ -21,7 +21,8 @@ def pair_run(tmp: Path, name: str = "a", **options) -> Path:
 
 def fresh_pair_runs(tmp: Path) -> tuple[Path, Path]:
     """Two pair runs written by the store (pairs.csv checksummed in summary.json)."""
-    from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+    from queerbias.suites.pairs.declaration import PairSettings
+    from queerbias.suites.pairs.suite import PairsSuite
 
     suite, paths = PairsSuite(), []
     for name in ("a", "b"):

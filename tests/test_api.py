@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 import queerbias as qb
 from queerbias.cli import main
 from queerbias.suites import rows as row_io
-from queerbias.suites.pairs.suite import PAIR_COLUMNS
+from queerbias.suites.pairs.declaration import PAIR_COLUMNS
 from tiny_data import write_templates
 
 PAIRS = ["--pairs", "queerbias-de", "--sample", "12", "--batch-size", "8", "--no-progress"]
@@ -129,7 +129,7 @@ def test_compare_gives_the_numbers_and_files_of_the_cli(cli_runs, tiny_gpt2, tin
     (lambda runs: qb.score(42, "queerbias-de"), "model must be a spec, a LoadedModel or a .model, tokenizer. pair"),
     (lambda runs: qb.run_suite("wino", "m"), "unknown suite 'wino'"),
     (lambda runs: qb.run_suite("gruff", "m", replicates=0.5), r"run_suite\('gruff'\).replicates must be an integer"),
-    (lambda runs: qb.compare(runs / "gpt2", runs / "llama", soft_test="t"), "compare: unknown soft test 't'"),
+    (lambda runs: qb.compare(runs / "gpt2", runs / "llama", soft_test="t"), "compare.soft_test must be one of wilcoxon, ttest, got 't'"),
     (lambda runs: qb.compare(runs / "gpt2", runs / "llama", best="fastest"),
      "best-checkpoint criterion 'fastest' is not one of suite pairs"),
     (lambda runs: qb.compare(runs / "gpt2", runs / "gpt2"), "several runs are labelled gpt2; give them labels"),

@@ -56,7 +56,8 @@ def test_good_values_are_read_from_text():
     ({"rate": True}, "api.rate must be a (finite) number, got True"),
     ({"mode": "c"}, "api.mode must be one of a, b, got 'c'"),
     ({"tags": ["x", "z"]}, r"api.tags\[1\] must be one of x, y, got 'z'"),
-    ({"sede": 1}, "api.sede is unknown; known: sample, seed, rate, mode, tags"),
+    ({"sede": 1}, r"api.sede is unknown; did you mean 'seed'\? (known: sample, seed, rate, mode, tags)"),
+    ({"zzz": 1}, "api.zzz is unknown; known: sample, seed, rate, mode, tags"),
 ])
 def test_a_bad_value_is_named_by_its_key(values, message):
     with pytest.raises(QueerbiasError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pandas as pd
 
-from queerbias.commands.compare import check_numbers
+from queerbias.comparison import delta_plots
+from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.delta_tables import delta_rows, render_delta_tables
+from queerbias.comparison.runs import check_labels
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, to_dict
 from queerbias.report import plots
-from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
-from queerbias.report.delta_tables import delta_rows, render_delta_tables
-from queerbias.report.runs import check_labels
+from queerbias.report.options import CompareOptions
 from queerbias.suites import registry
 from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.protocol import Suite
@@ -61,7 +62,7 @@ def score(model: ModelLike, pairs: str | os.PathLike | PairSet, *, out: str | os
     `out=None` evaluates in memory and writes nothing; a folder gets pairs.csv, summary.md,
     summary.png and summary.json, and resumes there after an interruption.
     """
-    return _run("pairs", "score", model, pairs, out, label, overwrite, progress, options)
+    return _run(registry.DEFAULT_SUITE, "score", model, pairs, out, label, overwrite, progress, options)
 
 
 def run_suite(suite: str, model: ModelLike, data: Any = None, *, out: str | os.PathLike | None = None,
@@ -154,7 +155,7 @@ def list_suites() -> pd.DataFrame:
     """The registered suites (= `queerbias suites`): one row each with its description, default
     data, licence and settings (every option `run_suite` takes, with its default)."""
     rows = {suite.name: {"description": suite.description, "data": suite.data_default, "licence": suite.licence,
-                         "settings": to_dict(suite.Settings())} for suite in registry.list_suites()}
+                         "settings": to_dict(suite.Settings())} for suite in registry.list_declarations()}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("suite")
 
 
@@ -192,7 +193,7 @@ class Comparison:
         Without `ax`, a new figure with a panel per measure (or only `measure`), as forest.png;
         with `ax`, `measure` (default: the first, e.g. the bias score) drawn on it. Returns the figure.
         """
-        labels, series, panels, title, ylabel = plots.forest_parts(self.delta)
+        labels, series, panels, title, ylabel = delta_plots.forest_parts(self.delta)
         if measure is not None:
             panels = [panel for panel in panels if panel[0] == f"delta_{measure}"]
             if not panels:
@@ -208,7 +209,7 @@ class Comparison:
     def levels(self) -> Figure:
         """Each group before and after the last comparison, beside the reference level (pairs:
         50 = no preference), as levels.png: where a mitigation moved each group."""
-        fig = plots.levels_figure(self.delta)
+        fig = delta_plots.levels_figure(self.delta)
         if fig is None:
             raise QueerbiasError(f"levels: no measure of suite {self.delta['suite']!r} has a reference level")
         return fig
@@ -221,7 +222,8 @@ class Comparison:
 
 def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.PathLike | list, *,
             out: str | os.PathLike | None = None, soft_test: str = "wilcoxon", correction: str = "holm",
-            resamples: int = 10_000, seed: int = 0, best: str | None = None, ppl_margin: float = 5.0) -> Comparison:
+            resamples: int = 10_000, seed: int | None = 0, best: str | None = None, ppl_margin: float = 5.0
+            ) -> Comparison:
     """Compare BEFORE with each AFTER run (objects or run folders) of the same suite and items.
 
     Options as `queerbias compare`: `soft_test` (wilcoxon or ttest) for continuous measures,
@@ -229,21 +231,13 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     and for checkpoints `best` (the suite's criterion) with `ppl_margin` (percent). `out`
     also writes delta.json/.md/.csv/.tex and the plots there.
     """
+    options = from_mapping(CompareOptions, {"soft_test": soft_test, "correction": correction, "resamples": resamples,
+                                            "seed": seed, "best": best, "ppl_margin": ppl_margin}, "compare")
     afters = list(after) if isinstance(after, (list, tuple)) else [after]
     runs = check_labels([_record(run) for run in (before, *afters)],
                         "give them labels: load_run(path, label=...) or score(..., label=...)")
-    for name, value in (("resamples", resamples), ("seed", seed)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise QueerbiasError(f"compare: {name} must be an integer, got {value!r}")
-    if isinstance(ppl_margin, bool) or not isinstance(ppl_margin, (int, float)):
-        raise QueerbiasError(f"compare: ppl_margin must be a number, got {ppl_margin!r}")
-    check_numbers(resamples, seed, ppl_margin, prefix="compare: ")
-    try:
-        options = CompareOptions(soft_test=soft_test, correction=correction, n_resamples=resamples, seed=seed)
-    except ValueError as err:
-        raise QueerbiasError(f"compare: {err}") from None
     out = None if out is None else checked_out(out, [run.path for run in runs])
-    document = compare_runs(runs[0], runs[1:], options, best_criterion=best, ppl_margin_pct=ppl_margin)
+    document = compare_runs(runs[0], runs[1:], options)
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)

@@ -1,8 +1,9 @@
 """queerbias: measure and mitigate anti-LGBTQ+ bias in German and multilingual language models.
 
-The console command. Each subcommand lives in its own module under `queerbias.commands` and exposes
-`register(subparsers)`; the modules are discovered, so adding a command never
-touches this file. Every refusal, from argparse or from our code, is one line on
+The console command. Each subcommand lives in its own module under `queerbias.commands`, or in a
+suite's folder where a suite has commands of its own (`Declaration.commands`, found through the
+suite registry), and exposes `register(subparsers)`; the modules are discovered, so adding a
+command never touches this file. Every refusal, from argparse or from our code, is one line on
 stderr with exit status 2 (docs/refusals.md).
 """
 
@@ -16,6 +17,7 @@ import sys
 
 from queerbias import __version__, commands, os_errors
 from queerbias.errors import QueerbiasError
+from queerbias.suites.registry import list_declarations
 
 
 class _UsageError(Exception):
@@ -38,9 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"queerbias {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        module.register(subparsers)
+    found = [f"{commands.__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(commands.__path__),
+                                                                    key=lambda m: m.name)]
+    found += [module for suite in list_declarations() for module in suite.commands]  # in registry order
+    for name in dict.fromkeys(found):
+        importlib.import_module(name).register(subparsers)
     return parser
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import hashlib
 import json
 import logging
@@ -140,9 +141,16 @@ def build(cls, values, name: Namer = config_key, prefix: str = ""):
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(values) - set(known), key=str)
     if unknown:
-        raise QueerbiasError(f"{name(prefix + str(unknown[0]))} is unknown; known: {', '.join(known)}")
+        raise QueerbiasError(f"{name(prefix + str(unknown[0]))} is unknown; {suggestion(unknown[0], known)}")
     converted = {key: value_of(values[key], hints[key], known[key], name, prefix + key) for key in values}
     return cls(**converted)
+
+
+def suggestion(key, known) -> str:
+    """What an error about an unknown key adds: the closest known key, if one is close, and the known keys."""
+    close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
+    listed = ", ".join(map(str, known))
+    return f"did you mean '{close[0]}'? (known: {listed})" if close else f"known: {listed}"
 
 
 def from_mapping(cls, values, where: str):
@@ -230,10 +238,12 @@ def check_value(value, f: dataclasses.Field, label: str) -> None:
         listed = isinstance(value, (list, tuple))
         for index, item in enumerate(value if listed else (value,)):
             _one_of(item, choices, f"{label}[{index}]" if listed else label)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise QueerbiasError(f"{label} must be a (finite) number, got {value}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         problem = _out_of_range(value, meta)
         if problem:
-            raise QueerbiasError(f"{label} must be {problem}, got {value:g}")
+            raise QueerbiasError(f"{label} must be {problem}, got {_shown(value)}")
     problem = meta["check"](value) if meta.get("check") else None
     if problem:
         raise QueerbiasError(f"{label} {problem}")
@@ -256,6 +266,11 @@ def _one_of(value, choices, label: str):
     return value
 
 
+def _shown(value: float) -> str:
+    """A number as an error shows it: integers in full with thousands separators, others as %g."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
 def _out_of_range(value: float, meta: Mapping) -> str:
     ge, gt, le, lt = (meta.get(k) for k in ("ge", "gt", "le", "lt"))
     low_ok = (ge is None or value >= ge) and (gt is None or value > gt)
@@ -265,13 +280,13 @@ def _out_of_range(value: float, meta: Mapping) -> str:
     if (ge, gt) != (None, None) and (le, lt) != (None, None):
         low, high = ("[", ge) if ge is not None else ("(", gt), ("]", le) if le is not None else (")", lt)
         if low[0] + high[0] in ("[]", "()"):
-            return f"between {low[1]:g} and {high[1]:g}" + (" (exclusive)" if low[0] == "(" else "")
-        return f"in {low[0]}{low[1]:g}, {high[1]:g}{high[0]}"
+            return f"between {_shown(low[1])} and {_shown(high[1])}" + (" (exclusive)" if low[0] == "(" else "")
+        return f"in {low[0]}{_shown(low[1])}, {_shown(high[1])}{high[0]}"
     if ge is not None:
-        return f"at least {ge:g}"
+        return f"at least {_shown(ge)}"
     if gt is not None:
-        return "positive" if gt == 0 else f"greater than {gt:g}"
-    return f"at most {le:g}" if le is not None else f"less than {lt:g}"
+        return "positive" if gt == 0 else f"greater than {_shown(gt)}"
+    return f"at most {_shown(le)}" if le is not None else f"less than {_shown(lt)}"
 
 
 def apply_override(raw: dict, item: str) -> None:
@@ -314,6 +329,21 @@ def settings_id(settings) -> str:
 def item_fields(settings_cls) -> list[str]:
     """Fields whose difference makes two runs incomparable."""
     return [f.name for f in fields(settings_cls) if role(f) == ITEMS]
+
+
+def without_new_defaults(previous, current, defaults):
+    """`current` without the keys `previous` lacks whose value is their option's default (nested
+    sections and benchmark entries alike): an option that a later version added, at the default
+    that keeps the earlier behaviour, changes no run or study cell made before it existed."""
+    if isinstance(current, dict) and isinstance(previous, dict):
+        known = defaults if isinstance(defaults, dict) else {}
+        return {key: without_new_defaults(previous[key], value, known.get(key)) if key in previous else value
+                for key, value in current.items()
+                if key in previous or key not in known or value != known[key]}
+    if isinstance(current, list) and isinstance(previous, list) and len(current) == len(previous):
+        template = defaults[0] if isinstance(defaults, list) and defaults else None
+        return [without_new_defaults(old, new, template) for old, new in zip(previous, current, strict=True)]
+    return current
 
 
 # -- command line -------------------------------------------------------------------

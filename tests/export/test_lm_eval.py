@@ -12,7 +12,8 @@ from queerbias.export.lm_eval_requests import collision_free, lm_eval_encoding
 from queerbias.models.loading import inspect_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
-from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.pairs.declaration import PairSettings
+from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 
 PAIRS = PairSet("lm-eval-test", [

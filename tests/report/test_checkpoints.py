@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from queerbias.report.checkpoints import choose_best, guard_refusals
-from queerbias.report.compare import best_checkpoint
+from queerbias.comparison.checkpoints import choose_best, guard_refusals
+from queerbias.comparison.compare import best_checkpoint
 from queerbias.suites.pairs.criteria import CRITERIA
 
 

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
+from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.runs import load_run
+from queerbias.errors import QueerbiasError
+from queerbias.report.options import CompareOptions
 from queerbias.report.paired_stats import adjust_pvalues
 from queerbias.report.plots import forest_height_px
-from queerbias.report.runs import load_run
 
 from .score_dirs import GROUPS, make_pairs, png_size, shifted, write_score_dir
 
-FAST = CompareOptions(n_resamples=2000, seed=7)
+FAST = CompareOptions(resamples=2000, seed=7)
 GROUPS_WITH_UNCHANGED = {**GROUPS, "asexual": 3}
 
 
@@ -70,7 +73,7 @@ def test_unchanged_group_gets_p_one_not_a_crash(runs):
 
 @pytest.mark.parametrize("correction", ["holm", "bh"])
 def test_p_values_are_adjusted_across_groups(runs, correction):
-    options = CompareOptions(n_resamples=200, correction=correction)
+    options = CompareOptions(resamples=200, correction=correction)
     comparison = compare_runs(runs[0], runs[1:2], options)["comparisons"][0]
     groups = comparison["groups"].values()
     for test in ("bias", "soft"):
@@ -82,7 +85,7 @@ def test_p_values_are_adjusted_across_groups(runs, correction):
 
 
 def test_ttest_option(runs):
-    comparison = compare_runs(runs[0], runs[1:2], CompareOptions(n_resamples=200, soft_test="ttest"))["comparisons"][0]
+    comparison = compare_runs(runs[0], runs[1:2], CompareOptions(resamples=200, soft_test="ttest"))["comparisons"][0]
     before, after = runs[0].pairs, runs[1].pairs
     assert comparison["overall"]["p_soft"] == stats.ttest_rel(after["soft"], before["soft"]).pvalue
     d = after["soft"] - before["soft"]
@@ -92,7 +95,7 @@ def test_ttest_option(runs):
 def test_intervals_are_deterministic_under_a_seed(runs):
     first = compare_runs(runs[0], runs[1:], FAST)["comparisons"]
     assert compare_runs(runs[0], runs[1:], FAST)["comparisons"] == first
-    other = compare_runs(runs[0], runs[1:], CompareOptions(n_resamples=2000, seed=8))["comparisons"]
+    other = compare_runs(runs[0], runs[1:], CompareOptions(resamples=2000, seed=8))["comparisons"]
     assert other[0]["overall"]["ci_soft"] != first[0]["overall"]["ci_soft"]
 
 
@@ -172,7 +175,7 @@ def checkpoint_dirs(tmp_path):
 
 def test_checkpoint_trajectory_and_best(tmp_path, checkpoint_dirs):
     runs = [load_run(path) for path in checkpoint_dirs]
-    document = compare_runs(runs[0], runs[1:], FAST, best_criterion="lowest")
+    document = compare_runs(runs[0], runs[1:], replace(FAST, best="lowest"))
     trajectory = document["trajectory"]
     assert [row["step"] for row in trajectory] == [0, 100, 200, 300]
     assert trajectory[3]["ppl_change_pct"] == pytest.approx(10.0)
@@ -240,7 +243,7 @@ def test_single_checkpoint_has_no_trajectory(tmp_path, checkpoint_dirs):
 
 
 def test_invalid_options_are_refused(tmp_path, cli, capsys):
-    with pytest.raises(ValueError, match="unknown soft test"):
+    with pytest.raises(QueerbiasError, match="--soft-test must be one of wilcoxon, ttest, got 'sign'"):
         CompareOptions(soft_test="sign")
     assert cli(["compare", "--model", "hf:a", "--model", "hf:b", "--out", str(tmp_path)]) == 2
     assert "--model needs --pairs" in capsys.readouterr().err

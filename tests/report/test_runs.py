@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from queerbias.comparison.runs import align_rows, check_compatible, load_run, load_runs, parse_run_arg
 from queerbias.errors import QueerbiasError
-from queerbias.report.runs import (
-    align_rows,
-    check_compatible,
-    load_run,
-    load_runs,
-    parse_run_arg,
-)
 
 from .score_dirs import make_pairs, shifted, write_score_dir
 

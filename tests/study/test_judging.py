@@ -9,10 +9,13 @@ from queerbias.study.aggregate import Column, MethodRow, OverSeeds
 from queerbias.study.judging import JudgeSettings, choice_line, load_judge, verdicts
 from queerbias.suites.protocol import OVERALL
 
-DISTANCE = Column("bias", "distance", "bias", "bias: distance (bias)")
-EXCESS = Column("bias", "direction", "excess", "bias: direction (excess)")
-OOD_EXCESS = Column("ood", "direction", "excess", "ood: direction (excess)")
-KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy")
+DISTANCE = Column("bias", "distance", "bias", "bias: distance (bias)", roles=frozenset({"headline"}),
+                  short="bias: distance")
+EXCESS = Column("bias", "direction", "excess", "bias: direction (excess)", roles=frozenset({"excess", "detail"}),
+                short="bias: stereotype excess")
+OOD_EXCESS = Column("ood", "direction", "excess", "ood: direction (excess)", roles=frozenset({"excess", "detail"}),
+                    short="ood: stereotype excess")
+KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy", roles=frozenset({"guard"}))
 CROSSED = Column("bias", "direction", "crossed", "bias: direction (crossed)", names=True)
 COLUMNS = [DISTANCE, EXCESS, OOD_EXCESS, KNOWLEDGE, CROSSED]
 
@@ -43,7 +46,7 @@ def test_the_lowest_distance_among_runs_that_pass_every_guard_is_chosen():
                      "damages-german": "fails: general perplexity +6.7% (allowed +5%)",
                      "good": "passes, chosen", "also-good": "passes", "unfinished": "–"}
     line = choice_line(ROWS, COLUMNS, judge, found)
-    assert line.startswith("Chosen (of the runs that raised the stereotype excess on no pair benchmark, stayed "
+    assert line.startswith("Chosen (of the runs that raised the stereotype excess on no benchmark, stayed "
                            "within 5 of knowledge and raised general perplexity by at most 5%, the lowest mean "
                            "distance on bias (bias)): m: good.")
     assert line.endswith("Not judged (seeds missing): m/unfinished.")
@@ -61,7 +64,7 @@ def test_looser_judges_choose_otherwise_and_none_may_pass():
     assert "): no run passes." in choice_line(rest, COLUMNS, strict, none)
     controlled = verdicts(ROWS, COLUMNS, JudgeSettings(controls=["bias"]))  # a control set is not judged by excess
     assert controlled[("lowest-but-flips", "m")].chosen
-    assert "no pair benchmark (controls: bias)" in choice_line(ROWS, COLUMNS, JudgeSettings(controls=["bias"]),
+    assert "on no benchmark (controls: bias)" in choice_line(ROWS, COLUMNS, JudgeSettings(controls=["bias"]),
                                                                controlled)
     both = verdicts([_row("x", 5.0, 11.0, 6.0, 50.0, 40.0)], COLUMNS, JudgeSettings(guards={"knowledge": 5.0}))
     assert both[("x", "m")].text == ("fails: stereotype excess rose on bias, ood; knowledge accuracy -10.0 (allowed "
@@ -73,10 +76,11 @@ def test_looser_judges_choose_otherwise_and_none_may_pass():
     ({"guards": {"bias": 5.0}}, "study key 'judge.guards.bias': a pairs benchmark is judged by its figures"),
     ({"guards": {"knowledge": -1}}, "study key 'judge.guards.knowledge' must be a number of at least 0, got -1"),
     ({"guards": {"knowledge": "five"}}, "must be a number of at least 0, got 'five'"),
-    ({"headline": "knowledge"}, "study key 'judge.headline' must name a pair benchmark of the study (bias), "
-                                "got 'knowledge'"),
+    ({"headline": "knowledge"}, "study key 'judge.headline' must name a benchmark of the study with a headline "
+                                "figure (bias), got 'knowledge'"),
     ({"general_perplexity_pct": -2}, "judge"),
-    ({"controls": ["knowledge"]}, "study key 'judge.controls' names 'knowledge', which is no pair benchmark"),
+    ({"controls": ["knowledge"]}, "study key 'judge.controls' names 'knowledge', which is no benchmark of the study "
+                                  "whose suite has control sets (bias)"),
     ({"surprise": 1}, "judge"),
 ])
 def test_a_bad_judge_section_is_one_error_naming_its_key(raw, message):

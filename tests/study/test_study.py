@@ -273,5 +273,5 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
         relative = float(distance["relative_pct"])  # 2 seeds: no SD
         assert f"| {run} (2 steps) | {model} | {float(distance['before']):.2f} → {float(distance['after']):.2f} " \
                f"({relative:+.1f}%)" in summary
-    assert "Chosen (of the runs that raised the stereotype excess on no pair benchmark, stayed within 0 of " \
+    assert "Chosen (of the runs that raised the stereotype excess on no benchmark, stayed within 0 of " \
            "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()

@@ -13,19 +13,20 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from queerbias.comparison.checkpoints import choose_best
+from queerbias.comparison.compare import compare_runs
+from queerbias.comparison.runs import load_run
 from queerbias.errors import DataError
 from queerbias.pairs.io import read_pairs
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.taxonomy import GROUPS, counterfactual_groups
-from queerbias.report.checkpoints import choose_best
-from queerbias.report.compare import CompareOptions, compare_runs
-from queerbias.report.runs import load_run
+from queerbias.report.options import CompareOptions
 from queerbias.suites.knowledge.figures import knowledge_summary
 from queerbias.suites.registry import get_suite
 from queerbias.suites.store import run_to_dir
 from report.score_dirs import with_scores, write_score_dir
 
-FAST = CompareOptions(n_resamples=300, seed=1)
+FAST = CompareOptions(resamples=300, seed=1)
 
 
 def _shipped(path: str) -> list[dict]:

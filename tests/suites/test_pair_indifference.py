@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.runs import load_run
 from queerbias.errors import QueerbiasError
-from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
-from queerbias.report.runs import load_run
+from queerbias.report.options import CompareOptions
+from queerbias.suites.pairs.declaration import PairSettings
 from queerbias.suites.pairs.indifference import (
     direction_change,
     gap_change,
@@ -19,10 +21,10 @@ from queerbias.suites.pairs.indifference import (
     specificity,
     stereotype_excess,
 )
-from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.pairs.suite import PairsSuite
 from report.score_dirs import with_scores, write_score_dir
 
-FAST = CompareOptions(n_resamples=500, seed=3)
+FAST = CompareOptions(resamples=500, seed=3)
 
 
 def _rows(group_scores: dict[str, list[tuple[float, float]]]) -> pd.DataFrame:

@@ -12,9 +12,9 @@ import pytest
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.suites.gifi.config import GifiConfig
-from queerbias.suites.gruff.suite import GruffSettings
-from queerbias.suites.lou.suite import LouSettings
-from queerbias.suites.pairs.suite import PairSettings
+from queerbias.suites.gruff.declaration import GruffSettings
+from queerbias.suites.lou.declaration import LouSettings
+from queerbias.suites.pairs.declaration import PairSettings
 from queerbias.suites.registry import get_suite
 from queerbias.suites.store import run_to_dir
 from tiny_data import write_lou_folder, write_templates

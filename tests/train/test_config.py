@@ -78,3 +78,53 @@ def test_seed_study_settings():
 def test_accelerate_configs_are_yaml():
     for path in (REPO / "configs" / "accelerate").glob("*.yaml"):
         assert "distributed_type" in yaml.safe_load(path.read_text())
+
+
+def test_reading_a_config_imports_neither_torch_nor_transformers(tmp_path):
+    """Issue 33: a config is checked in plain Python (a study checks every cell's before any runs); only
+    `check_installed`, which a run calls first, asks transformers (scheduler names, integrations)."""
+    import subprocess
+    import sys
+
+    path = write(tmp_path, BASE + "objective: equalise\npairs:\n  train: queerbias-de:train\n")
+    code = (f"import sys; from queerbias.train.config import load_config; load_config({str(path)!r}); "
+            "print(sorted({'torch', 'transformers', 'pandas'} & set(sys.modules)))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=REPO).stdout.strip() == "[]"
+
+
+def test_a_mistyped_key_is_named_with_the_closest_one(tmp_path):
+    with pytest.raises(QueerbiasError, match=r"config key 'learning_rat' is unknown; did you mean 'learning_rate'\?"):
+        load_config(write(tmp_path, BASE + "learning_rat: 0.1\n"))
+    with pytest.raises(QueerbiasError, match=r"config key 'equalize' is unknown; did you mean 'equalise'\?"):
+        load_config(write(tmp_path, BASE + "equalize:\n  weight: 2\n"))
+    with pytest.raises(QueerbiasError, match=r"config key 'equalise.wieght' is unknown; did you mean 'weight'\?"):
+        load_config(write(tmp_path, BASE + "equalise:\n  wieght: 2\n"))
+
+
+def test_each_objective_section_is_its_own_typed_class(tmp_path):
+    """The trainer receives the section its objective declares (`TrainerSetup[EqualiseConfig]`), not a
+    dataclass made at run time; the YAML and the saved config keep one key per objective."""
+    from queerbias.train.objectives.cda.config import CdaConfig
+    from queerbias.train.objectives.equalise.config import EqualiseConfig, EqualiseObjective
+
+    config = load_config(write(tmp_path, BASE + "objective: equalise\npairs:\n  train: queerbias-de:train\n"
+                               "equalise:\n  weight: 2.5\ncda:\n  augment: true\n"))
+    assert type(config.section(EqualiseConfig)) is EqualiseConfig and config.section(EqualiseConfig).weight == 2.5
+    assert EqualiseObjective().settings(config) is config.section(EqualiseConfig)
+    assert config.section(CdaConfig).augment is True
+    saved = config.to_dict()
+    assert "sections" not in saved and saved["equalise"]["weight"] == 2.5 and list(saved)[-3:] == ["cda", "equalise",
+                                                                                                      "dpo"]
+
+
+def test_the_lexicon_is_a_data_setting_and_the_old_key_still_reads(tmp_path, caplog):
+    """`cda.lexicon` moved to `data.lexicon` (targeting reads it as much as cda): a config or a saved run
+    that names the old key reads as before, with a warning for a config written by hand."""
+    lexicon = str(REPO / "src/queerbias/data/cda/lexicon_de.yaml")
+    with caplog.at_level("WARNING"):
+        config = load_config(write(tmp_path, BASE + f"cda:\n  lexicon: {lexicon}\n"))
+    assert config.data.lexicon == lexicon and "'cda.lexicon' is now 'data.lexicon'" in caplog.text
+    with pytest.raises(QueerbiasError, match="moved to 'data.lexicon'; give only the latter"):
+        load_config(write(tmp_path, BASE.replace("  train: corpora/demo\n", f"  train: corpora/demo\n  lexicon: "
+                                                 f"{lexicon}\n") + f"cda:\n  lexicon: {lexicon}\n"))

@@ -15,6 +15,7 @@ from queerbias.scoring.pair_scores import pair_outcome
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import batch_tensors, equalise_loss, pair_loss, training_scorer
 from queerbias.train.pairs import PairBatches
 from queerbias.train.runner import run_training
@@ -72,7 +73,7 @@ def test_gradients_reach_the_adapter(tiny_llama, tmp_path):
                                            pairs__train="queerbias-de:train"))
     model = attach_adapter(lm.model, config, lm.kind)
     model.train()
-    loss = pair_loss(training_scorer(model, lm.tokenizer, lm.kind), HELD_OUT.pairs[:8], config.equalise)
+    loss = pair_loss(training_scorer(model, lm.tokenizer, lm.kind), HELD_OUT.pairs[:8], config.section(EqualiseConfig))
     loss.backward()
     grads = [p.grad for name, p in model.named_parameters() if "lora_B" in name]
     assert grads and all(g is not None for g in grads) and any(g.abs().sum() > 0 for g in grads)
@@ -93,8 +94,8 @@ def test_a_few_steps_lower_the_pair_loss_on_held_out_pairs(family, request, tmp_
         pairs__train="queerbias-de:train", pairs__batch_size=16, equalise__weight=1000.0,
         equalise__group_term=1.0, eval__benchmarks=[{"suite": "pairs", "sample": 10}]))
     result = run_training(config)
-    before = held_out_pair_loss(model, config.equalise)
-    after = held_out_pair_loss(result["final"], config.equalise)
+    before = held_out_pair_loss(model, config.section(EqualiseConfig))
+    after = held_out_pair_loss(result["final"], config.section(EqualiseConfig))
     assert after < 0.8 * before, (before, after)
     logged = [e for e in result["metrics"]]
     assert logged[-1]["held_out"]["train_pairs"] == "queerbias-de:train"

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from huggingface_hub import ModelCard
 
-from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.pairs.declaration import PairSettings
+from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training

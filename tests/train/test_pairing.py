@@ -11,6 +11,7 @@ from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.pair_scores import pair_requests
 from queerbias.train.config import config_from_dict
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import batch_tensors, pair_loss, training_scorer
 from queerbias.train.objectives.equalise.pairing import DIVERGENCES, coarsened, divergence, paired_positions
 
@@ -61,7 +62,7 @@ def test_pairing_term_equals_a_hand_computation(family, kind, request):
     settings = config_from_dict(small_config(path, "unused", objective="equalise",
                                              pairs__train="queerbias-de:train", equalise__pair_term=0.0,
                                              equalise__clp_term=1.0, equalise__clp_divergence=kind,
-                                             equalise__clp_top_k=None)).equalise
+                                             equalise__clp_top_k=None)).section(EqualiseConfig)
     plans, _ = pair_requests(scorer, PAIRS)
     expected = []
     for first, second in plans:
@@ -111,7 +112,7 @@ def test_pairing_gradient_reaches_the_adapter(tiny_llama, tmp_path):
                 parameter.normal_(0, 0.02)
     model.train()
     scorer = training_scorer(model, lm.tokenizer, lm.kind)
-    loss = pair_loss(scorer, PAIRS, config.equalise)
+    loss = pair_loss(scorer, PAIRS, config.section(EqualiseConfig))
     loss.backward()
     grads = [p.grad for name, p in model.named_parameters() if "lora_A" in name]
     assert grads and all(g is not None for g in grads) and any(g.abs().sum() > 0 for g in grads)

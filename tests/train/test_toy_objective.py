@@ -23,7 +23,9 @@ def registered(monkeypatch):
 def test_toy_objective_trains_and_is_described_on_the_card(registered, tiny_gpt2, tmp_path):
     config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", objective="toy", toy__repeat=3,
                                            max_steps=2, eval_every=2))
-    assert (config.toy.repeat, config.toy.smoothing) == (3, 0.1)
+    from train.toy_objective.config import ToyConfig
+
+    assert (config.section(ToyConfig).repeat, config.section(ToyConfig).smoothing) == (3, 0.1)
     result = run_training(config)
     corpus = result["metrics"][0]["corpus"]
     assert corpus["toy"] == {"repeat": 3} and corpus["training_documents"] == 3 * corpus["documents"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from queerbias.errors import QueerbiasError
-from queerbias.train.config import config_from_dict
+from queerbias.train.config import check_installed, config_from_dict
 from queerbias.train.runner import run_training
 
 from .helpers import small_config
@@ -37,5 +37,8 @@ def test_tensorboard_events_hold_per_group_bias_at_every_checkpoint(tiny_gpt2, t
 
 def test_report_to_names_a_trainer_integration(tiny_gpt2, tmp_path):
     with pytest.raises(QueerbiasError, match="config key 'report_to' must be 'none' or one of"):
-        config_from_dict(small_config(tiny_gpt2, tmp_path, report_to="tensorbord"))
+        check_installed(config_from_dict(small_config(tiny_gpt2, tmp_path, report_to="tensorbord")))
+    with pytest.raises(QueerbiasError, match="config key 'report_to' must be 'none' or one of"):
+        run_training(config_from_dict(small_config(tiny_gpt2, tmp_path / "refused", report_to="tensorbord")))
+    assert not (tmp_path / "refused").exists()  # refused before anything was written
     assert config_from_dict(small_config(tiny_gpt2, tmp_path)).report_to == "none"

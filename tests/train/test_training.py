@@ -11,7 +11,8 @@ from safetensors import safe_open
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.pairs.declaration import PairSettings
+from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training

@@ -8,20 +8,18 @@ runs, not when the CLI builds its parser.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-from queerbias.commands.run import add_model_options
+from queerbias.commands.run import add_model_options, model_options
 from queerbias.errors import QueerbiasError
-from queerbias.options import add_arguments, cli_type, from_args, integer, number
-from queerbias.report.choices import CORRECTIONS, SOFT_TESTS
-from queerbias.suites.pairs.suite import PairSettings
+from queerbias.options import add_arguments, from_args
+from queerbias.report.options import CompareOptions
 from queerbias.suites.paths import checked_out, slug
-from queerbias.suites.registry import list_suites
+from queerbias.suites.registry import DEFAULT_SUITE, get_declaration, get_suite
 
-#: `queerbias score`'s settings that `compare --model` takes; the sample seed is 0, as
+#: the default suite's settings that `compare --model` does not take: the sample seed is 0, as
 #: --seed is the bootstrap's
-SCORE_SETTINGS_SKIPPED = ("seed", "chunk_pairs")
+SCORE_SETTINGS_SKIPPED = ("seed",)
 
 
 def register(subparsers) -> None:
@@ -35,58 +33,38 @@ def register(subparsers) -> None:
         ),
     )
     add_compare_arguments(p)
+    default = get_declaration(DEFAULT_SUITE)
     p.add_argument("--model", action="append", default=[], metavar="SPEC",
-                   help="score this model on --pairs first (repeat; the first is BEFORE)")
-    p.add_argument("--pairs", help="pairs to score the --model specs on")
+                   help=f"evaluate this model on --pairs first, as `queerbias run {default.name}` (repeat; the "
+                        "first is BEFORE)")
+    p.add_argument("--pairs", help=f"the data to evaluate the --model specs on ({default.data_help})")
     add_model_options(p)
-    add_arguments(p, PairSettings, skip=SCORE_SETTINGS_SKIPPED)
+    add_arguments(p, default.Settings, skip=SCORE_SETTINGS_SKIPPED)
     p.set_defaults(func=run)
 
 
 def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = None) -> None:
-    """The run folders, --out and the test options every compare command shares."""
+    """The run folders, --out and the comparison's options (`report.options.CompareOptions`)."""
     p.add_argument("runs", nargs="*", metavar="RUN_DIR",
                    help=runs_help or "BEFORE then AFTER run directories of one suite; LABEL=DIR names a column "
                                      "(default: directory name)")
     p.add_argument("--out", required=True, type=Path, help="directory for delta.json/.csv/.md/.tex and plots")
-    p.add_argument("--soft-test", choices=SOFT_TESTS, default="wilcoxon",
-                   help="paired test on continuous scores (default: wilcoxon)")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="p-value correction across groups: holm (family-wise) or bh (false discovery rate)")
-    p.add_argument("--resamples", type=cli_type(integer, "an integer", 1), default=10_000,
-                   help="bootstrap resamples (default: 10000)")
-    p.add_argument("--seed", type=cli_type(integer, "an integer", 0), default=0, help="bootstrap seed (default: 0)")
-    criteria = "; ".join(f"{suite.name}: {', '.join(suite.criteria)}" for suite in list_suites() if suite.criteria)
-    p.add_argument("--best", default=None, metavar="CRITERION",
-                   help=f"best-checkpoint criterion of the runs' suite, the first by default ({criteria})")
-    p.add_argument("--ppl-margin", type=cli_type(number, "a finite number", 0), default=5.0, metavar="PCT",
-                   help="exclude checkpoints whose perplexity rose more than PCT percent over the base (default: 5)")
-
-
-MAX_RESAMPLES = 1_000_000  # a million resamples per cell already takes minutes
+    add_arguments(p, CompareOptions)
 
 
 def run(args: argparse.Namespace) -> int:
-    check_numbers(args.resamples, args.seed, args.ppl_margin)  # before any run is scored or loaded
+    options = from_args(CompareOptions, args)  # before any run is scored or loaded
     if args.model:
-        return compare_and_print(_scored_runs(args), args)
-    return compare_command(args)
+        return compare_and_print(_scored_runs(args), options, args.out)
+    return compare_command(args, options=options)
 
 
-def check_numbers(resamples: int, seed: int, ppl_margin: float, prefix: str = "--") -> None:
-    """The comparison's numbers, before any work: a bounded number of resamples, a seed numpy
-    takes, and a perplexity margin that is a number (NaN would switch the guard off)."""
-    if not 1 <= resamples <= MAX_RESAMPLES:
-        raise QueerbiasError(f"{prefix}resamples must be between 1 and {MAX_RESAMPLES:,}, got {resamples}")
-    if seed < 0:
-        raise QueerbiasError(f"{prefix}seed must be 0 or more, got {seed}")
-    if not math.isfinite(ppl_margin) or ppl_margin < 0:
-        raise QueerbiasError(f"{prefix}ppl-margin must be a finite percentage of 0 or more, got {ppl_margin}")
-
-
-def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = ()) -> int:
+def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = (), options: CompareOptions | None = None
+                    ) -> int:
     """Load the run folders (of one of `suites`, when an alias names them), compare, write and print."""
-    from queerbias.report.runs import load_runs, parse_run_arg
+    from queerbias.comparison.runs import load_runs, parse_run_arg
+
+    options = options or from_args(CompareOptions, args)
 
     if len(args.runs) < 2:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
@@ -97,30 +75,27 @@ def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = ()) -> i
         if suites and record.suite.name not in suites:
             raise QueerbiasError(f"{record.path} is a {record.suite.name} run, not a {' or '.join(suites)} run; "
                                  "use queerbias compare")
-    return compare_and_print(runs, args)
+    return compare_and_print(runs, options, args.out)
 
 
-def compare_and_print(runs: list, args: argparse.Namespace) -> int:
-    from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
-    from queerbias.report.delta_tables import delta_table
+def compare_and_print(runs: list, options: CompareOptions, out: Path) -> int:
+    from queerbias.comparison.compare import compare_runs, write_outputs
+    from queerbias.comparison.delta_tables import delta_table
     from queerbias.report.tables import to_markdown
 
-    check_numbers(args.resamples, args.seed, args.ppl_margin)
-    options = CompareOptions(soft_test=args.soft_test, correction=args.correction, n_resamples=args.resamples,
-                             seed=args.seed)
-    document = compare_runs(runs[0], runs[1:], options, best_criterion=args.best, ppl_margin_pct=args.ppl_margin)
-    write_outputs(document, args.out)
+    document = compare_runs(runs[0], runs[1:], options)
+    write_outputs(document, out)
     print(to_markdown(delta_table(document)), end="")
     if document.get("best"):
         best = document["best"]
         print(f"\nbest checkpoint ({best['criterion']}): {best['label'] or 'none qualifies'}")
-    print(f"\nwrote {args.out}/delta.{{json,csv,md,tex}} and plots")
+    print(f"\nwrote {out}/delta.{{json,csv,md,tex}} and plots")
     return 0
 
 
 def _scored_runs(args: argparse.Namespace) -> list:
     """Score each --model on --pairs (same scoring options) into OUT/runs/, then load the runs."""
-    from queerbias.report.runs import load_runs
+    from queerbias.comparison.runs import load_runs
 
     if args.runs:
         raise QueerbiasError("give either run directories or --model specs, not both")
@@ -129,12 +104,11 @@ def _scored_runs(args: argparse.Namespace) -> list:
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
     checked_out(args.out, [args.pairs, *args.model])
-    from queerbias.commands.run import model_options
-    from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.store import run_to_dir
 
+    suite = get_suite(DEFAULT_SUITE)
     given = argparse.Namespace(**{**vars(args), **dict.fromkeys(SCORE_SETTINGS_SKIPPED)})
-    settings = from_args(PairSettings, given)  # checked before any model loads
+    settings = from_args(suite.Settings, given)  # checked before any model loads
 
     labels = [slug(spec) for spec in args.model]
     if len(set(labels)) < len(labels):  # e.g. org-a/model and org-b/model
@@ -142,6 +116,6 @@ def _scored_runs(args: argparse.Namespace) -> list:
     specs = []
     for index, (spec, label) in enumerate(zip(args.model, labels, strict=True)):
         out_dir = args.out / "runs" / f"{index:02d}-{slug(spec)}"
-        run_to_dir(PairsSuite(), spec, args.pairs, out_dir, settings, **model_options(args))
+        run_to_dir(suite, spec, args.pairs, out_dir, settings, **model_options(args))
         specs.append((label, out_dir))
     return load_runs(specs)

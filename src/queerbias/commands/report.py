@@ -1,5 +1,6 @@
 """`queerbias report`: tables and a figure of several runs side by side, as their suite reports them
-(`Suite.report_tables`, `report_plot`; pair runs: the paper's bias and soft tables ± SE and bars)."""
+(the suite's report companion, `suites.companions.ReportHooks`; pair runs: the paper's bias and soft
+tables ± SE and bars)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from queerbias.comparison.runs import load_runs, parse_run_arg
     from queerbias.errors import QueerbiasError
     from queerbias.fileio import atomic_write
-    from queerbias.report.runs import load_runs, parse_run_arg
     from queerbias.report.score_tables import headline_plot, render_headline_tables
     from queerbias.suites.paths import checked_out
+    from queerbias.suites.registry import companion
 
     specs = [parse_run_arg(arg) for arg in args.runs]
     checked_out(args.out, [path for _, path in specs])
@@ -34,11 +36,11 @@ def run(args: argparse.Namespace) -> int:
     if len(suites) > 1:
         raise QueerbiasError(f"runs of several suites ({', '.join(suites)}); report one suite at a time")
     args.out.mkdir(parents=True, exist_ok=True)
-    suite, headlines = runs[0].suite, [(r.label, r.headline) for r in runs]
-    tables = suite.report_tables(runs) or render_headline_tables(headlines)
+    hooks, headlines = companion(runs[0].suite, "report"), [(r.label, r.headline) for r in runs]
+    tables = hooks.tables(runs) or render_headline_tables(headlines)
     for kind, text in tables.items():
         atomic_write(args.out / f"scores.{kind}", text)
-    suite.report_plot(runs, args.out / "scores.png") or headline_plot(headlines, args.out / "scores.png")
+    hooks.plot(runs, args.out / "scores.png") or headline_plot(headlines, args.out / "scores.png")
     print(tables["md"], end="")
     print(f"\nwrote {args.out}/scores.{{md,csv,tex}} and scores.png")
     return 0

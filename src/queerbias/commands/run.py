@@ -1,8 +1,9 @@
 """`queerbias run SUITE`: evaluate a model on any registered suite into a run folder.
 
-One subcommand per suite, its options generated from the suite's `Settings`. The suite
-commands (`score`, `gruff score`, `lou lm|classify`, `gifi run`) are thin aliases over
-the same functions, keeping their historical flag names.
+One subcommand per suite, its options generated from the suite's settings (its light
+declaration: no suite implementation loads to build the parser). The suites' own commands
+(`score`, `gruff score`, `lou lm|classify`, `gifi run`, in their folders) are thin aliases
+over the same functions, keeping their historical flag names.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from queerbias import options
 from queerbias.suites.paths import checked_out, default_out
-from queerbias.suites.registry import get_suite, names
+from queerbias.suites.registry import get_declaration, get_suite, names
 
 DEFAULT_MODEL = "embedded:gemma-3-270m"
 
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
                     "says how to add one.")
     sub = p.add_subparsers(dest="suite", required=True, metavar="SUITE")
     for name in names():
-        suite = get_suite(name)
+        suite = get_declaration(name)
         q = sub.add_parser(name, help=suite.description, description=suite.description)
         add_run_arguments(q, suite)
         q.set_defaults(func=run_command)
@@ -78,11 +79,12 @@ def out_dir(args, suite, spec: str) -> Path:
     return checked_out(default_out(suite.name, spec) if args.out is None else args.out, (args.data, spec))
 
 
-def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:
-    """Run `spec` on the suite into `out` and print its summary.md (main process)."""
+def evaluate(declared, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:
+    """Run `spec` on the suite (`declared`: its declaration) into `out` and print its summary.md (main process)."""
     from queerbias.distributed import process_state
     from queerbias.suites.store import run_to_dir
 
+    suite = get_suite(declared.name)
     settings = settings if settings is not None else options.from_args(suite.Settings, args)
     summary = run_to_dir(suite, spec, args.data, out, settings, extra_meta=extra_meta, overwrite=args.overwrite,
                          progress=not args.no_progress, **model_options(args))
@@ -92,6 +94,6 @@ def evaluate(suite, args, spec: str, out: Path, settings=None, extra_meta: dict 
 
 
 def run_command(args) -> int:
-    suite = get_suite(args.suite)
+    suite = get_declaration(args.suite)
     evaluate(suite, args, args.model, out_dir(args, suite, args.model))
     return 0

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import fields
 
+from queerbias.options import EXECUTION, role, to_dict
+from queerbias.suites.registry import list_declarations
+
 HEADER = ("suite", "data (default)", "licence", "settings (defaults)")
 
 
@@ -17,11 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def rows() -> list[tuple[str, ...]]:
-    from queerbias.options import EXECUTION, role, to_dict
-    from queerbias.suites.registry import list_suites
-
     found = []
-    for suite in list_suites():
+    for suite in list_declarations():
         defaults = to_dict(suite.Settings())
         shown = {f.name for f in fields(suite.Settings) if role(f) != EXECUTION}
         settings = ", ".join(f"{key}={_value(value)}" for key, value in defaults.items() if key in shown)
@@ -34,13 +34,11 @@ def _value(value) -> str:
 
 
 def handler(args: argparse.Namespace) -> int:
-    from queerbias.suites.registry import list_suites
-
     table = [HEADER, *rows()]
     widths = [max(len(row[i]) for row in table) for i in range(len(HEADER) - 1)]
     for row in table:
         print("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[-1]]).rstrip())
     print()
-    for suite in list_suites():
+    for suite in list_declarations():
         print(f"{suite.name}: {suite.description}")
     return 0

@@ -1,6 +1,8 @@
-"""Reports on score runs: multi-model score tables and paired before/after comparisons.
+"""The lower layer of reporting, which any suite may import: paired statistics, tables, plots.
 
-`runs` loads and validates score directories, `paired_stats` holds the statistics
-(reusable by any suite with paired items), `compare` and `checkpoints` build the delta
-document, and `tables`, `delta_tables`, `score_tables` and `plots` render it.
+`paired_stats` holds the tests, intervals and corrections (reusable by any suite with
+paired items), `tables` and `plots` write and draw, `formatting` words a change and its
+test, `options` declares the options of a comparison and `score_tables` sets runs'
+headline figures side by side. The comparator that reads runs and suites is the layer
+above (`queerbias.comparison`); nothing here imports a suite.
 """

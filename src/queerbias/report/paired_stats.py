@@ -8,13 +8,14 @@ wrappers only add what scipy leaves undefined (no discordant pairs, no differenc
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from queerbias.report.choices import CORRECTIONS
+from queerbias.report.options import CORRECTIONS
 
 #: adjusted-p thresholds for the significance stars, strictest first
 STAR_LEVELS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
@@ -189,7 +190,7 @@ def adjust_pvalues(pvalues, method: str = "holm") -> np.ndarray:
     elif method == "bh":
         adjusted = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
     else:
-        raise ValueError(f"unknown correction {method!r}; expected one of {CORRECTIONS}")
+        raise ValueError(f"unknown correction {method!r}; expected one of {tuple(CORRECTIONS)}")
     result = np.empty(m)
     result[order] = np.minimum(adjusted, 1.0)
     out[valid] = result
@@ -319,3 +320,26 @@ def bonferroni(pvalues) -> list:
     """p times the number of (defined) tests, capped at 1; None stays None."""
     defined = [p for p in pvalues if p is not None]
     return [None if p is None else min(1.0, p * len(defined)) for p in pvalues]
+
+
+def finite_or_none(value):
+    """A float for JSON, None where the statistic is undefined (NaN) or unbounded (inf)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def json_safe(stats: dict) -> dict:
+    """Statistics as JSON values: ints as int, undefined or unbounded numbers as None."""
+    converted = {}
+    for key, value in stats.items():
+        if isinstance(value, str) or value is None:
+            converted[key] = value
+        elif isinstance(value, list):
+            converted[key] = [finite_or_none(v) for v in value]
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            converted[key] = int(value)
+        else:
+            converted[key] = finite_or_none(value)
+    return converted

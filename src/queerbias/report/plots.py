@@ -1,7 +1,7 @@
-"""Every figure of the reports: forest plot of deltas, levels before/after, checkpoint
-trajectory, bars, lines, radar.
+"""The drawing of every figure: forest panels, levels before/after, bars, lines, radar.
 
-Suites supply data (a delta document, series of values); the drawing lives here once.
+Callers supply data (rows, series of values; the comparator's delta document is drawn
+through these in `comparison.delta_plots`); the drawing lives here once.
 Figures are made outside pyplot (no display needed; a notebook's backend is left alone),
 in the Okabe-Ito colour-blind safe palette, with pixel sizes fixed by the content (rows,
 panels), not by tight bounding boxes, so a figure's size is predictable. Figures are
@@ -16,14 +16,11 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from queerbias.suites.registry import get_suite
-
 #: Okabe & Ito (2008), yellow last: it is faint on white
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 DPI = 100
 FOREST_WIDTH_PX, FOREST_BASE_PX, FOREST_ROW_PX, FOREST_SERIES_PX = 1100, 170, 34, 14
 TRAJECTORY_PX = (1100, 450)
-SCORES_PX = (1100, 800)
 PANEL_PX = (560, 520)
 RADAR_PX = (700, 640)
 NEUTRAL = "#666666"
@@ -33,55 +30,6 @@ LINE_STYLES = ("-", "--", ":", "-.")
 def forest_height_px(n_rows: int, n_series: int) -> int:
     """Forest plot height: fixed margins plus room per row, growing with the series per row."""
     return FOREST_BASE_PX + n_rows * (FOREST_ROW_PX + FOREST_SERIES_PX * (n_series - 1))
-
-
-def forest_plot(document: dict, path: Path) -> Path:
-    """Δ per entry of the first scope (Overall last) with bootstrap intervals, one panel per
-    measure and one colour per AFTER run. Filled markers: adjusted p < .05; open: not significant."""
-    return save_figure(forest_figure(*forest_parts(document)), path)
-
-
-def forest_parts(document: dict) -> tuple[list[str], list[tuple[str, list]], list[tuple], str, str]:
-    """A delta document as `forest_figure`'s rows, series, panels (one per measure), title and y label."""
-    comparisons = document["comparisons"]
-    scope = document["scopes"][0] if document["scopes"] else None
-    names = list(dict.fromkeys(n for c in comparisons for n in c.get(scope, {}))) if scope else []
-    rows = [[c.get(scope, {}).get(name) for name in names] + [c["overall"]] for c in comparisons]
-    measures = [m for m in document["measures"] if f"delta_{m['name']}" in comparisons[0]["overall"]]
-    labels = names + ["Overall"]
-    panels = [(f"delta_{m['name']}", f"ci_{m['name']}", f"p_{m['name']}_adj",
-               f"Δ {m['label']}" + (" (percentage points)" if m["unit"] == "pp" else "")) for m in measures]
-    series = [(c["after"]["label"], entries) for c, entries in zip(comparisons, rows, strict=True)]
-    title = (f"Change against {comparisons[0]['before']['label']}: 95% bootstrap intervals; "
-             "filled marker = adjusted p < .05")
-    return labels, series, panels, title, _scope_title(document, scope)
-
-
-def levels_plot(document: dict, path: Path) -> Path | None:
-    """`levels_figure` written to `path`; None (nothing written) where it has no panel."""
-    fig = levels_figure(document)
-    return None if fig is None else save_figure(fig, path)
-
-
-def levels_figure(document: dict) -> Figure | None:
-    """Each entry of the first scope before and after (the last comparison), one panel per
-    measure that has a reference level (pairs: 50 = no preference); None without such a measure.
-
-    A mitigation shows here, not in the forest plot: a group moving from 0 to 60 has a Δ of
-    +60 and has come closer to 50, which only its levels tell.
-    """
-    last = document["comparisons"][-1]
-    measures = [m for m in document["measures"]
-                if m.get("reference") is not None and f"{m['name']}_before" in last["overall"]]
-    if not measures:
-        return None
-    scope = document["scopes"][0] if document["scopes"] else None
-    names = list(last.get(scope, {})) if scope else []
-    row_title = _scope_title(document, scope)
-    title = f"{last['before']['label']} → {last['after']['label']}, per {row_title.lower() or 'entry'}"
-    series = [(last["after"]["label"], [last[scope][name] for name in names] + [last["overall"]])]
-    panels = [(measure, last["before"]["label"]) for measure in measures]
-    return forest_figure(names + ["Overall"], series, panels, title, row_title, draw=levels_panel)
 
 
 def levels_panel(ax, labels: list[str], series: list[tuple[str, list]], panel: tuple, summary_row: bool = True,
@@ -106,13 +54,6 @@ def levels_panel(ax, labels: list[str], series: list[tuple[str, list]], panel: t
         ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
     ax.set_xlabel(measure["label"] + (" (%)" if measure["unit"] == "pp" else ""))
     ax.grid(axis="x", alpha=0.3)
-
-
-def _scope_title(document: dict, scope: str | None) -> str:
-    if scope is None:
-        return ""
-
-    return get_suite(document["suite"]).scope_titles.get(scope, scope)
 
 
 def forest(labels: list[str], series: list[tuple[str, list]], panels: list[tuple], title: str, path: Path,
@@ -171,76 +112,6 @@ def forest_panel(ax, labels: list[str], series: list[tuple[str, list]], panel: t
         ax.axhline(len(labels) - 1.5, color=NEUTRAL, linewidth=0.6)
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
-
-
-def trajectory_plot(document: dict, path: Path) -> Path:
-    """Overall figures over training steps (bands: 95% intervals), perplexity beside."""
-    rows = document["trajectory"]
-    best = document.get("best") or {}
-    measures = [m for m in document["measures"] if m["name"] in rows[0]]
-    steps = np.array([r["step"] for r in rows], dtype=float)
-    has_ppl = any(r["perplexity"] is not None for r in rows)
-    fig, axes = new_figure(TRAJECTORY_PX, ncols=2 if has_ppl else 1)
-    ax = axes[0]
-    base = rows[0]
-    for colour, m in zip(PALETTE, measures):
-        name = m["name"]
-        values = np.array([np.nan if r[name] is None else r[name] for r in rows], dtype=float)
-        ax.plot(steps, values, "o-", color=colour, label=m["label"])
-        bounds = [(base[name], base[name])] + [tuple(base[name] + v if v is not None else np.nan
-                                                     for v in (r[f"ci_{name}"] or [None, None])) for r in rows[1:]]
-        ax.fill_between(steps, [b[0] for b in bounds], [b[1] for b in bounds], color=colour, alpha=0.2, linewidth=0)
-    for m in measures[:1]:
-        if m.get("reference") is not None:
-            ax.axhline(m["reference"], color=NEUTRAL, linestyle="--", linewidth=1, label=m["reference_label"])
-    chosen = [r for r in rows if r["label"] == best.get("label")]
-    if chosen:
-        ax.plot(chosen[0]["step"], chosen[0][measures[0]["name"]], "*", markersize=16, color=PALETTE[2],
-                label=f"best ({best['criterion']})", zorder=5)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("overall figure")
-    ax.set_title(f"{document['suite']}: overall figures over training")
-    ax.legend(fontsize="small")
-    if has_ppl:
-        measured = [(r["step"], r["perplexity"]) for r in rows if r["perplexity"] is not None]
-        axes[1].plot(*zip(*measured), "o-", color=PALETTE[3], label="held-out perplexity")
-        if base["perplexity"] is not None:
-            limit = base["perplexity"] * (1 + best.get("ppl_margin_pct", 0.0) / 100)
-            axes[1].axhline(limit, color=NEUTRAL, linestyle="--", linewidth=1,
-                            label=f"base + {best.get('ppl_margin_pct', 0.0):g}%")
-        axes[1].set_xlabel("training step")
-        axes[1].set_ylabel("perplexity")
-        axes[1].set_title("Language modelling quality")
-        axes[1].legend(fontsize="small")
-    return save_figure(fig, path)
-
-
-def scores_plot(labels: list[str], groups: list[str], scores: dict, path: Path) -> Path:
-    """Grouped bars of bias and soft score ± SE per group and model, drawn from 50 (no preference).
-
-    Bars start at 50 so the direction of a preference is read at a glance and the axis
-    zooms on the range the scores actually span.
-
-    `scores[metric][label][group]` is a (score, se, ...) tuple or absent; metric is "bias" or "soft".
-    """
-    fig, axes = new_figure(SCORES_PX, nrows=2, sharex=True)
-    x = np.arange(len(groups))
-    width = 0.8 / len(labels)
-    for ax, metric in zip(axes, ("bias", "soft"), strict=True):
-        for index, label in enumerate(labels):
-            values = np.array([scores[metric][label].get(group, (np.nan, np.nan))[:2] for group in groups],
-                              dtype=float)
-            ax.bar(x - 0.4 + width * (index + 0.5), values[:, 0] - 50, width, bottom=50, yerr=values[:, 1],
-                   color=PALETTE[index % len(PALETTE)], label=label if metric == "bias" else None,
-                   capsize=2, error_kw={"linewidth": 0.8})
-        ax.axhline(50, color=NEUTRAL, linewidth=1)
-        ax.set_ylabel(f"{metric} score (50 = no preference)")
-        ax.grid(axis="y", alpha=0.3)
-    fig.legend(loc="outside lower center", ncols=min(len(labels), 6), fontsize="small")
-    axes[1].set_xticks(x, groups, rotation=30, ha="right")
-    axes[1].set_xlabel("Identity group")
-    fig.suptitle("Bias and soft score per identity group (± standard error)")
-    return save_figure(fig, path)
 
 
 def hbar_panels(categories: list[str], series: list[tuple[str, dict]], panels: list[tuple[str, str, str | None]],

@@ -37,17 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
+from queerbias.comparison.compare import soft_test as soft_test_of
+from queerbias.comparison.runs import align_rows
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import iter_jsonl
-from queerbias.report.compare import SOFT_TESTS
 from queerbias.report.paired_stats import adjust_pvalues, sign_test, stars
-from queerbias.report.runs import align_rows
 from queerbias.study.cells import STUDY_FILE, Cell, read_plan
 from queerbias.study.config import StudyConfig, load_study
 from queerbias.study.execution import last_line
 from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
-from queerbias.suites.registry import get_suite
+from queerbias.suites.registry import get_declaration
 from queerbias.suites.store import load_run, read_json_file
 from queerbias.yamlio import load_yaml_mapping
 
@@ -296,7 +296,7 @@ def pooled_pvalues(records: list[CellRecord], benchmark: str, scope: str, measur
                              "with different base evaluations; a study pools its seeds against one shared base")
     base = load_run(records[0].cell.folder / "base" / benchmark, "base")
     suite = base.suite
-    soft_test = SOFT_TESTS[records[0].deltas[benchmark]["meta"].get("soft_test", "wilcoxon")][0]
+    soft_test = soft_test_of(records[0].deltas[benchmark]["meta"].get("soft_test", "wilcoxon"))
     per_seed = []
     for record in records:
         step = record.deltas[benchmark]["comparisons"][-1]["after"]["step"]
@@ -329,6 +329,10 @@ class Column:
     digits: int = 3
     #: the figure's entry holds a list of names here (e.g. the groups that crossed 50), not a number
     names: bool = False
+    #: what the study judges by it (`Judged.roles`: headline, detail, excess, guard), from its suite's declaration
+    roles: frozenset[str] = frozenset()
+    #: its title in the summary table ("<benchmark>: <the declared title>"; default: `title`)
+    short: str = ""
 
 
 @dataclass
@@ -346,11 +350,12 @@ class MethodRow:
 
 
 def method_columns(state: StudyState) -> list[Column]:
-    """Per benchmark: its overall measures where its suite declares no comparison-level headline
-    figure (`Suite.figures`; pairs declares the distance to indifference, as its overall score
-    averages groups pulled in opposite directions into 50), then every comparison-level figure
-    read by its shape: each measure m with `m_before`, `m_after`, `delta_m` and `ci_m`, and each
-    list of names beside them (the groups that crossed 50, say)."""
+    """Per benchmark: its overall measures where its suite declares no comparison-level figures
+    (`Declaration.figures`; pairs declares the distance to indifference, as its overall score
+    averages groups pulled in opposite directions into 50) and its declared guard measure, then
+    every comparison-level figure read by its shape: each measure m with `m_before`, `m_after`,
+    `delta_m` and `ci_m`, and each list of names beside them (the groups that crossed 50, say).
+    Each column carries the roles its suite's `Judged` declaration gives it."""
     columns = []
     for benchmark in state.benchmarks:
         documents = [r.deltas[benchmark] for r in state.records if benchmark in r.deltas]
@@ -360,16 +365,22 @@ def method_columns(state: StudyState) -> list[Column]:
         last = document["comparisons"][-1]
         digits = {m["name"]: m.get("digits", 2) for m in document["measures"]}
         labels = {m["name"]: m["label"] for m in document["measures"]}
-        titles = get_suite(document["suite"]).figures
-        if not titles:
-            columns += [Column(benchmark, OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])
-                        for m in digits if f"delta_{m}" in last[OVERALL]]
+        declared = get_declaration(document["suite"])
+        titles, judged = declared.figures, declared.judged
+
+        def column(figure: str, measure: str, title: str, places: int) -> Column:
+            roles = judged.roles(figure, measure)
+            short = next((f"{benchmark}: {t}" for t in roles.values() if t), "")
+            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short)
+
+        guarded = judged.guard.measure if judged.guard is not None and judged.guard.part == OVERALL else None
+        columns += [column(OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])
+                    for m in digits if f"delta_{m}" in last[OVERALL] and (not titles or m == guarded)]
         for key, value in last.items():
             if key in ("before", "after", OVERALL, *document["scopes"]) or not figure_measures(value):
                 continue
             title = titles.get(key, key.replace("_", " ")).lower()
-            columns += [Column(benchmark, key, m, f"{benchmark}: {title} ({m})", digits.get(m, 3))
-                        for m in figure_measures(value)]
+            columns += [column(key, m, f"{benchmark}: {title} ({m})", digits.get(m, 3)) for m in figure_measures(value)]
             columns += [Column(benchmark, key, name, f"{benchmark}: {title} ({name})", names=True)
                         for name, item in value.items()
                         if isinstance(item, list) and all(isinstance(v, str) for v in item)]

@@ -29,8 +29,10 @@ import yaml
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
-from queerbias.options import to_dict
+from queerbias.options import without_new_defaults
 from queerbias.study.config import REPORT_KEYS, StudyConfig, load_study
+from queerbias.suites.store import read_json_file
+from queerbias.train.config import check_installed, default_values, load_config, migrate
 from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
@@ -165,8 +167,6 @@ def _check_folder(study: StudyConfig, root: Path, force: bool) -> list[str]:
 
 def _training_config(study: StudyConfig, cell: Cell) -> dict:
     """The cell's training config, built and checked by the training loader, as a mapping."""
-    from queerbias.train.config import load_config
-
     run, model = study.runs[cell.run], study.models[cell.model]
     path = run.config or study.training.config
     overrides = [*study.training.override_args(), *run.override_args(), *model.override_args(),
@@ -176,6 +176,7 @@ def _training_config(study: StudyConfig, cell: Cell) -> dict:
                  f"eval.base_from={json.dumps(str(Path(study.output_dir) / BASE_DIR / cell.model))}"]
     try:
         config = load_config(path, overrides)
+        check_installed(config)
     except QueerbiasError as err:
         raise QueerbiasError(f"study cell {cell.name}: {err}") from None
     return {**config.to_dict(), "benchmark_dirs": config.benchmark_dirs()}
@@ -190,8 +191,8 @@ def _check_cell(cell: Cell, config: dict, force: bool) -> None:
     """A started cell whose training config changed: refused, or deleted with `force`."""
     if not cell.config_file.is_file() or not (cell.folder / "config.yaml").is_file():
         return
-    previous = load_yaml_mapping(cell.config_file, what="study cell config")
-    body = without_new_defaults(previous, yaml.safe_load(_dump(config)), _defaults())
+    previous = migrate(load_yaml_mapping(cell.config_file, what="study cell config"), warn=False)
+    body = without_new_defaults(previous, yaml.safe_load(_dump(config)), default_values())
     if previous == body:
         return
     differs = sorted(key for key in set(previous) | set(body) if previous.get(key) != body.get(key))
@@ -209,31 +210,6 @@ def _check_cell(cell: Cell, config: dict, force: bool) -> None:
         shutil.rmtree(cell.folder)
 
 
-def without_new_defaults(previous, current, defaults):
-    """`current` without the keys `previous` lacks whose value is their option's default (nested
-    sections and benchmark entries alike): an option that a later version added, at the default
-    that keeps the earlier behaviour, changes no cell that was run before it existed."""
-    if isinstance(current, dict) and isinstance(previous, dict):
-        known = defaults if isinstance(defaults, dict) else {}
-        return {key: without_new_defaults(previous[key], value, known.get(key)) if key in previous else value
-                for key, value in current.items()
-                if key in previous or key not in known or value != known[key]}
-    if isinstance(current, list) and isinstance(previous, list) and len(current) == len(previous):
-        template = defaults[0] if isinstance(defaults, list) and defaults else None
-        return [without_new_defaults(old, new, template) for old, new in zip(previous, current, strict=True)]
-    return current
-
-
-def _defaults() -> dict:
-    """Every training option at its default, a benchmark entry's as the one item of eval.benchmarks."""
-    from queerbias.train.benchmarks import BenchmarkSettings
-    from queerbias.train.config import config_class
-
-    defaults = to_dict(config_class()())
-    defaults["eval"]["benchmarks"] = [to_dict(BenchmarkSettings())]
-    return defaults
-
-
 def write_plan(root: Path, cells: list[Cell], accelerate_config: str | None) -> None:
     plan = [{"model": c.model, "run": c.run, "seed": c.seed, "folder": str(c.folder.relative_to(root)),
              "benchmarks": list(c.benchmarks), "command": launch_command(c, accelerate_config)} for c in cells]
@@ -246,8 +222,6 @@ def read_plan(root: Path) -> list[Cell]:
     if not path.is_file():
         raise QueerbiasError(f"{root}: not a study folder (no {PLAN_FILE}); run `queerbias study --config FILE` "
                              "or `queerbias study plan --config FILE` first")
-    from queerbias.suites.store import read_json_file
-
     document = read_json_file(path, "study plan")
     try:
         return [Cell(c["model"], c["run"], int(c["seed"]), root / c["folder"], tuple(c["benchmarks"]))

@@ -1,12 +1,16 @@
-"""Which run of a study to choose: the distance, never alone (issue 20).
+"""Which run of a study to choose: the headline figure, never alone (issue 20).
 
-A mitigation run passes when, in the mean over its seeds, it raised the stereotype excess
-on no pair benchmark but the control sets (the mean over groups of max(0, bias - 50): a group flipped towards
-the stereotype lowers the distance but raises this), lost no more than a guard's allowance
-on each guard benchmark (the knowledge set: accuracy, in points) and raised general
+What is judged on a benchmark is its suite's declaration (`Declaration.judged`): its
+headline figure (the pair benchmark's distance to indifference), its excess figure (the
+stereotype excess: a group flipped towards the stereotype lowers the distance but raises
+this) and its guard figure (the knowledge set's accuracy). A mitigation run passes when, in
+the mean over its seeds, it raised no excess figure on any benchmark but the control sets,
+lost no more than a guard's allowance on each guard benchmark and raised general
 perplexity by at most `general_perplexity_pct`. Of the runs that pass, the one with the
-lowest mean distance to indifference on the headline benchmark is chosen. The thresholds
-are the study file's `judge` section; they judge, they do not change what any cell ran.
+lowest mean headline figure on the headline benchmark is chosen. The thresholds are the
+study file's `judge` section; they judge, they do not change what any cell ran. Nothing here
+names a suite or a figure: a new suite that declares its judged figures is judged as the
+built-in ones are.
 """
 
 from __future__ import annotations
@@ -16,45 +20,51 @@ from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, option
-from queerbias.suites.protocol import OVERALL
-from queerbias.suites.registry import get_suite
+from queerbias.suites.registry import get_declaration, list_declarations
 
 
 @dataclass
 class JudgeSettings:
-    headline: str | None = option(None, "the benchmark whose distance to indifference chooses among the runs that "
-                                        "pass (default: the first pair benchmark)")
-    guards: dict = option(help="benchmark name -> the most its first measure may fall, mean over seeds "
-                               "(knowledge: accuracy points)", factory=dict)
+    headline: str | None = option(None, "the benchmark whose headline figure (its suite's `judged.headline`, e.g. the "
+                                        "distance to indifference) chooses among the runs that pass (default: the "
+                                        "first benchmark with one)")
+    guards: dict = option(help="benchmark name -> the most its guard figure (its suite's `judged.guard`, e.g. "
+                               "accuracy points) may fall, mean over seeds", factory=dict)
     general_perplexity_pct: float | None = option(5.0, "the most general perplexity may rise, percent of base, "
                                                        "mean over seeds (null: not judged)", ge=0)
-    excess: bool = option(True, "fail a run whose stereotype excess rose on any pair benchmark but the controls")
-    controls: list[str] = option(help="pair benchmarks that are control sets (the neutral mentions): shown, "
-                                      "never judged by stereotype excess, which they do not measure", factory=list)
+    excess: bool = option(True, "fail a run whose excess figure (e.g. the stereotype excess) rose on any benchmark "
+                                "but the controls")
+    controls: list[str] = option(help="benchmarks that are control sets (the neutral mentions): shown, never "
+                                      "judged by their excess figure, which they do not measure", factory=list)
 
 
 def load_judge(raw, benchmarks: dict[str, str]) -> JudgeSettings:
-    """The study file's `judge` section, checked against the study's benchmarks (name -> suite):
-    a guard reads an overall measure, which suites with a headline figure (pairs: the distance)
-    do not put in the method table; the headline must be a pair benchmark."""
+    """The study file's `judge` section, checked against the study's benchmarks (name -> suite): a
+    guard reads its suite's guard figure, a control set is of a suite that allows one, the headline
+    is a benchmark of a suite with a headline figure."""
     judge = from_mapping(JudgeSettings, raw or {}, "study key 'judge'")
+    judged = {name: get_declaration(suite).judged for name, suite in benchmarks.items()}
     for name, allowed in judge.guards.items():
         if name not in benchmarks:
             raise QueerbiasError(f"study key 'judge.guards.{name}' names no benchmark of the study "
                                  f"({', '.join(benchmarks)})")
-        if get_suite(benchmarks[name]).figures:
-            raise QueerbiasError(f"study key 'judge.guards.{name}': a {benchmarks[name]} benchmark is judged by its "
-                                 "figures (stereotype excess), not guarded; guard a benchmark such as the "
-                                 "knowledge set")
+        if judged[name].guard is None:
+            own = [f.title for f in (judged[name].headline, judged[name].excess) if f is not None]
+            why = f"is judged by its figures ({', '.join(own)})" if own else "declares no guard figure"
+            raise QueerbiasError(f"study key 'judge.guards.{name}': a {benchmarks[name]} benchmark {why}, not "
+                                 f"guarded; guard a benchmark of a suite with a guard figure "
+                                 f"({', '.join(d.name for d in list_declarations() if d.judged.guard)})")
         if isinstance(allowed, bool) or not isinstance(allowed, (int, float)) or not math.isfinite(allowed) \
                 or allowed < 0:
             raise QueerbiasError(f"study key 'judge.guards.{name}' must be a number of at least 0, got {allowed!r}")
     for name in judge.controls:
-        if benchmarks.get(name) != "pairs":
-            raise QueerbiasError(f"study key 'judge.controls' names {name!r}, which is no pair benchmark of the study")
-    if judge.headline is not None and benchmarks.get(judge.headline) != "pairs":
-        raise QueerbiasError(f"study key 'judge.headline' must name a pair benchmark of the study "
-                             f"({', '.join(n for n, s in benchmarks.items() if s == 'pairs') or 'none'}), "
+        if name not in judged or not judged[name].control:
+            raise QueerbiasError(f"study key 'judge.controls' names {name!r}, which is no benchmark of the study "
+                                 f"whose suite has control sets ("
+                                 f"{', '.join(n for n, j in judged.items() if j.control) or 'none'})")
+    if judge.headline is not None and (judge.headline not in judged or judged[judge.headline].headline is None):
+        raise QueerbiasError(f"study key 'judge.headline' must name a benchmark of the study with a headline figure "
+                             f"({', '.join(n for n, j in judged.items() if j.headline) or 'none'}), "
                              f"got {judge.headline!r}")
     return judge
 
@@ -77,7 +87,7 @@ class Verdict:
 
 
 def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdict]:
-    """(run, model) -> its verdict; per model, the passing run with the lowest headline distance is chosen."""
+    """(run, model) -> its verdict; per model, the passing run with the lowest headline figure is chosen."""
     headline = headline_column(columns, judge.headline)
     found: dict[tuple[str, str], Verdict] = {}
     for row in rows:
@@ -99,11 +109,14 @@ def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str]
     """One sentence under the method table: what was chosen, by which rule."""
     headline = headline_column(columns, judge.headline)
     controls = f" (controls: {', '.join(judge.controls)})" if judge.controls else ""
-    rule = (f"of the runs that raised the stereotype excess on no pair benchmark{controls}"
-            f"{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
-            + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
-               if judge.general_perplexity_pct is not None else "")
-            + (f", the lowest mean distance on {headline.benchmark} ({headline.measure})" if headline else ""))
+    excess = list(dict.fromkeys(_title(c) for c in columns if "excess" in c.roles)) if judge.excess else []
+    rule = (f"of the runs that raised the {' or '.join(excess)} on no benchmark{controls}" if excess
+            else "of the runs")
+    rule += ((f"{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
+              + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
+                 if judge.general_perplexity_pct is not None else ""))
+             + (f", the lowest mean {_title(headline)} on {headline.benchmark} ({headline.measure})"
+                if headline else ""))
     chosen = [f"{model}: {run}" for (run, model), v in found.items() if v.chosen]
     unjudged = [f"{model}/{run}" for (run, model), v in found.items() if not v.judged]
     text = f"Chosen ({rule}): {', '.join(chosen) or 'no run passes'}."
@@ -115,22 +128,33 @@ def _guard_text(judge: JudgeSettings) -> str:
 
 
 def headline_column(columns, name: str | None):
-    """The distance column (bias) of the headline benchmark: `name`, else the first with one."""
+    """The headline figure's column of the headline benchmark: `name`, else the first with one."""
     for column in columns:
-        if column.figure == "distance" and column.measure == "bias" and name in (None, column.benchmark):
+        if "headline" in column.roles and name in (None, column.benchmark):
             return column
     return None
+
+
+def guard_column(columns, name: str):
+    """The guard figure's column of benchmark `name`, or None."""
+    return next((c for c in columns if c.benchmark == name and "guard" in c.roles), None)
+
+
+def _title(column) -> str:
+    """The figure's declared title ("distance", "stereotype excess"), from the column's short title."""
+    return column.short.partition(": ")[2] or column.title.partition(": ")[2]
 
 
 def _failures(row, columns, judge: JudgeSettings) -> list[str]:
     failures = []
     if judge.excess:
-        rose = [c.benchmark for c in columns if c.figure == "direction" and c.measure == "excess"
-                and c.benchmark not in judge.controls and row.figures[c].delta > 0]
-        if rose:
-            failures.append(f"stereotype excess rose on {', '.join(rose)}")
+        rose = {}
+        for c in columns:
+            if "excess" in c.roles and c.benchmark not in judge.controls and row.figures[c].delta > 0:
+                rose.setdefault(_title(c), []).append(c.benchmark)
+        failures += [f"{title} rose on {', '.join(names)}" for title, names in rose.items()]
     for name, allowed in judge.guards.items():
-        first = next((c for c in columns if c.benchmark == name and c.figure == OVERALL), None)
+        first = guard_column(columns, name)
         if first is None:
             failures.append(f"{name} not evaluated (its guard cannot pass)")
         elif row.figures[first].delta < -allowed:

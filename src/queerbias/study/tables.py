@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import statistics
 
-from queerbias.report.delta_tables import star_legend
+from queerbias.report.formatting import star_legend
 from queerbias.report.tables import Cell, Table, fmt, to_csv
 from queerbias.study.aggregate import Column, GroupTable, MethodRow, OverSeeds, StudyState
-from queerbias.study.judging import JudgeSettings, Verdict, headline_column
+from queerbias.study.judging import JudgeSettings, Verdict, guard_column, headline_column
 from queerbias.suites.protocol import OVERALL
-from queerbias.suites.registry import get_suite
+from queerbias.suites.registry import get_declaration
 
 SPREAD = ("spread: the change's min to max over 2 seeds, its SD over 3 or more; CI: the mean of the seeds' "
           "95% bootstrap intervals of the change")
@@ -41,7 +41,7 @@ def missing_text(cells: list[str]) -> str:
 
 
 def group_table(table: GroupTable, run: str, measure: dict, models: list[str]) -> Table:
-    suite = get_suite(table.suite)
+    suite = get_declaration(table.suite)
     title = suite.scope_titles.get(table.scope, table.scope)
     rows = []
     for entry in table.entries:
@@ -121,17 +121,16 @@ def method_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple
 
 def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
                   judge: JudgeSettings) -> Table:
-    """The method table narrowed to what judges a run: every pair benchmark's binary distance, the
-    headline benchmark's soft distance, pair-level |d| and stereotype excess, each guard's first
-    measure, general perplexity and the verdict, each cell `before → after (relative change,
-    SD over seeds)`; the full table holds the rest."""
+    """The method table narrowed to what judges a run, as the suites declare it (`Judged`): every
+    benchmark's headline figure (pairs: the binary distance), the headline benchmark's details (pairs:
+    soft distance, pair-level |d| and stereotype excess), each guard's figure, general perplexity and
+    the verdict, each cell `before → after (relative change, SD over seeds)`; the full table holds the
+    rest."""
     headline = headline_column(columns, judge.headline)
-    chosen = [c for c in columns if c.figure == "distance" and c.measure == "bias"]
+    chosen = [c for c in columns if "headline" in c.roles]
     if headline is not None:
-        chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names
-                   and (c.figure, c.measure) in (("distance", "soft"), ("pair_gap", "abs_d"), ("direction", "excess"))]
-    chosen += [next(c for c in columns if c.benchmark == name and c.figure == OVERALL)
-               for name in judge.guards if any(c.benchmark == name and c.figure == OVERALL for c in columns)]
+        chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names and "detail" in c.roles]
+    chosen += [guard_column(columns, name) for name in judge.guards if guard_column(columns, name) is not None]
     body = []
     for row in rows:
         cells = [f"{row.run} ({'/'.join(map(str, row.steps)) or '?'} steps)", row.model]
@@ -144,9 +143,7 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
         cells += [relative_text(row.general_perplexity, 2),
                   missing_text(row.missing) if not verdict.judged and row.missing else verdict.text]
         body.append(cells)
-    titles = [c.title.replace(": distance to indifference (bias)", ": distance").replace(
-        ": distance to indifference (soft)", ": soft distance").replace(": pair gap (abs_d)", ": pair-level |d|")
-        .replace(": direction (excess)", ": stereotype excess") for c in chosen]
+    titles = [c.short or c.title for c in chosen]
     return Table(header=["run", "model", *titles, "general perplexity", "verdict"], rows=body,
                  caption="Method table, summary: base → final checkpoint, mean over seeds",
                  notes="Each cell: before → after (mean change in % of before, or in points for a guard's "

@@ -1,22 +1,24 @@
-"""What a suite declares so that one store runs it and one comparator compares it.
+"""What a suite declares so that one store runs it, one comparator compares it and a study judges it.
 
-A suite is a benchmark (the pair benchmark, GRUFF, Lou, GIFI-DE, ...) described by a
-class: its typed `Settings`, how to load its items, how to score a chunk of items into
-rows (one row per scored item), how to aggregate rows into a summary, which paired
-cells a before/after comparison tests, and how to present a summary. Everything around
-that (resume, sharding, provenance, the summary written last, loading runs back,
-paired statistics, delta tables and plots) lives once in `suites.store` and
-`report.compare`, so adding a suite is one folder plus one registry entry
-(docs/new-suite.md).
-
-Module imports stay light here and in every suite's `suite.py` (the CLI builds its
-parser from the registered suites); methods import the numeric stack when they run.
+A suite is a benchmark (the pair benchmark, GRUFF, Lou, GIFI-DE, ...) in two parts, as
+objectives are. Its `Declaration` is light (no numeric stack): name, typed `Settings`,
+item columns, measures, criteria, the figures a study judges (`Judged`) and flags; the
+CLI builds its flags, a training or study config is checked and a study's tables are
+headed from it. Its `Suite`, the implementation, is loaded on use (`Declaration.
+implementation`): how to load its items, score a chunk of items into rows, aggregate
+rows into a summary, which paired cells a before/after comparison tests, and how to
+present a summary. Everything around that (resume, sharding, provenance, the summary
+written last, loading runs back, paired statistics, delta tables and plots) lives once in
+`suites.store` and `comparison.compare`, so adding a suite is one folder plus one
+registry entry (docs/new-suite.md). What only some suites need in a training run or on a
+model card are companion objects (`suites.companions`) that the declaration names.
 """
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -105,18 +107,6 @@ class Headline:
 
 
 @dataclass(frozen=True)
-class IndexMetric:
-    """One `model-index` metric of a training run's model card: its type (`_base` is appended for
-    the base model's value) and label, and where a comparison holds it: `part` is "overall" or a
-    comparison-level figure (`Suite.figures`), `measure` the measure whose before/after it reports."""
-
-    type: str
-    label: str
-    part: str
-    measure: str
-
-
-@dataclass(frozen=True)
 class Criterion:
     """How to pick the best checkpoint: `order(row)` of a trajectory row, lowest first, from the
     row keys `reads` (every checkpoint must have them); `refuses(comparison)`, where given, names
@@ -130,8 +120,47 @@ class Criterion:
     refuses: Any = None  # callable(comparison entry) -> str | None
 
 
-class Suite(ABC):
-    """One benchmark. Subclasses set the class attributes and implement the methods."""
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a comparison: `part` is OVERALL or a comparison-level figure (a key of
+    `Declaration.figures`, which `Suite.extras` computes), `measure` one of its measures; `title`
+    is how the study's summary table heads it (default: "<part> (<measure>)")."""
+
+    part: str
+    measure: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The figures a study judges on a benchmark of this suite (`study.judging`, the method tables).
+
+    headline: the figure whose lowest value after training chooses among the runs that pass (the
+    pair benchmark's distance to indifference); `judge.headline` names a benchmark of a suite
+    that has one, and the summary table shows it for every such benchmark. details: the headline
+    benchmark's further columns in that table. excess: a figure whose rise fails a run (the
+    stereotype excess), unless the benchmark is named a control set, which `control` allows.
+    guard: the figure `judge.guards` reads: a run fails where it fell by more than the allowance
+    (the knowledge set's accuracy). A suite without a declaration takes no part in judging.
+    """
+
+    headline: Figure | None = None
+    details: tuple[Figure, ...] = ()
+    excess: Figure | None = None
+    guard: Figure | None = None
+    control: bool = False
+
+    def roles(self, part: str, measure: str) -> dict[str, str]:
+        """The roles ("headline", "detail", "excess", "guard") the figure `part` (`measure`) plays, each
+        with the title the declaration gives it there."""
+        declared = [("headline", self.headline), *(("detail", d) for d in self.details), ("excess", self.excess),
+                    ("guard", self.guard)]
+        return {role: figure.title for role, figure in declared
+                if figure is not None and (figure.part, figure.measure) == (part, measure)}
+
+
+class Declaration:
+    """What a suite is, without the numeric stack: read to build flags, check configs and head tables."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -161,17 +190,35 @@ class Suite(ABC):
     #: comparison-level figures among the extras, shaped like an entry (m_before, delta_m, ci_m,
     #: p_m per measure), by title: shown under Overall in delta tables and in trajectories
     figures: ClassVar[dict[str, str]] = {}
+    #: what a study judges on a benchmark of this suite
+    judged: ClassVar[Judged] = Judged()
     #: compatibility checks besides the data checksum and the "items" settings: (what, path in meta)
     compatible: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
     #: the store loads the model in two steps, so that `screen` sees its tokenizer before the weights
     screens: ClassVar[bool] = False
-
-    # -- in training runs -------------------------------------------------------------
     #: why this suite cannot be a training benchmark ("" = it can)
     no_training_reason: ClassVar[str] = ""
-    #: the output folder of the first benchmark of this suite in a training run, where the suite
-    #: keeps a historical name (pairs: "bias"); None: named after its data (`train.benchmarks`)
-    training_name: ClassVar[str | None] = None
+    #: why a model cannot have trained on this suite's items, where `Suite.texts` names none (the
+    #: overlap guard then records this instead of a count)
+    no_texts_reason: ClassVar[str] = ""
+    #: "module:Class" of the implementation (a `Suite` subclass of this declaration); None: this class
+    #: is the suite itself (a suite in one file, as a plugin may be)
+    implementation: ClassVar[str | None] = None
+    #: companion hooks by kind ("training", "card", "report": `suites.companions`), as "module:Class";
+    #: a kind not named gets the defaults
+    companions: ClassVar[dict[str, str]] = {}
+    #: modules whose `register(subparsers)` add the suite's own CLI commands (its aliases, exports)
+    commands: ClassVar[tuple[str, ...]] = ()
+
+
+class Suite(Declaration, ABC):
+    """One benchmark's implementation. Subclasses of a declaration implement the methods."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not inspect.isabstract(cls) and cls.texts is Suite.texts and not cls.no_texts_reason:
+            raise TypeError(f"suite {cls.__name__} must name the texts a training corpus may not contain "
+                            "(`texts`) or say why it has none (`no_texts_reason`)")
 
     # -- running --------------------------------------------------------------------
 
@@ -191,18 +238,10 @@ class Suite(ABC):
     def load_data(self, spec: str | None, settings) -> tuple[Sequence, DataRef]:
         """The (sampled) items to evaluate and what they are; `spec` None: the default data."""
 
-    def training_data(self, spec: str | None, held_out: bool) -> str | None:
-        """The data a training benchmark evaluates when its config names `spec` (None: none);
-        `held_out`: the objective is judged on data it did not train on (mitigation objectives)."""
-        return spec
-
-    def available_offline(self, spec: str | None) -> bool:
-        """Whether the data can be had without a download (an `optional` benchmark is skipped if not)."""
-        return True
-
     def texts(self, items: Sequence) -> Iterable[str]:
         """The texts of these items that a model must not have trained on: a training run refuses
-        training pairs or a corpus that contain one (`train.overlap`). Default: none, not checked."""
+        training pairs or a corpus that contain one (`train.overlap`). A suite either names them or
+        says why it has none (`no_texts_reason`)."""
         return ()
 
     def chunk_size(self, settings) -> int:
@@ -252,25 +291,6 @@ class Suite(ABC):
         """Tables of the extras for delta.md."""
         return []
 
-    def closing_figures(self, comparison: dict, measures: list[dict]) -> tuple[str, dict, list[tuple[str, str, int]]]:
-        """What a training run's closing line says of a comparison (the last checkpoint against the
-        base): a title ("" or e.g. "distance to indifference "), the entry of the comparison holding the
-        figures, and (measure, label, digits) of each. Default: the overall change of every measure."""
-        overall = comparison[OVERALL]
-        return "", overall, [(m["name"], m["label"], m.get("digits", 2)) for m in measures
-                             if f"delta_{m['name']}" in overall]
-
-    def closing_clauses(self, comparison: dict) -> str:
-        """What the closing line adds after the figures ("; ..." clauses; "" for none). Pairs: the
-        pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
-        return ""
-
-    def closing_lines(self, documents: Mapping[str, dict]) -> list[str]:
-        """Lines a training run's close and its card add across all its benchmarks' delta documents
-        (by benchmark name), once per suite among them. Pairs: the specificity ratio against the
-        knowledge set."""
-        return []
-
     # -- presenting -----------------------------------------------------------------
 
     @abstractmethod
@@ -288,37 +308,3 @@ class Suite(ABC):
     def plot(self, summary: dict, path: Path) -> Path | None:
         """A figure of one run, drawn with `report.plots` (None: none)."""
         return None
-
-    def report_tables(self, runs: list) -> dict[str, str] | None:
-        """`queerbias report`: several runs (`RunRecord`s) side by side as "md", "csv" and "tex" text.
-        Default (None): the headline figure per group, groups as rows, runs as columns."""
-        return None
-
-    def report_plot(self, runs: list, path: Path) -> Path | None:
-        """`queerbias report`'s figure of the runs, drawn at `path` (None: the default, bars of the
-        headline figure per group and run)."""
-        return None
-
-    # -- on a training run's model card ------------------------------------------------
-    #: the task `model-index` names (default: the description)
-    index_task: ClassVar[str] = ""
-
-    def index_metrics(self) -> tuple[IndexMetric, ...]:
-        """What `model-index` reports of a benchmark of this suite. Default: every measure overall."""
-        return tuple(IndexMetric(m.name, m.label, OVERALL, m.name) for m in self.measures)
-
-    def card_summary(self, comparison: dict, data: str, evaluated: str) -> str | None:
-        """A sentence for the card's summary on the change of the first benchmark that gives one (the
-        comparison of the base with the last checkpoint, the data's name, how it relates to the
-        training data: "held out: ..."). Default: none."""
-        return None
-
-    def card_blocks(self, document: dict, comparison: dict, evaluated: str) -> list[str] | None:
-        """The card's Markdown blocks for a benchmark of this suite (`document`: its delta.json).
-        Default (None): the overall before/after of each measure (`train.card.body`)."""
-        return None
-
-    def card_limitations(self, comparisons: list[dict]) -> list[str]:
-        """Lines for the card's limitations, from the comparisons (base against the last checkpoint) of
-        every benchmark of this suite in the run (pairs: the group sizes). Default: none."""
-        return []

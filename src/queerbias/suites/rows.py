@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from queerbias.errors import DataError
+from queerbias.fileio import iter_jsonl
 from queerbias.suites.protocol import Column
 
 
@@ -73,9 +74,7 @@ def _csv_value(value) -> str:
 def read(path: Path, columns: Sequence[Column]) -> pd.DataFrame:
     """A run's items file back as the typed frame `frame` builds; bad content names file and row."""
     if path.suffix == ".jsonl":
-        from queerbias.fileio import iter_jsonl
-
-        return frame([record for _, record in iter_jsonl(path)], columns)
+            return frame([record for _, record in iter_jsonl(path)], columns)
     try:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:

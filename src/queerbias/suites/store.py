@@ -45,7 +45,7 @@ from queerbias.suites.markdown import summary_markdown
 from queerbias.suites.paths import PARTIAL_DIR, SUMMARY_FILE
 from queerbias.suites.protocol import DataRef, Suite
 from queerbias.suites.provenance import model_use, run_key, run_meta
-from queerbias.suites.registry import LEGACY_SUITE, get_suite
+from queerbias.suites.registry import LEGACY_SUITE, get_declaration, get_suite, list_declarations
 
 log = logging.getLogger(__name__)
 
@@ -433,6 +433,14 @@ class RunRecord:
     _repr_markdown_ = to_markdown  # notebooks show a run as its summary
 
 
+def _another_suites(summary: dict) -> bool:
+    """Whether a summary without `suite` holds the metrics of another suite than the legacy one (an early
+    GIFI-DE summary): some suite's summary keys, but not the legacy suite's."""
+    keys = set(summary)
+    return not set(get_declaration(LEGACY_SUITE).summary_keys) <= keys and any(
+        set(d.summary_keys) <= keys for d in list_declarations())
+
+
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     """A finished run folder of any suite; an old summary without `suite` is a pair run's (LEGACY_SUITE)."""
     path = Path(path)
@@ -446,9 +454,9 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
         raise QueerbiasError(f"{summary_path}: not a run summary (a JSON object)")
     name = summary.get("suite", LEGACY_SUITE)
     legacy = isinstance(summary.get("meta"), dict) and (summary["meta"].get("suite") or summary["meta"].get("view"))
-    if "suite" not in summary and (legacy or "gifi" in summary):
-        raise QueerbiasError(f"{summary_path}: a GRUFF, Lou or GIFI run written before the suites shared one "
-                             "run format; run it again to compare it")
+    if "suite" not in summary and (legacy or _another_suites(summary)):
+        raise QueerbiasError(f"{summary_path}: a run of another suite than {LEGACY_SUITE}, written before the suites "
+                             "shared one run format; run it again to compare it")
     if not isinstance(name, str):
         raise QueerbiasError(f"{summary_path}: 'suite' must be a suite name, got {name!r}")
     if summary.get("schema_version", 1) > SCHEMA_VERSION:

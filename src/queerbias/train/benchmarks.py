@@ -1,17 +1,18 @@
 """The benchmarks a training run evaluates: `eval.benchmarks` entries, their folders, their data.
 
 A benchmark is any registered suite that evaluates the language model being trained
-(`Suite.no_training_reason` says why one cannot), with its data, a seeded sample and
+(`Declaration.no_training_reason` says why one cannot), with its data, a seeded sample and
 options. Each gets one output folder inside `RUN/base/`, every `checkpoint-N/` and
 `RUN/compare/`: its `name`, or without one the suite's historical name for its first
-benchmark (`Suite.training_name`: `bias` for the first pair benchmark, as every earlier
-run named it), else its data as `queerbias run` names folders (`winoqueer-v0`,
+benchmark (its training companion's `folder_name`, `suites.companions.TrainingHooks`: `bias`
+for the first pair benchmark, as every earlier run named it), else its data as `queerbias run` names folders (`winoqueer-v0`,
 `queerbias-de:test` -> `queerbias-de-test`, a folder or file: its last path component), or
 the suite's name when it evaluates the suite's default data; a name taken by an earlier
 benchmark gets `-<suite>` and then a number. Run folders of earlier versions recorded
 their names (`bias-<suite>`) in config.yaml and stay readable.
 
-Torch-free: configs are checked, and benchmark data read, before any model loads.
+Torch-free: configs are checked from the suites' light declarations, and benchmark data read,
+before any model loads.
 """
 
 from __future__ import annotations
@@ -23,19 +24,18 @@ from dataclasses import dataclass, fields
 from queerbias.errors import QueerbiasError
 from queerbias.options import EXECUTION, from_mapping, option, role
 from queerbias.suites.paths import slug
-from queerbias.suites.registry import get_suite, names
+from queerbias.suites.registry import DEFAULT_SUITE, companion, get_declaration, get_suite, names
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class BenchmarkSettings:
-    suite: str = option("pairs", "a registered suite (`queerbias suites`)", choices=names)
-    data: str | None = option(None, "what the suite evaluates: pairs: a registered pair set, file or split "
-                                    "(default queerbias-de); gruff/lou: their data folder (default: the cached "
-                                    "copy); gifi: a prompts YAML")
-    sample: int | None = option(200, "seeded subset size (null: all items; per setting for gruff, per task for "
-                                     "lou, templates per task for gifi)", ge=1)
+    suite: str = option(DEFAULT_SUITE, "a registered suite (`queerbias suites`)", choices=names)
+    data: str | None = option(None, "what the suite evaluates, as `queerbias run SUITE --data` takes it (null: "
+                                    "the suite's default data)")
+    sample: int | None = option(200, "seeded subset size, as the suite's `sample` setting counts it (null: all "
+                                     "items)", ge=1)
     seed: int = option(0, "seed of the subset", ge=0)
     name: str | None = option(None, "output folder inside each checkpoint and in compare/ (default: see "
                                     "`train.benchmarks`)")
@@ -43,22 +43,18 @@ class BenchmarkSettings:
     optional: bool = option(False, "skip (with a warning) when `data` is not available offline")
     best: str | None = option(None, "best-checkpoint criterion of this benchmark's suite (default: compare.best, "
                                     "else the suite's first)")
-    guard: float | None = option(None, "a guard benchmark: a checkpoint whose first measure here (knowledge: "
-                                       "accuracy, points) fell more than this below the base's is chosen as best "
-                                       "on no benchmark of the run", ge=0)
+    guard: float | None = option(None, "a guard benchmark: a checkpoint whose first measure here (e.g. an "
+                                       "accuracy, in points) fell more than this below the base's is chosen as "
+                                       "best on no benchmark of the run", ge=0)
 
 
 def defaults(held_out: bool) -> list[BenchmarkSettings]:
-    """What a run evaluates when `eval.benchmarks` is not given. An objective judged on held-out
-    data (mitigation): 200 held-out pairs (queerbias-de:test) and, out of distribution, 400 pairs
-    each of English WinoQueer v0 and WinoQueer-DE where they are on this machine (cached or in
-    the shared data folder); else (continued pretraining) 200 pairs of queerbias-de."""
-    if not held_out:
-        return [BenchmarkSettings()]
-    return [BenchmarkSettings(data="queerbias-de:test", name="bias"),
-            BenchmarkSettings(data="winoqueer-v0", sample=400, name="bias-ood-en", optional=True,
-                              options={"identical": "drop"}),  # v0 has two identical pairs
-            BenchmarkSettings(data="winoqueer-de", sample=400, name="bias-ood-winoqueer-de", optional=True)]
+    """What a run evaluates when `eval.benchmarks` is not given: the default suite's training companion
+    says (`TrainingHooks.default_benchmarks`; pairs: held-out and out-of-distribution pair sets for a
+    mitigation, queerbias-de for continued pretraining)."""
+    entries = companion(DEFAULT_SUITE, "training").default_benchmarks(held_out)
+    return [from_mapping(BenchmarkSettings, {"suite": DEFAULT_SUITE, **entry}, "eval.benchmarks (default)")
+            for entry in entries]
 
 
 def folder_names(benchmarks: list[BenchmarkSettings]) -> list[str]:
@@ -70,9 +66,9 @@ def folder_names(benchmarks: list[BenchmarkSettings]) -> list[str]:
 
 
 def _default_name(bench: BenchmarkSettings, taken: list[str]) -> str:
-    suite = get_suite(bench.suite)
-    if suite.training_name and suite.training_name not in taken:
-        return suite.training_name
+    suite, folder = get_declaration(bench.suite), companion(bench.suite, "training").folder_name
+    if folder and folder not in taken:
+        return folder
     name = slug(bench.data) if bench.data else suite.name
     if name in taken:
         name = f"{name}-{suite.name}"
@@ -92,7 +88,7 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
         require("sample" not in bench.options and "seed" not in bench.options, f"{where}.options",
                 "must not repeat sample or seed (they are keys of the benchmark itself)")
         suite_settings(bench, where)
-        criteria = get_suite(bench.suite).criteria
+        criteria = get_declaration(bench.suite).criteria
         criterion, key = (bench.best, f"{where}.best") if bench.best is not None else (best, "compare.best")
         require(criterion is None or criterion in criteria, key,
                 f"names {criterion!r}, which is not a best-checkpoint criterion of suite {bench.suite} "
@@ -106,7 +102,7 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
 def suite_settings(bench: BenchmarkSettings, where: str, batch_size=None):
     """The suite settings of one entry: its options, sample and seed (and the eval batch size where
     the suite's batch size changes nothing but speed), checked and named by the entry's key."""
-    suite = get_suite(bench.suite)
+    suite = get_declaration(bench.suite)
     if suite.no_training_reason:
         raise QueerbiasError(f"config key '{where}.suite': {bench.suite} cannot be a training benchmark: "
                              f"{suite.no_training_reason}")
@@ -118,14 +114,14 @@ def suite_settings(bench: BenchmarkSettings, where: str, batch_size=None):
 
 def resolve(config, held_out: bool) -> tuple[object, list[str]]:
     """The config with the benchmarks this run evaluates: each named by its folder, with the data its
-    suite takes for it (`Suite.training_data`: pairs judge a mitigation on held-out pairs), and
+    suite takes for it (the training companion's `data`: pairs judge a mitigation on held-out pairs), and
     optional benchmarks whose data is not on this machine left out; returns it and those skipped."""
     resolved = copy.deepcopy(config)
     kept, skipped = [], []
     for bench, name in zip(resolved.eval.benchmarks, folder_names(config.eval.benchmarks), strict=True):
-        suite = get_suite(bench.suite)
-        bench.data = suite.training_data(bench.data, held_out)
-        if bench.optional and not suite.available_offline(bench.data):
+        suite, hooks = get_declaration(bench.suite), companion(bench.suite, "training")
+        bench.data = hooks.data(suite, bench.data, held_out)
+        if bench.optional and not hooks.available_offline(suite, bench.data):
             log.warning("benchmark %s (%s) is not available offline; skipped", name, bench.data)
             skipped.append(name)
             continue

@@ -2,39 +2,53 @@
 
 Every key is a `queerbias.options` field with its type, range and help, so a typo or an
 out-of-range value (`lora.alpha: 0`, a negative `weight_decay`, `nan`) fails, naming the
-dotted key, before any model is loaded. The sections are the core ones below plus one per
-registered objective, named after it (`equalise:`, `dpo:`, `cda:`; its dataclass lives in
-its folder, `train.objectives`). Checks across keys are `validate`'s and each objective's.
-The resolved config is saved into the run directory, and a rerun (resume) must resolve to
-the same one.
+dotted key (and the closest key, for a typo), before any model is loaded. The sections are
+the core ones below plus one per registered objective, named after it (`equalise:`, `dpo:`,
+`cda:`; its dataclass lives in its folder, `train.objectives`), held in `sections` and read
+typed with `TrainConfig.section(EqualiseConfig)`. Checks across keys are `validate`'s and
+each objective's. The resolved config is saved into the run directory, and a rerun (resume)
+must resolve to the same one; an option added later at its default changes no run.
+
+Reading and checking a config imports neither torch nor transformers (`queerbias study`
+checks every cell's config, a CLI checks one before any model loads). The checks that need
+transformers (the scheduler's name, the report integrations) are `check_installed`'s, which
+a run calls first.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
-from queerbias.options import apply_override, auto_or_count, build, option, section
+from queerbias.options import (
+    apply_override,
+    auto_or_count,
+    build,
+    config_key,
+    option,
+    section,
+    suggestion,
+    to_dict,
+)
+from queerbias.pairs.mining import LEXICONS
 from queerbias.pairs.taxonomy import GROUPS
+from queerbias.report.options import CompareOptions
 from queerbias.train import benchmarks
 from queerbias.train.benchmarks import BenchmarkSettings
 from queerbias.train.objectives import registry as objectives
-from queerbias.train.pairs import TrainingPairs, check_training_pairs
 from queerbias.yamlio import load_yaml_mapping
 
-
-def _schedulers() -> tuple[str, ...]:
-    """transformers' learning-rate schedulers (read when a config is checked: transformers is heavy)."""
-    from transformers.trainer_utils import SchedulerType
-
-    return tuple(s.value for s in SchedulerType)
+log = logging.getLogger(__name__)
+Section = TypeVar("Section")
+#: keys that moved: old dotted key -> new one (a config or a saved run written before still reads)
+MOVED = {("cda", "lexicon"): ("data", "lexicon")}
 
 
 def _max_steps(value: int) -> str | None:
@@ -68,8 +82,43 @@ class DataSettings:
     hf_validation_split: str = option("validation", "the Hugging Face dataset's validation split")
     identities: list[str] | None = option(None, "targeted mitigation: keep only documents that mention one of these "
                                                 "taxonomy groups (or a finer group under it)")
+    lexicon: str | None = option(None, "the counterfactual lexicon (YAML): the identity phrases `identities` finds "
+                                       "and cda swaps; null: the packaged German lexicon (data/cda/lexicon_de.yaml)")
     allow_overlap: bool = option(False, "let the corpus contain sentences of the evaluation items; recorded in "
                                         "every summary")
+
+
+@dataclass
+class TrainingPairs:
+    """The counterfactual pairs the pair objectives train on, and the held-out guard (config key `pairs`;
+    loaded by `train.pairs`)."""
+
+    train: str | list[str] | None = option(None, "a split side (`queerbias-de:train`), a registered pair set or a "
+                                                 "pair file, or a list of them (e.g. [queerbias-de-frames:train, "
+                                                 "winoqueer-v0:train])")
+    train_optional: list[str] | None = option(None, "pair sets added when they are on this machine (cached or in "
+                                                    "the shared data folder), else skipped with a warning")
+    batch_size: int = option(32, "pairs per micro-batch (equalise)", ge=1)
+    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
+                                 "random")
+    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
+                                                "pairs per group", ge=1)
+    allow_overlap: bool = option(False, "let evaluation items share sentences with the training pairs; recorded "
+                                        "in every summary")
+    mine: list[str] | None = option(None, "also train on counterfactual pairs mined from real text "
+                                          "(`pairs.mining`): corpus (the training corpus), or JSONL files / corpus "
+                                          "folders; counts go into config.yaml's record")
+    mine_lexicons: dict | None = option(None, "language (de, en) -> a CDA lexicon file for mining (default: the "
+                                              "packaged ones)")
+
+
+def training_sources(train: str | list[str] | None) -> list[tuple[str, str]]:
+    """(config key, pair spec) of each configured training pair set."""
+    if not train:
+        return []
+    if isinstance(train, str):
+        return [("pairs.train", train)]
+    return [(f"pairs.train[{index}]", spec) for index, spec in enumerate(train)]
 
 
 @dataclass
@@ -86,16 +135,9 @@ class EvalSettings:
 
 
 @dataclass
-class CompareSettings:
-    best: str | None = option(None, "best-checkpoint criterion of every benchmark's suite (pairs: closest50, "
-                                    "lowest, distance); null: each suite's first (`queerbias suites`)")
-    ppl_margin: float = option(5.0, "exclude checkpoints whose perplexity rose more than this many percent", ge=0)
-    resamples: int = option(10_000, "bootstrap resamples of the compare reports", ge=1)
-
-
-@dataclass
 class TrainConfig:
-    """The core keys; `load_config` returns the class with a section per objective (`config_class`)."""
+    """The core keys and, in `sections`, one section per registered objective that has settings (the
+    YAML key named after the objective), each its objective's own `Config` class."""
 
     model: str = option("", "a Hub id, local folder or embedded:gemma-3-270m")
     kind: Literal["masked", "causal"] | None = option(None, "masked or causal; null: from the model (XLM's configs "
@@ -113,7 +155,8 @@ class TrainConfig:
     batch_size: int = option(8, "sequences per process and micro-batch", ge=1)
     grad_accum: int = option(1, "micro-batches per optimizer step", ge=1)
     eval_every: int = option(500, "evaluate and save a checkpoint every N optimizer steps", ge=1)
-    lr_scheduler: str = option("linear", "transformers' learning-rate schedule", choices=_schedulers)
+    lr_scheduler: str = option("linear", "transformers' learning-rate schedule (`SchedulerType`; checked when a run "
+                                         "starts, `check_installed`)")
     warmup_ratio: float = option(0.0, "fraction of the optimizer steps spent warming up the learning rate", ge=0,
                                  lt=1)
     weight_decay: float = option(0.0, "AdamW weight decay", ge=0)
@@ -134,27 +177,60 @@ class TrainConfig:
     data: DataSettings = section(DataSettings)
     pairs: TrainingPairs = section(TrainingPairs)
     eval: EvalSettings = section(EvalSettings)
-    compare: CompareSettings = section(CompareSettings)
+    compare: CompareOptions = section(CompareOptions)
+    #: objective name -> its section (an instance of its `Config`); read one typed with `section`
+    sections: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def section(self, cls: type[Section]) -> Section:
+        """The objective section of type `cls` (`config.section(EqualiseConfig).weight`)."""
+        for found in self.sections.values():
+            if isinstance(found, cls):
+                return found
+        raise KeyError(f"no config section of type {cls.__name__}")
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The config as its YAML reads: the core keys, then each objective's section under its name."""
+        values = dataclasses.asdict(self)
+        return {**{key: value for key, value in values.items() if key != "sections"}, **values["sections"]}
 
     def benchmark_dirs(self) -> list[str]:
         """Output folder name of each benchmark, in config order (`train.benchmarks`)."""
         return benchmarks.folder_names(self.eval.benchmarks)
 
 
-def config_class() -> type[TrainConfig]:
-    """`TrainConfig` with one section per registered objective that has settings, named after it."""
-    return _with_sections(tuple(objectives.REGISTRY.items()))
+def build_config(raw: dict) -> TrainConfig:
+    """The config from a mapping as YAML holds it: core keys and one section per objective (moved keys
+    read at their new place, with a warning); every key typed, an unknown one named with the closest."""
+    raw = migrate(raw)
+    own = {o.name: o.Config for o in objectives.list_objectives() if o.Config}
+    core = [f.name for f in fields(TrainConfig) if f.name != "sections"]
+    unknown = sorted(set(raw) - set(core) - set(own), key=str)
+    if unknown:
+        raise QueerbiasError(f"{config_key(str(unknown[0]))} is unknown; {suggestion(unknown[0], [*core, *own])}")
+    config = build(TrainConfig, {key: value for key, value in raw.items() if key in core})
+    config.sections = {name: build(cls, {} if raw.get(name) is None else raw[name], config_key, f"{name}.")
+                       for name, cls in own.items()}
+    return config
 
 
-@functools.lru_cache(maxsize=8)
-def _with_sections(registered: tuple[tuple[str, str], ...]) -> type[TrainConfig]:
-    sections = [(o.name, o.Config, field(default_factory=o.Config)) for o in objectives.list_objectives() if o.Config]
-    made = dataclasses.make_dataclass("TrainConfig", sections, bases=(TrainConfig,))
-    made.__module__ = __name__
-    return made
+def migrate(raw: dict, warn: bool = True) -> dict:
+    """`raw` with every moved key (`MOVED`) at its new place (a warning for a config the user wrote, none
+    for one a run saved); a key given at both is refused."""
+    raw = dict(raw)
+    for (old_section, old_key), (new_section, new_key) in MOVED.items():
+        section_ = raw.get(old_section)
+        if not isinstance(section_, dict) or old_key not in section_:
+            continue
+        target = dict(raw.get(new_section) or {})
+        if new_key in target:
+            raise QueerbiasError(f"config key '{old_section}.{old_key}' moved to '{new_section}.{new_key}'; give "
+                                 "only the latter")
+        if warn:
+            log.warning("config key '%s.%s' is now '%s.%s'", old_section, old_key, new_section, new_key)
+        target[new_key] = section_[old_key]
+        raw[old_section] = {k: v for k, v in section_.items() if k != old_key}
+        raw[new_section] = target
+    return raw
 
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConfig:
@@ -165,14 +241,14 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
         raw = load_yaml_mapping(path, what="training config")
     for item in overrides:
         apply_override(raw, item)
-    config = build(config_class(), raw)
+    config = build_config(raw)
     if not config.output_dir:
         config.output_dir = str(Path("runs") / "train" / (path.stem if path else "run"))
     return _completed(config)
 
 
 def config_from_dict(raw: dict) -> TrainConfig:
-    return _completed(build(config_class(), raw))
+    return _completed(build_config(raw))
 
 
 def _completed(config: TrainConfig) -> TrainConfig:
@@ -181,6 +257,14 @@ def _completed(config: TrainConfig) -> TrainConfig:
         config.eval.benchmarks = benchmarks.defaults(objectives.get_objective(config.objective).held_out)
     validate(config)
     return config
+
+
+def default_values() -> dict:
+    """Every training option at its default, a benchmark entry's as the one item of eval.benchmarks
+    (what `options.without_new_defaults` needs to recognise an option added later)."""
+    defaults = build_config({}).to_dict()
+    defaults["eval"]["benchmarks"] = [to_dict(BenchmarkSettings())]
+    return defaults
 
 
 def save_config(config: TrainConfig, path: Path, record: dict | None = None) -> None:
@@ -208,21 +292,48 @@ def validate(config: TrainConfig) -> None:
     benchmarks.check(config.eval.benchmarks, config.compare.best, require)
     require(config.eval.base_from != "", "eval.base_from", "must name a folder (or be left out)")
     objective = objectives.get_objective(config.objective)
-    check_training_pairs(config, objective, objectives.list_objectives(), require)
+    _check_training_pairs(config, objective, require)
     require(objective.needs_kind is None or config.kind in (None, objective.needs_kind), "objective",
             f"{objective.name} needs a {objective.needs_kind} LM ({objective.needs_kind_reason}); this model is "
             f"{config.kind}")
     for each in objectives.list_objectives():  # each checks its own section, and what it needs when chosen
         each.validate(config, require)
-    _check_report_to(config.report_to)
 
 
-def _check_report_to(report_to: str | list[str]) -> None:
-    """Each destination must be a Trainer integration whose package is installed (transformers is
-    imported only here, when a config is checked)."""
+def _check_training_pairs(config: TrainConfig, objective, require) -> None:
+    """The `pairs` keys against the objective: pairs where it trains on them (given or mined),
+    none where it does not, mining only where mined pairs can be trained on."""
+    registered = objectives.list_objectives()
+    with_pairs = [o.name for o in registered if o.uses_pairs]
+    miners = [o.name for o in registered if o.mined_pairs]
+    require(not objective.uses_pairs or bool(config.pairs.train or config.pairs.mine), "pairs.train",
+            f"is required for objective {objective.name} (training pairs, e.g. queerbias-de:train)")
+    require(objective.uses_pairs or not config.pairs.train, "pairs.train",
+            f"has no use for objective {objective.name} (only {' and '.join(with_pairs)} train on pairs)")
+    twice = sorted({spec for _, spec in training_sources(config.pairs.train)} & set(config.pairs.train_optional or []))
+    require(not twice, "pairs.train_optional", f"repeats {', '.join(twice)} of pairs.train (its pairs would count twice)")
+    require(objective.mined_pairs or not config.pairs.mine, "pairs.mine",
+            f"applies to objective {' and '.join(miners)} (mined pairs have no preference triples for dpo)")
+    require(config.pairs.mine is None or bool(config.pairs.mine), "pairs.mine",
+            "is empty; leave it out, or name sources (corpus, a JSONL file or corpus folder)")
+    for language in config.pairs.mine_lexicons or {}:
+        require(language in LEXICONS, f"pairs.mine_lexicons.{language}",
+                f"names a language without mining support; known: {', '.join(LEXICONS)}")
+
+
+def check_installed(config: TrainConfig) -> None:
+    """What only transformers can check, when a run starts (before any model loads): the learning-rate
+    scheduler is one of transformers' (`SchedulerType`), and each `report_to` destination a Trainer
+    integration whose package is installed."""
     from transformers.integrations import get_available_reporting_integrations
     from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+    from transformers.trainer_utils import SchedulerType
 
+    schedulers = [s.value for s in SchedulerType]
+    if config.lr_scheduler not in schedulers:
+        raise QueerbiasError(f"config key 'lr_scheduler' must be one of {', '.join(schedulers)}, got "
+                             f"{config.lr_scheduler!r}")
+    report_to = config.report_to
     for name in [report_to] if isinstance(report_to, str) else report_to:
         if name == "none":
             continue

@@ -3,7 +3,7 @@
 Targeted mitigation (`data.identities`, the seed study's suggestion in its limitations)
 works with every objective: it keeps only documents that mention one of the named groups,
 or a finer group under it (transgender: also trans women and trans men), found with the
-phrases of the counterfactual lexicon (`cda.lexicon`). The objective then shapes what
+phrases of the counterfactual lexicon (`data.lexicon`). The objective then shapes what
 is left (`Objective.prepare_corpus`: cda adds counterfactual copies). What was done is
 recorded with the run (config.yaml's `record`, every metrics line and summary).
 """
@@ -19,7 +19,7 @@ def prepare_corpus(config, objective, texts: list[str]) -> tuple[list[str], dict
     """The training texts, and what was done to them (None: nothing)."""
     record: dict = {"documents": len(texts)}
     if config.data.identities:
-        texts = select_identities(texts, Lexicon.load(config.cda.lexicon), config.data.identities)
+        texts = select_identities(texts, Lexicon.load(config.data.lexicon), config.data.identities)
         record["targeted_documents"] = len(texts)
         if not texts:
             raise QueerbiasError(f"config key 'data.identities': no document of {config.data.train} "

@@ -1,14 +1,15 @@
 """The overlap guard: a model judged on what it trained on proves nothing.
 
 Before any model loads, the texts of every benchmark's items (`Suite.texts`: the pair
-suite's sentences) are compared with what the run trains on: the training pairs'
+suite's sentences, GRUFF's, Lou's, GIFI-DE's prompts) are compared with what the run trains on: the training pairs'
 sentences (`pairs.train`) and the corpus as trained (after targeting and augmentation),
 cut into sentences, and each document whole. Texts are compared with runs of whitespace
 collapsed and, when the tokenizer lower-cases (uncased BERT), case-folded, as the model
 sees them. A shared text refuses the run; `pairs.allow_overlap` and `data.allow_overlap`
 override it, and the override with the number of shared texts per benchmark is recorded
-in every summary the run writes (`held_out`, `corpus_overlap`). Suites whose items have no
-such texts are not checked, and the record says so by leaving them out.
+in every summary the run writes (`held_out`, `corpus_overlap`). A suite whose items have no
+such texts says why (`Declaration.no_texts_reason`); it is not checked, and the record says
+so by leaving it out.
 """
 
 from __future__ import annotations

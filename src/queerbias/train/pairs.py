@@ -1,4 +1,5 @@
-"""Training pairs of the pair objectives (equalise, dpo): the `pairs` section, loading, batches.
+"""Training pairs of the pair objectives (equalise, dpo): loading and batches (the config section
+`pairs` is `train.config.TrainingPairs`).
 
 `pairs.train` names them (a split side, e.g. `queerbias-de:train`, a registered set or a
 file, or a list), `pairs.train_optional` adds sets where they are on this machine and
@@ -12,61 +13,17 @@ import hashlib
 import logging
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import option
-from queerbias.pairs.mining import LEXICONS, load_lexicons, mine_pairs, mined_pair_set
+from queerbias.pairs.mining import load_lexicons, mine_pairs, mined_pair_set
 from queerbias.pairs.registry import available_offline
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.schema import Pair, PairSet
+from queerbias.train.config import training_sources
 from queerbias.train.corpus import targeted
 from queerbias.train.data import read_texts
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class TrainingPairs:
-    """The counterfactual pairs the pair objectives train on, and the held-out guard (config key `pairs`)."""
-
-    train: str | list[str] | None = option(None, "a split side (`queerbias-de:train`), a registered pair set or a "
-                                                 "pair file, or a list of them (e.g. [queerbias-de-frames:train, "
-                                                 "winoqueer-v0:train])")
-    train_optional: list[str] | None = option(None, "pair sets added when they are on this machine (cached or in "
-                                                    "the shared data folder), else skipped with a warning")
-    batch_size: int = option(32, "pairs per micro-batch (equalise)", ge=1)
-    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
-                                 "random")
-    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
-                                                "pairs per group", ge=1)
-    allow_overlap: bool = option(False, "let evaluation items share sentences with the training pairs; recorded "
-                                        "in every summary")
-    mine: list[str] | None = option(None, "also train on counterfactual pairs mined from real text "
-                                          "(`pairs.mining`): corpus (the training corpus), or JSONL files / corpus "
-                                          "folders; counts go into config.yaml's record")
-    mine_lexicons: dict | None = option(None, "language (de, en) -> a CDA lexicon file for mining (default: the "
-                                              "packaged ones)")
-
-
-def check_training_pairs(config, objective, registered, require) -> None:
-    """The `pairs` keys against the objective: pairs where it trains on them (given or mined),
-    none where it does not, mining only where mined pairs can be trained on."""
-    with_pairs = [o.name for o in registered if o.uses_pairs]
-    miners = [o.name for o in registered if o.mined_pairs]
-    require(not objective.uses_pairs or bool(config.pairs.train or config.pairs.mine), "pairs.train",
-            f"is required for objective {objective.name} (training pairs, e.g. queerbias-de:train)")
-    require(objective.uses_pairs or not config.pairs.train, "pairs.train",
-            f"has no use for objective {objective.name} (only {' and '.join(with_pairs)} train on pairs)")
-    twice = sorted({spec for _, spec in training_sources(config.pairs.train)} & set(config.pairs.train_optional or []))
-    require(not twice, "pairs.train_optional", f"repeats {', '.join(twice)} of pairs.train (its pairs would count twice)")
-    require(objective.mined_pairs or not config.pairs.mine, "pairs.mine",
-            f"applies to objective {' and '.join(miners)} (mined pairs have no preference triples for dpo)")
-    require(config.pairs.mine is None or bool(config.pairs.mine), "pairs.mine",
-            "is empty; leave it out, or name sources (corpus, a JSONL file or corpus folder)")
-    for language in config.pairs.mine_lexicons or {}:
-        require(language in LEXICONS, f"pairs.mine_lexicons.{language}",
-                f"names a language without mining support; known: {', '.join(LEXICONS)}")
 
 
 def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | None:
@@ -97,15 +54,6 @@ def load_training_pairs(config, corpus: list[str] | None = None) -> PairSet | No
     return PairSet(" + ".join(part.name for part in parts), combined, "combined",
                    meta={"parts": [{"name": part.name, "checksum": part.checksum, "n": len(part)} for part in parts],
                          **parts[-1].meta})
-
-
-def training_sources(train: str | list[str] | None) -> list[tuple[str, str]]:
-    """(config key, pair spec) of each configured training pair set."""
-    if not train:
-        return []
-    if isinstance(train, str):
-        return [("pairs.train", train)]
-    return [(f"pairs.train[{index}]", spec) for index, spec in enumerate(train)]
 
 
 def _mined(config, corpus: list[str]) -> PairSet:

@@ -15,28 +15,30 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 from transformers import PrinterCallback, ProgressCallback, TrainerControl
 
+from queerbias.comparison.checkpoints import guard_refusals
+from queerbias.comparison.compare import best_checkpoint, compare_runs, write_outputs
+from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.models.loading import inspect_model
-from queerbias.report.checkpoints import guard_refusals
-from queerbias.report.compare import CompareOptions, best_checkpoint, compare_runs, write_outputs
-from queerbias.report.delta_tables import change_text
-from queerbias.report.runs import load_run
+from queerbias.options import without_new_defaults
+from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import lowercases
-from queerbias.suites.registry import get_suite
+from queerbias.suites.registry import companion
 from queerbias.train import benchmarks, checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
 from queerbias.train.card import write_card
 from queerbias.train.card.body import closing_lines
-from queerbias.train.config import TrainConfig, save_config
+from queerbias.train.config import TrainConfig, check_installed, default_values, migrate, save_config
 from queerbias.train.corpus import prepare_corpus
 from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
 from queerbias.train.evaluation import evaluate
@@ -60,6 +62,7 @@ def run_training(config: TrainConfig) -> dict:
     """Train (or resume) the configured run; returns paths and the final metrics. A run folder that
     holds a finished run of this config is left as it is: the result is read back from it."""
     state = process_state()
+    check_installed(config)
     objective = get_objective(config.objective)
     config, skipped = benchmarks.resolve(config, objective.held_out)
     run_dir = Path(config.output_dir)
@@ -118,7 +121,7 @@ def run_training(config: TrainConfig) -> dict:
 
     evaluation = CheckpointEvaluation(run_dir, run_eval, base, log=log_metrics, say=progress.write)
     trainer = objective.make_trainer(TrainerSetup(
-        config=config, lm=lm, run_dir=run_dir, texts=texts, pairs=training_pairs, packing=packing,
+        config=config, settings=objective.settings(config), lm=lm, run_dir=run_dir, texts=texts, pairs=training_pairs, packing=packing,
         max_length=max_length, arguments=training_arguments(config, run_dir, packing),
         callbacks=[NonFiniteGuard(), progress, evaluation], process_index=state.process_index,
         num_processes=state.num_processes))
@@ -186,12 +189,11 @@ def _require_same_config(config: TrainConfig, run_dir: Path) -> None:
     saved = run_dir / CONFIG_NAME
     if not saved.is_file():
         return
-    previous = load_yaml_mapping(saved, what="saved run config")
+    previous = migrate(load_yaml_mapping(saved, what="saved run config"), warn=False)
     previous.pop("record", None)
-    current = config.to_dict()
-    # a key added to the config since the run was saved counts as unchanged at its default (null)
-    changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
-    if changed:
+    current = without_new_defaults(previous, config.to_dict(), default_values())
+    if previous != current:
+        changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
         raise QueerbiasError(f"{run_dir} holds a run with another config (differs in {', '.join(changed)}); "
                              "choose another output_dir or delete it")
 
@@ -243,14 +245,14 @@ def _step(checkpoint: Path | None) -> int:
 
 def compare_line(document: dict, name: str) -> str:
     """The last checkpoint's change against base in one line, with interval and p, of the figures its
-    suite sums a change up with (`Suite.closing_figures`: pairs: the distance to indifference)."""
+    suite sums a change up with (its card companion's `closing_figures`: pairs: the distance to indifference)."""
     last = document["comparisons"][-1]
-    suite = get_suite(document["suite"])
-    title, entry, figures = suite.closing_figures(last, document["measures"])
+    card = companion(document["suite"], "card")
+    title, entry, figures = card.closing_figures(last, document["measures"])
     changes = [f"{label} {fmt(entry.get(f'{key}_before'), digits)} -> {fmt(entry.get(f'{key}_after'), digits)} "
                f"(change {change_text(entry, key, digits)})" for key, label, digits in figures]
     return (f"{name}, {last['before']['label']} -> {last['after']['label']}: {title}" + "; ".join(changes)
-            + suite.closing_clauses(last))
+            + card.closing_clauses(last))
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
@@ -258,7 +260,7 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     by the benchmark's criterion (`best`, else `compare.best`, else its suite's first) among the
     checkpoints no guard benchmark (`guard`: the knowledge set) refuses; returns the delta documents
     written, by benchmark."""
-    options = CompareOptions(n_resamples=config.compare.resamples, seed=config.seed)
+    options = config.compare.seeded(config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
     documents, criteria, guards = {}, {}, {}
@@ -268,8 +270,8 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if afters:
             criteria[name] = bench.best or config.compare.best
-            documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters, options,
-                                           best_criterion=criteria[name], ppl_margin_pct=config.compare.ppl_margin)
+            documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
+                                           replace(options, best=criteria[name]))
     refused = guard_refusals(documents, guards)
     for name, document in documents.items():
         if refused and "best" in document:

@@ -3,10 +3,12 @@ count, on hand-written rows with values derived by hand."""
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from queerbias.errors import DataError
 from queerbias.report.tables import to_markdown
 from queerbias.suites.gifi.breakdowns import (
+    accuracy_variance,
     ambiguous_sie,
     gdr_outcomes,
     pe_consistency,
@@ -123,6 +125,20 @@ def test_summary_has_group_sd_over_runs_and_the_breakdowns(caplog):
     assert "Fig. D.8" in text and "Fig. D.9" in text and "**Warning** (GDR)" in text
 
 
+def test_accuracy_variance_correlation_by_hand():
+    """App. D.1: per pronoun group GDR accuracy (mean over runs) against its SD over runs, Spearman over groups."""
+    rows = [gdr(run, group, group if ok else None, f"t{t}") for run, group, flags in (
+        (0, "er", (1, 1)), (1, "er", (1, 1)), (0, "sie", (1, 0)), (1, "sie", (1, 1)), (0, "xier", (0, 0)),
+        (1, "xier", (1, 0))) for t, ok in enumerate(flags)]
+    found = accuracy_variance(rows, KINDS)
+    # er 1, 1 -> 1.0, SD 0; sie .5, 1 -> .75, SD .354; xier 0, .5 -> .25, SD .354
+    assert found["groups"]["er"] == pytest.approx({"accuracy": 1.0, "sd": 0.0})
+    assert found["groups"]["xier"] == pytest.approx({"accuracy": 0.25, "sd": np.std([0.0, 0.5], ddof=1)})
+    expected = stats.spearmanr([1.0, 0.75, 0.25], [0.0, np.std([0.5, 1], ddof=1), np.std([0, 0.5], ddof=1)])
+    assert found["rho"] == pytest.approx(expected.statistic) and found["n"] == 3
+    assert accuracy_variance([r for r in rows if r["run"] == 0], KINDS) is None  # one run: no variance
+
+
 def test_an_unknown_group_kind_is_refused(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("groups:\n  a: {forms: {nom: a, gen: a, dat: a, acc: a, poss: a}, detect: [a], kind: neo}\n")
@@ -130,3 +146,26 @@ def test_an_unknown_group_kind_is_refused(tmp_path):
         load_groups(path)
     assert load_groups()["er"].kind == "binary" and load_groups()["xier"].kind == "neopronoun"
     assert load_groups()["name"].kind is None
+
+
+def saof(run, prompt, detected, state="occupation"):
+    return {"run": run, "task": "saof", "group": None, "detected": detected, "template_id": prompt, "state": state,
+            "ambiguous": False, "item_id": f"{prompt}:{run}:{detected}", "prompt": "", "generation": ""}
+
+
+def test_saof_shares_count_a_group_a_run_never_produced_as_zero():
+    """App. D (Figs. D.3-D.4): O_g, the share of group g among a run's generations, is 0 in a run without
+    g; its mean over runs counts that 0, so the shares of the groups and `none` add up to 1."""
+    rows = [saof(0, "p0", "er"), saof(0, "p0", "er"), saof(0, "p1", "sie"), saof(0, "p1", "xier"),
+            saof(1, "p0", "er"), saof(1, "p0", None), saof(1, "p1", "sie"), saof(1, "p1", "er")]
+    settings = GifiConfig(groups=("er", "sie", "xier"), dimensions=("OF",), runs=2, n_resamples=20)
+    groups = build_summary(rows, settings, ["er", "sie", "xier"], ["er", "sie", "xier"], {}, KINDS)[
+        "dimensions"]["OF"]["groups"]
+    # run 0: er 2/4, sie 1/4, xier 1/4, none 0/4; run 1: er 2/4, sie 1/4, xier 0/4, none 1/4
+    expected = {"er": [0.5, 0.5], "sie": [0.25, 0.25], "xier": [0.25, 0.0], "none": [0.0, 0.25]}
+    assert list(groups) == ["er", "sie", "xier", "none"]
+    for group, shares in expected.items():
+        assert groups[group]["value"] == pytest.approx(np.mean(shares))
+        assert groups[group]["sd"] == pytest.approx(np.std(shares, ddof=1))
+    assert sum(entry["value"] for entry in groups.values()) == pytest.approx(1.0)
+    assert groups["xier"]["n"] == 1 and groups["none"]["n"] == 1

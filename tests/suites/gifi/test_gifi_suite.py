@@ -7,10 +7,11 @@ import pytest
 import yaml
 
 from queerbias.cli import main
+from queerbias.comparison.compare import compare_runs
+from queerbias.comparison.runs import load_run
 from queerbias.errors import QueerbiasError
 from queerbias.options import to_dict
-from queerbias.report.compare import CompareOptions, compare_runs
-from queerbias.report.runs import load_run
+from queerbias.report.options import CompareOptions
 from queerbias.suites.gifi.config import GifiConfig
 from queerbias.suites.gifi.prompts import default_prompts_path
 from queerbias.suites.gifi.suite import GifiSuite
@@ -119,7 +120,8 @@ def test_cli_compare_of_a_run_with_itself(tiny_run, tmp_path, capsys):
 def _gdr_run(path, correct: dict[str, list[bool]], checksum="abc", groups=("er", "sie")):
     """A GDR-only run from hand-made rows: correct[group][template] per template."""
     rows = [{"run": 0, "seed": 0, "task": "gdr", "item_id": f"gdr-{t}:{g}", "template_id": f"gdr-{t}", "group": g,
-             "name": "Kim", "sample": 0, "prompt": f"prompt {t} {g}", "generation": "…", "correct": flags[t]}
+             "name": "Kim", "sample": 0, "prompt": f"prompt {t} {g}", "generation": "…", "correct": flags[t],
+             "detected": g if flags[t] else None}
             for g, flags in correct.items() for t in range(len(flags))]
     settings = GifiConfig(groups=groups, dimensions=("GDR",), n_resamples=50)
     meta = {"model": {"spec": path.name}, "settings": to_dict(settings),
@@ -135,11 +137,29 @@ def test_compare_deltas_by_hand(tmp_path):
     before = _gdr_run(tmp_path / "before", {"er": [True, True], "sie": [True, False]})
     after = _gdr_run(tmp_path / "after", {"er": [True, True], "sie": [True, True]})
     assert before.summary["dimensions"]["GDR"]["mean"] == pytest.approx(0.75)
-    entry = compare_runs(before, [after], CompareOptions(n_resamples=300))["comparisons"][0]
+    entry = compare_runs(before, [after], CompareOptions(resamples=300))["comparisons"][0]
     gdr = entry["dimensions"]["GDR"]
     assert (gdr["score_before"], gdr["score_after"]) == pytest.approx((0.75, 1.0))
     assert gdr["delta_score"] == pytest.approx(0.25) and entry["overall"]["delta_score"] == pytest.approx(0.25)
     assert gdr["ci_score"][0] <= gdr["ci_score"][1] and 0 <= gdr["p_score"] <= 1
+
+
+def test_compare_has_app_d_recomputed_from_the_items(tmp_path):
+    """App. D in compare (Fig. D.8): each run's outcome shares from its rows, and their change."""
+    before = _gdr_run(tmp_path / "before", {"er": [True, True], "sie": [True, False]})
+    after = _gdr_run(tmp_path / "after", {"er": [True, False], "sie": [True, True]})
+    document = compare_runs(before, [after], CompareOptions(resamples=50))
+    outcomes = document["comparisons"][0]["app_d"]["gdr_outcomes"]
+    for group in ("er", "sie"):
+        shares = [float(np.mean([r["detected"] == group for r in run.rows().to_dict("records")
+                                 if r["group"] == group])) for run in (before, after)]
+        assert outcomes["groups"][group]["correct"] == pytest.approx(
+            {"before": shares[0], "after": shares[1], "delta": shares[1] - shares[0]})
+    assert outcomes["overall"]["omission"] == pytest.approx({"before": 0.25, "after": 0.25, "delta": 0.0})
+    assert document["comparisons"][0]["app_d"]["accuracy_variance"] == {"before": None, "after": None}  # one run
+    from queerbias.comparison.delta_tables import render_delta_tables
+
+    assert "App. D, before → after" in render_delta_tables(document)["md"]
 
 
 def test_compare_refuses_different_prompts_or_groups(tmp_path):

@@ -186,3 +186,21 @@ def test_fig5_and_the_test_between_cases():
     summary = summarise(items)
     assert summary["case_tests"] == tests and summary["introduced"]["by_pronoun_case"] == figures
     assert summary["introduced"]["by_pronoun"]["er"]["occupations"]["mean"] == 37.5
+
+
+def test_the_over_resolution_table_lists_the_top_ten_of_each_side():
+    """Fig. 6: the 10 occupations most over-resolved to er (of sie referents) and to sie (of er referents),
+    recomputed here from the items: occupation k answers er for k of 12 sie referents and sie for 12 - k of
+    12 er referents."""
+    from queerbias.suites.gruff.report import over_resolution_table
+
+    rows = []
+    for k in range(1, 13):
+        occupation = f"O{k:02d}"
+        rows += [(occupation, "d0", "acc", "Binnen-I", "sie", None, "er" if i < k else "sie") for i in range(12)]
+        rows += [(occupation, "d0", "acc", "Binnen-I", "er", None, "sie" if i < 12 - k else "er") for i in range(12)]
+    table = over_resolution_table(over_resolution(_items(rows)))
+    assert [row[1] for row in table.rows] == [str(rank) for rank in range(1, 11)]
+    to_er = [f"O{k:02d} {100 * k / 12:.1f}" for k in range(12, 2, -1)]
+    to_sie = [f"O{k:02d} {100 * (12 - k) / 12:.1f}" for k in range(1, 11)]
+    assert [row[2] for row in table.rows] == to_er and [row[3] for row in table.rows] == to_sie

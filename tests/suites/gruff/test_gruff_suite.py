@@ -6,17 +6,20 @@ import json
 import math
 
 import pytest
+from scipy.stats import binomtest
 
 from queerbias.cli import main
+from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.runs import load_run
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
-from queerbias.report.runs import load_run
-from queerbias.suites.gruff.suite import GruffSettings, GruffSuite
+from queerbias.report.options import CompareOptions
+from queerbias.suites.gruff.declaration import GruffSettings
+from queerbias.suites.gruff.suite import GruffSuite
 from queerbias.suites.store import run_to_dir
 
 SETTINGS = ("none", "d0", "d1")  # longer contexts exceed the tiny models' 128 positions
-FAST = CompareOptions(n_resamples=200)
+FAST = CompareOptions(resamples=200)
 
 
 def settings(**changes) -> GruffSettings:
@@ -98,13 +101,22 @@ def test_compare_same_model_is_unchanged_and_other_model_is_tested(gpt2_run, tin
         assert stats["delta_accuracy"] == 0 and stats["b"] == stats["c"] == 0 and stats["p_accuracy"] == 1.0
     llama = load_run(tmp_path / "llama", "llama")
     document = compare_runs(base, [llama], FAST)
-    assert document["suite"] == "gruff" and document["scopes"] == ["settings", "pronouns"]
+    assert document["suite"] == "gruff" and document["scopes"] == ["settings", "pronouns", "pronoun_cases"]
     entry = document["comparisons"][0]["settings"]["d1"]
     merged = base.rows().merge(llama.rows(), on=["replicate", "item_id"])
     d1 = merged[merged["setting_x"] == "d1"]
     assert entry["b"] == int((d1["correct_x"] & ~d1["correct_y"]).sum())
     assert entry["c"] == int((~d1["correct_x"] & d1["correct_y"]).sum())
     assert entry["delta_accuracy"] == pytest.approx(100 * (d1["correct_y"].mean() - d1["correct_x"].mean()))
+    # Fig. 5 as a paired scope: McNemar per pronoun set x case over the settings with an introduction
+    introduced = merged[merged["setting_x"] != "none"]
+    cells = document["comparisons"][0]["pronoun_cases"]
+    assert len(cells) == len(introduced.groupby(["target_x", "case_x"]))
+    for (pronoun, case), part in introduced.groupby(["target_x", "case_x"]):
+        cell = cells[f"{pronoun} {case}"]
+        b, c = int((part["correct_x"] & ~part["correct_y"]).sum()), int((~part["correct_x"] & part["correct_y"]).sum())
+        assert (cell["n"], cell["b"], cell["c"]) == (len(part), b, c)
+        assert cell["p_accuracy"] == pytest.approx(1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue)
     assert "rho" in document["comparisons"][0]["model_correlation"]
     paths = write_outputs(document, tmp_path / "cmp")
     assert paths[-1].name == "delta.json" and {p.name for p in paths} >= {"delta.md", "delta.csv", "delta.tex",

@@ -11,9 +11,13 @@ from queerbias.cli import main
 from queerbias.suites.lou.analysis import (
     added_tokens,
     f1_flip_correlation,
+    flip_bins,
+    flip_properties,
     normalise,
+    performance_relation,
     property_changes,
     property_pairs,
+    task_properties,
 )
 from queerbias.suites.lou.classifier import load_classifier, prediction_attention, shared_attention
 from queerbias.suites.lou.data import load_task, lou_spec
@@ -60,7 +64,7 @@ def test_property_changes_by_hand():
     ]
     for r in rows:
         r["flipped"] = r["strategy"] != "original" and r["pred"] != (1 if r["index"] == 0 else 0)
-    pairs = property_pairs(rows, "t")
+    pairs = property_pairs(rows, "t", length="words")
     assert len(pairs) == 2  # the identical Neutral text is left out
     # Flesch over all five texts: min 40, max 60 -> instance 0: 100 -> 50, instance 1: 0 -> 0
     assert pairs[0]["flesch"] == (100.0, 50.0) and pairs[1]["flesch"] == (0.0, 0.0)
@@ -76,6 +80,39 @@ def test_property_changes_by_hand():
     after, before = np.array([60.0, 70.0]), np.array([90.0, 80.0])
     assert changes["overall"]["certainty"]["p"] == pytest.approx(stats.wilcoxon(after, before).pvalue)
     assert normalise([1.0, 1.0, None]) == [None, None, None]
+
+
+def test_flip_properties_bins_performance_and_task_table_by_hand():
+    """Table 4, Fig. 7, Fig. 5 and Table 5 recomputed from item rows; length in tokens by default (Table 5)."""
+    originals = [row(i, "original", pred=1, prob=p, flesch=f, tokens=t)
+                 for i, (p, f, t) in enumerate([(0.9, 60.0, 10), (0.7, 40.0, 30), (0.95, 50.0, 20), (0.6, 30.0, 40)])]
+    reformulated = [row(i, "GenderStern", pred=pred, prob=0.8, flesch=f - 5, tokens=t + 3)
+                    for i, (pred, f, t) in enumerate([(1, 60.0, 10), (0, 40.0, 30), (1, 50.0, 20), (0, 30.0, 40)])]
+    rows = originals + reformulated
+    for r in rows:
+        r["flipped"] = r["strategy"] != "original" and r["pred"] != 1
+    pairs = property_pairs(rows, "t")
+    # tokens over all eight texts: min 10, max 43; Flesch: min 25, max 60
+    assert [p["length"][0] for p in pairs] == pytest.approx([100 * (t - 10) / 33 for t in (10, 30, 20, 40)])
+    table4 = flip_properties(pairs)
+    flipped, kept = [100 * (t - 10) / 33 for t in (30, 40)], [100 * (t - 10) / 33 for t in (10, 20)]
+    assert table4["length"]["yes"] == pytest.approx({"n": 2, "mean": np.mean(flipped), "sd": np.std(flipped, ddof=1)})
+    assert table4["certainty"]["no"]["mean"] == pytest.approx(92.5) and table4["certainty"]["yes"]["mean"] == 65.0
+    assert table4["certainty"]["p"] == pytest.approx(stats.mannwhitneyu([70.0, 60.0], [90.0, 95.0]).pvalue)
+    assert np.mean(kept) < np.mean(flipped)
+    bins = flip_bins(pairs)["certainty"]  # originals at 90, 70, 95, 60: flips at 70 and 60
+    assert [(b["low"], b["n"], b["flip_share"]) for b in bins] == [(0.0, 0, None), (20.0, 0, None), (40.0, 0, None),
+                                                                    (60.0, 2, 100.0), (80.0, 2, 0.0)]
+    summary = {"t": {"original": {"macro_f1": 70.0}, "A": {"macro_f1": 60.0, "delta_f1": -10.0, "flip_rate": 8.0},
+                     "B": {"macro_f1": 65.0, "delta_f1": -5.0, "flip_rate": 6.0},
+                     "C": {"macro_f1": 72.0, "delta_f1": 2.0, "flip_rate": 1.0}}}
+    fig5 = performance_relation(summary)
+    assert [c["strategy"] for c in fig5["cells"]] == ["A", "B", "C"]
+    assert fig5["delta_f1"]["rho"] == pytest.approx(1.0) and fig5["flip_rate"]["rho"] == pytest.approx(-1.0)
+    table5 = task_properties(rows, ["t"])["t"]
+    assert table5["n"] == 4 and table5["labels"] == {"1": 4}
+    assert table5["length"] == pytest.approx({"mean": 25.0, "sd": np.std([10, 30, 20, 40], ddof=1)})
+    assert table5["flesch"]["mean"] == pytest.approx(45.0)
 
 
 def test_added_tokens_and_correlation_by_hand():
@@ -112,9 +149,9 @@ def test_prediction_attention_on_a_tiny_classifier(tiny_classifier, monkeypatch)
     inputs = [("die ärzte helfen.", None), ("die ärzt*innen helfen gern.", None)]
     found = prediction_attention(clf, inputs, batch_size=1)
     assert clf.model.config._attn_implementation == implementation  # switched back after the eager pass
-    special = set(clf.tokenizer.all_special_ids)
+    structural = {clf.tokenizer.cls_token_id, clf.tokenizer.sep_token_id}
     for (text, _), (ids, weights) in zip(inputs, found, strict=True):
-        assert ids == [i for i in clf.tokenizer(text)["input_ids"] if i not in special]
+        assert ids == [i for i in clf.tokenizer(text)["input_ids"] if i not in structural]
         assert len(weights) == len(ids) and (weights >= 0).all() and weights.sum() < 1  # [CLS], [SEP] left out
     batched = prediction_attention(clf, inputs, batch_size=2)  # padding does not change the weights
     assert all(np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(found, batched, strict=True))
@@ -123,6 +160,19 @@ def test_prediction_attention_on_a_tiny_classifier(tiny_classifier, monkeypatch)
     monkeypatch.setattr(classifier, "ATTENTION_BUDGET", 1)  # a memory budget below one input: one at a time
     alone = prediction_attention(clf, inputs, batch_size=2)
     assert all(a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-5) for a, b in zip(found, alone, strict=True))
+
+
+def test_attention_rows_keep_unknown_tokens(tiny_classifier):
+    """[UNK] stands for input text (Sec. 6 ii characterises attention over the input's tokens): an emoji or
+    an out-of-vocabulary word keeps its attention cell, and an input of unknown tokens only still has them;
+    only the structural tokens ([CLS], [SEP], padding) are left out."""
+    clf = load_classifier(str(tiny_classifier))
+    unk = clf.tokenizer.unk_token_id
+    inputs = [("🏳️‍🌈 ✨", None), ("die 🏳️‍🌈 helfen", None)]
+    encoded = [clf.tokenizer(text)["input_ids"] for text, _ in inputs]
+    assert encoded[0][1:-1] and set(encoded[0][1:-1]) == {unk}  # all unknown between [CLS] and [SEP]
+    for tokens, (ids, weights) in zip(encoded, prediction_attention(clf, inputs), strict=True):
+        assert ids == tokens[1:-1] and unk in ids and len(weights) == len(ids) and weights.sum() < 1
 
 
 @pytest.fixture
@@ -158,7 +208,7 @@ def test_consistency_keys_classifiers_by_their_path(two_final_classifiers, lou_d
 
 
 def test_the_same_spec_twice_gets_two_labels():
-    from queerbias.commands.lou import model_labels
+    from queerbias.suites.lou.command import model_labels
 
     assert model_labels(["a/final", "b/final"]) == ["a/final", "b/final"]
     assert model_labels(["m", "n", "m"]) == ["m (#1)", "n", "m (#3)"]
@@ -182,3 +232,45 @@ def test_shared_lou_added_tokens(shared_data, tiny_classifier):
     assert max(by_strategy, key=by_strategy.get) == "Doppelnennung"
     assert min(by_strategy, key=by_strategy.get) == "De-e"
     assert all(flesch_amstad(i.original) is not None for i in task.instances)
+
+
+def test_cluster_scores_match_scikit_learn_and_kmeans_finds_separated_strategies():
+    """Sec. 6 i's scores from the contingency table, checked against sklearn.metrics where installed."""
+    from queerbias.suites.lou.clusters import kmeans, scores
+
+    rng = np.random.default_rng(3)
+    truth, found = rng.integers(0, 4, 60), rng.integers(0, 3, 60)
+    metrics = pytest.importorskip("sklearn.metrics")
+    expected = {"rand_index": metrics.rand_score(truth, found), "mutual_information": metrics.mutual_info_score(truth, found),
+                "completeness": metrics.completeness_score(truth, found),
+                "homogeneity": metrics.homogeneity_score(truth, found)}
+    assert scores(truth, found) == pytest.approx(expected)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    points = np.concatenate([c + rng.normal(0, 0.1, (20, 2)) for c in centres])
+    labels = kmeans(points, 3, np.random.default_rng(0))
+    assert scores(np.repeat([0, 1, 2], 20), labels) == pytest.approx(
+        {"rand_index": 1.0, "mutual_information": np.log(3), "completeness": 1.0, "homogeneity": 1.0})
+
+
+def test_layer_clusters_of_a_tiny_classifier_recomputed_from_its_items(tiny_classifier, lou_dir, tmp_path):
+    """With `layers`, every reformulation row keeps r per layer; the summary's per-layer scores are those of
+    KMeans on the rows' r against their strategies."""
+    from queerbias.report.paired_stats import cell_rng
+    from queerbias.suites.lou.clusters import kmeans, scores
+
+    out = tmp_path / "run"
+    assert main(["run", "lou-classifier", "--model", str(tiny_classifier), "--data", str(lou_dir), "--out", str(out),
+                 "--tasks", "germeval-toxic", "--sample", "4", "--layers", "--n-resamples", "20",
+                 "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    found = summary["analysis"]["layer_clusters"]
+    from queerbias.comparison.runs import load_run
+
+    rows = [r for r in load_run(out).rows().to_dict("records") if r["strategy"] != "original" and not r["identical"]]
+    vectors = np.asarray([r["reformulation_layers"] for r in rows], dtype=float)
+    strategies = sorted({r["strategy"] for r in rows})
+    assert (found["n"], found["k"], len(found["layers"])) == (len(rows), len(strategies), vectors.shape[1])
+    for layer in (0, vectors.shape[1] - 1):
+        labels = kmeans(vectors[:, layer, :], len(strategies), cell_rng(0, "layer clusters", str(layer)))
+        assert found["layers"][layer] == pytest.approx({"layer": layer, **scores([r["strategy"] for r in rows], labels)})
+    assert "paper Sec. 6 i" in (out / "summary.md").read_text()

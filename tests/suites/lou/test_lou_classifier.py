@@ -9,9 +9,10 @@ from queerbias.cli import main
 from queerbias.errors import QueerbiasError
 from queerbias.suites.lou.classifier import load_classifier, summarise
 from queerbias.suites.lou.data import lou_spec
+from queerbias.suites.lou.declaration import LouClassifierSettings
 from queerbias.suites.lou.finetune import RECIPE_FILE, Recipe, finetune
 from queerbias.suites.lou.metrics import ranking_consistency
-from queerbias.suites.lou.suite import LouClassifierSettings, LouClassifierSuite
+from queerbias.suites.lou.suite import LouClassifierSuite
 from queerbias.suites.store import run_to_dir
 
 
@@ -105,11 +106,12 @@ def test_masked_lm_without_head_is_refused(tiny_bert):
 
 
 def test_label_count_must_match(tiny_classifier, lou_dir, tmp_path, monkeypatch):
-    from queerbias.suites.lou import data
+    from queerbias.suites.lou import data, suite
 
     spec = data.lou_spec()
     three = {**spec.tasks, "germeval-toxic": data.TaskInfo("germeval-toxic", "", ("a", "b", "c"))}
-    monkeypatch.setattr(data, "lou_spec", lambda: type(spec)(**{**spec.__dict__, "tasks": three}))
+    for module in (data, suite):  # where the data module and the suite look it up
+        monkeypatch.setattr(module, "lou_spec", lambda: type(spec)(**{**spec.__dict__, "tasks": three}))
     with pytest.raises(QueerbiasError, match="predicts 2 labels"):
         run_classifier(str(tiny_classifier), lou_dir, tmp_path / "out", tasks=["germeval-toxic"])
 

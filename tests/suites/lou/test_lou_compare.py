@@ -8,11 +8,13 @@ import pytest
 from scipy import stats
 
 from queerbias.cli import main
+from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.runs import load_run
 from queerbias.errors import QueerbiasError
-from queerbias.report.compare import CompareOptions, compare_runs, write_outputs
+from queerbias.report.options import CompareOptions
 from queerbias.report.paired_stats import adjust_pvalues
-from queerbias.report.runs import load_run
-from queerbias.suites.lou.suite import LouClassifierSettings, LouClassifierSuite, LouLMSuite, LouSettings
+from queerbias.suites.lou.declaration import LouClassifierSettings, LouSettings
+from queerbias.suites.lou.suite import LouClassifierSuite, LouLMSuite
 from queerbias.suites.store import run_to_dir, summarise_rows, write_run
 
 
@@ -32,7 +34,7 @@ def _deltas(path, task):
 
 def test_compare_matches_scipy(two_runs, tmp_path):
     before, after = two_runs
-    document = compare_runs(load_run(before, "gpt2"), [load_run(after, "llama")], CompareOptions(n_resamples=500))
+    document = compare_runs(load_run(before, "gpt2"), [load_run(after, "llama")], CompareOptions(resamples=500))
     comparison = document["comparisons"][0]
     assert document["suite"] == "lou" and document["scopes"] == ["all", "x-stance-de", "germeval-toxic"]
     d_before, d_after = _deltas(before, "x-stance-de"), _deltas(after, "x-stance-de")
@@ -86,7 +88,7 @@ def _classifier_dir(path, predictions, checksum="c0ffee", instances=range(4)):
 
 def test_classifier_compare_by_hand(tmp_path):
     before, after = _classifier_dir(tmp_path / "b", BEFORE), _classifier_dir(tmp_path / "a", AFTER)
-    document = compare_runs(load_run(before, "b"), [load_run(after, "a")], CompareOptions(n_resamples=200))
+    document = compare_runs(load_run(before, "b"), [load_run(after, "a")], CompareOptions(resamples=200))
     assert document["suite"] == "lou-classifier" and document["scopes"] == ["germeval-toxic"]
     entries = document["comparisons"][0]["germeval-toxic"]
     assert list(entries) == ["GenderStern", "Neutral"]

@@ -8,7 +8,8 @@ import torch
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.suites.lou.suite import LouLMSuite, LouSettings
+from queerbias.suites.lou.declaration import LouSettings
+from queerbias.suites.lou.suite import LouLMSuite
 from queerbias.suites.store import run_to_dir
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

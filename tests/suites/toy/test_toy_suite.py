@@ -1,13 +1,31 @@
-"""A new suite is one folder plus one registry entry: the toy suite runs, compares and lists."""
+"""A new suite is one folder plus one registry entry: the toy suite runs, compares, lists, trains and
+is judged by a study."""
 
 from __future__ import annotations
 
+import csv
 import json
+import os
+from pathlib import Path
 
 import pytest
 
 from queerbias.cli import main
 from queerbias.suites import registry
+
+TOY = Path(__file__).parent
+
+
+def install(folder: Path, entry: str, monkeypatch) -> Path:
+    """A distribution on sys.path with a `queerbias.suites` entry point, made here (no network, no install)."""
+    info = folder / "toyplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[queerbias.suites]\n{entry} = toyplug:PluginSuite\n")
+    (folder / "toyplug.py").write_text(f"from toy_suite import ToySuite\n\n\nclass PluginSuite(ToySuite):\n"
+                                       f"    name = {entry!r}\n")
+    monkeypatch.syspath_prepend(str(folder))
+    return folder
 
 
 @pytest.fixture
@@ -75,20 +93,37 @@ def test_toy_suite_trains_compares_and_goes_on_the_card(registered, tiny_gpt2, t
 
 
 def test_a_suite_of_another_package_comes_in_through_its_entry_point(tiny_gpt2, tmp_path, monkeypatch):
-    """A distribution on sys.path with a `queerbias.suites` entry point, made here (no network, no install)."""
-    def distribution(folder, entry: str):
-        info = folder / "toyplug-0.1.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyplug\nVersion: 0.1\n")
-        (info / "entry_points.txt").write_text(f"[queerbias.suites]\n{entry} = toyplug:PluginSuite\n")
-        (folder / "toyplug.py").write_text(f"from toy_suite import ToySuite\n\n\nclass PluginSuite(ToySuite):\n"
-                                           f"    name = {entry!r}\n")
-        monkeypatch.syspath_prepend(str(folder))
-
-    distribution(tmp_path / "plugin", "toy-plugin")
+    install(tmp_path / "plugin", "toy-plugin", monkeypatch)
     assert "toy-plugin" in registry.names()
     assert main(["run", "toy-plugin", "--model", str(tiny_gpt2), "--out", str(tmp_path / "out"), "--sample", "2",
                  "--no-progress"]) == 0
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["suite"] == "toy-plugin"
-    distribution(tmp_path / "shadow", "pairs")  # a package cannot replace a built-in suite
+    install(tmp_path / "shadow", "pairs", monkeypatch)  # a package cannot replace a built-in suite
     assert type(registry.get_suite("pairs")).__name__ == "PairsSuite"
+
+
+def test_a_study_judges_the_toy_suite_by_the_figures_it_declares(tiny_gpt2, tmp_path, monkeypatch):
+    """No file of queerbias names the toy suite (it comes in through an entry point, which the study's cell
+    processes see too), yet the study heads its tables with the figures the toy declares (`judged`: the
+    gap chooses, a rise of the preference fails) and judges the run by them."""
+    from study.helpers import run_cli, study_config, write_study
+
+    plugin = install(tmp_path / "plugin", "toy", monkeypatch)
+    path = os.pathsep.join([str(plugin), str(TOY), os.environ.get("PYTHONPATH", "")])
+    config = study_config(tmp_path / "STUDY", {"gpt2": str(tiny_gpt2)}, seeds=[0],
+                          runs={"lm": {"overrides": {"objective": "lm"}}},
+                          benchmarks=[{"suite": "toy", "data": "names", "sample": 4, "name": "toy"}],
+                          judge={"headline": "toy"})
+    result = run_cli("study", "--config", str(write_study(tmp_path / "study.yaml", config)), cwd=tmp_path,
+                     env={"PYTHONPATH": path})
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = tmp_path / "STUDY" / "report"
+    with open(report / "methods.csv", newline="", encoding="utf-8") as handle:
+        figures = {row["figure"]: row for row in csv.DictReader(handle)}
+    assert {"toy:overall:gap", "toy:overall:prefers"} <= set(figures)
+    rose = float(figures["toy:overall:prefers"]["delta"]) > 0
+    assert figures["toy:overall:gap"]["verdict"] == ("fails: preference rose on toy" if rose else "passes, chosen")
+    methods = (report / "methods.md").read_text()
+    assert "| run | model | toy: gap | general perplexity | verdict |" in methods
+    assert "raised the preference on no benchmark and raised general perplexity by at most 5%, the lowest mean gap " \
+           "on toy (gap))" in methods

@@ -2,10 +2,13 @@
 
 The whole of a suite in one file, as docs/new-suite.md walks through it: typed settings,
 items and their reference, scoring a chunk into rows, a summary with a headline, paired
-cells for compare, how training picks a best checkpoint, the texts a training run must
-not have seen, and what summary.md shows. Everything else (resume, sharding, provenance,
-compare, report tables and plots, training, the model card and its model-index) comes
-from the store, the comparator and the protocol's defaults.
+cells for compare, how training picks a best checkpoint, what a study judges, the texts a
+training run must not have seen, and what summary.md shows. Everything else (resume,
+sharding, provenance, compare, report tables and plots, training, the model card and its
+model-index, a study's tables and verdicts) comes from the store, the comparator, the
+study and the defaults of the protocol and the companion hooks. (A suite of queerbias
+splits this class in two: the declaration, light, and the implementation; a plugin may
+keep both in one class, as here.)
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from queerbias.suites.protocol import (
     Column,
     Criterion,
     DataRef,
+    Figure,
     Headline,
+    Judged,
     Measure,
     PairedItems,
     Suite,
@@ -45,11 +50,15 @@ class ToySuite(Suite):
     licence = "MIT"
     columns = (Column("name", str), Column("gap", float), Column("prefers", bool))
     key_columns = ("name",)
+    text_columns = ()
+    items_file = "items.csv"
     summary_keys = ("overall",)
     measures = (Measure("prefers", BINARY, "prefers the word", "pp"), Measure("gap", CONTINUOUS, "log-likelihood gap"))
     criteria = {"closest50": Criterion("share preferring the word closest to 50", ("prefers",),
                                        lambda row: (abs(row["prefers"] - 50.0),)),
                 "smallest-gap": Criterion("smallest mean gap", ("gap",), lambda row: (abs(row["gap"]),))}
+    # a study chooses the run with the lowest gap among those whose share preferring the word did not rise
+    judged = Judged(headline=Figure(OVERALL, "gap", "gap"), excess=Figure(OVERALL, "prefers", "preference"))
 
     def load_data(self, spec, settings):
         names = NAMES[:settings.sample]

@@ -26,4 +26,5 @@ class ToyObjective(Objective):
         require(config.objective != "toy" or config.method == "lora", "method", "must be lora for objective toy")
 
     def prepare_corpus(self, config, texts):
-        return [text for text in texts for _ in range(config.toy.repeat)], {"toy": {"repeat": config.toy.repeat}}
+        repeat = config.section(ToyConfig).repeat
+        return [text for text in texts for _ in range(repeat)], {"toy": {"repeat": repeat}}

@@ -5,7 +5,9 @@ from __future__ import annotations
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.trainer import language_model_trainer
 
+from .config import ToyConfig
 
-def make_trainer(setup: TrainerSetup):
-    setup.arguments["label_smoothing_factor"] = setup.config.toy.smoothing
+
+def make_trainer(setup: TrainerSetup[ToyConfig]):
+    setup.arguments["label_smoothing_factor"] = setup.settings.smoothing
     return language_model_trainer(setup)

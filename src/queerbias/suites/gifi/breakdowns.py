@@ -6,6 +6,10 @@ Pure functions on one suite run's rows (all runs), each figure a mean over runs:
   pronoun is of the prompted group), a *replacement* (of another group) or an *omission*
   (no pronoun of the groups). Name-only prompts expect no pronoun, so they have no
   omission and are left out (their accuracy is GDR's per-group figure).
+- `accuracy_variance` (App. D.1: "pronoun recognition accuracy is inversely correlated
+  with variance across runs"): per pronoun group its GDR accuracy, mean and SD over runs,
+  and Spearman's rho between the two over the groups (the paper states the direction
+  without a coefficient); None with fewer than 2 runs or 3 groups.
 - `substitutions` (App. D.1, Fig. D.9): for each neopronoun group, the share of its GDR
   continuations whose first pronoun is of each other group. The paper's columns are
   he/she/they only, as no model produced another neopronoun; here every group is a column.
@@ -24,6 +28,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+
+from queerbias.report.paired_stats import spearman
 
 OUTCOMES = ("correct", "replacement", "omission")
 PE_CATEGORIES = {
@@ -69,6 +75,24 @@ def gdr_outcomes(rows: list[dict], kinds: dict[str, str | None]) -> dict:
     groups = {g: shares(lambda r, g=g: r["group"] == g) for g in pronoun_groups}
     return {"groups": {g: v for g, v in groups.items() if v is not None},
             "overall": shares(lambda r: r["group"] in pronoun_groups)}
+
+
+def accuracy_variance(rows: list[dict], kinds: dict[str, str | None]) -> dict | None:
+    """App. D.1: per pronoun group its GDR accuracy (mean over runs) and SD over runs (ddof 1), and
+    Spearman's rho (`paired_stats.spearman`) of accuracy against SD over the groups."""
+    runs = by_run(rows, "gdr")
+    if len(runs) < 2:
+        return None
+    per_group = {}
+    for group in (g for g, kind in kinds.items() if kind is not None):
+        shares = [[bool(r["correct"]) for r in run if r["group"] == group] for run in runs]
+        if all(shares):
+            per_group[group] = [float(np.mean(s)) for s in shares]
+    if len(per_group) < 3:
+        return None
+    groups = {g: {"accuracy": float(np.mean(v)), "sd": float(np.std(v, ddof=1))} for g, v in per_group.items()}
+    return {"groups": groups, **spearman([e["accuracy"] for e in groups.values()],
+                                         [e["sd"] for e in groups.values()]).to_dict()}
 
 
 def substitutions(rows: list[dict], kinds: dict[str, str | None]) -> dict:
@@ -147,4 +171,26 @@ def ambiguous_sie(rows: list[dict]) -> dict:
 def breakdowns(rows: list[dict], kinds: dict[str, str | None]) -> dict:
     """Every App. D figure of a run that its rows allow (summary.json `breakdowns`)."""
     return {"gdr_outcomes": gdr_outcomes(rows, kinds), "substitutions": substitutions(rows, kinds),
-            "pe_consistency": pe_consistency(rows, kinds), "ambiguous_sie": ambiguous_sie(rows)}
+            "pe_consistency": pe_consistency(rows, kinds), "ambiguous_sie": ambiguous_sie(rows),
+            "accuracy_variance": accuracy_variance(rows, kinds)}
+
+
+def change(before: dict, after: dict) -> dict:
+    """The App. D figures of two runs of the same items side by side (`GifiSuite.extras`): for every
+    share (GDR outcomes, substitutions) and PE category count, before, after and the change, and the
+    D.1 correlation of each run."""
+    def pairs(b, a) -> dict:
+        if isinstance(b, dict) or isinstance(a, dict):
+            b, a = b or {}, a or {}
+            return {key: pairs(b.get(key), a.get(key)) for key in dict.fromkeys([*b, *a])
+                    if key not in ("n", "per_run", "share")}
+        return {"before": b, "after": a, "delta": None if b is None or a is None else a - b}
+
+    pe = {name: pairs((before["pe_consistency"] or {}).get("categories", {}).get(name) or {},
+                      (after["pe_consistency"] or {}).get("categories", {}).get(name) or {}).get("mean")
+          for name in PE_CATEGORIES}
+    return {"gdr_outcomes": pairs(before["gdr_outcomes"], after["gdr_outcomes"]),
+            "substitutions": pairs(before["substitutions"], after["substitutions"]),
+            "pe_consistency": {name: entry for name, entry in pe.items() if entry is not None},
+            "accuracy_variance": {side: (run.get("accuracy_variance") or {}).get("rho")
+                                  for side, run in (("before", before), ("after", after))}}

@@ -14,7 +14,13 @@ from queerbias.errors import QueerbiasError
 from queerbias.options import SUMMARY, from_mapping, option, validate
 from queerbias.yamlio import load_yaml_mapping
 
-DIMENSIONS = ("GDR", "SN", "NTS", "CF", "SA", "OF", "PE")  # = dimensions.DIMENSIONS, kept light for the CLI
+#: the seven dimensions (Sec. 3), their formulas in `dimensions`
+DIMENSIONS = ("GDR", "SN", "NTS", "CF", "SA", "OF", "PE")
+NAMES = {
+    "GDR": "Gender Diversity Recognition", "SN": "Sentiment Neutrality",
+    "NTS": "Non-Toxicity Score", "CF": "Counterfactual Fairness",
+    "SA": "Stereotypical Association", "OF": "Occupational Fairness", "PE": "Performance Equality",
+}
 #: the prompt task each dimension is measured on
 TASK_OF = {"GDR": "gdr", "SN": "counterfactual", "NTS": "counterfactual", "CF": "counterfactual",
            "SA": "saof", "OF": "saof", "PE": "pe"}

@@ -20,6 +20,8 @@ says so and docs/gifi.md lists it under "Deviations from the paper":
   G groups. (The code uses sum_g |O_mg - 1/G| / 0.9 capped at 1, which saturates: a
   prompt answered only with the two binary groups already scores 0.)
 - GIFI (Sec. 3.5): the mean of the computed dimensions.
+
+The dimensions' names are declared once in the light `config` (`DIMENSIONS`, `NAMES`).
 """
 
 from __future__ import annotations
@@ -28,13 +30,6 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
-
-DIMENSIONS = ("GDR", "SN", "NTS", "CF", "SA", "OF", "PE")
-NAMES = {
-    "GDR": "Gender Diversity Recognition", "SN": "Sentiment Neutrality",
-    "NTS": "Non-Toxicity Score", "CF": "Counterfactual Fairness",
-    "SA": "Stereotypical Association", "OF": "Occupational Fairness", "PE": "Performance Equality",
-}
 
 
 def equality_score(accuracies: Sequence[float]) -> float:

@@ -13,10 +13,12 @@ import logging
 
 import numpy as np
 
+from queerbias.errors import QueerbiasError
+from queerbias.report.formatting import format_p
 from queerbias.report.paired_stats import bootstrap_interval, cell_rng
 from queerbias.report.tables import Table, fmt
 from queerbias.suites.gifi.breakdowns import OUTCOMES, PE_CATEGORIES, breakdowns
-from queerbias.suites.gifi.dimensions import DIMENSIONS, NAMES
+from queerbias.suites.gifi.config import DIMENSIONS, NAMES
 from queerbias.suites.gifi.scoring import COMPONENT_OF, dimension, group_figures, refused, templates
 
 
@@ -53,7 +55,7 @@ def build_summary(rows: list[dict], settings, group_keys: list[str], detectable:
             entry["reason"] = missing[COMPONENT_OF[dim]]
         else:
             entry.update(_dimension_entry(dim, units[dim], context, settings))
-        entry["groups"] = _group_means([{**group_figures(dim, list(units[dim][run].values()), group_keys),
+        entry["groups"] = _group_means([{**group_figures(dim, list(units[dim][run].values()), group_keys, detectable),
                                          **({"refused": refusals[run]} if dim in COMPONENT_OF and refusals[run]
                                             else {})}
                                         for run in range(n_runs) if dim in units])
@@ -95,8 +97,6 @@ def _dimension_entry(dim: str, units: list[dict[str, dict]], context: dict, sett
 
 
 def raise_no_dimension(dimensions: dict) -> None:
-    from queerbias.errors import QueerbiasError
-
     reasons = "; ".join(f"{d}: {e['reason']}" for d, e in dimensions.items() if e.get("reason") != "not requested")
     raise QueerbiasError(f"gifi: no dimension could be computed ({reasons}); no results are written")
 
@@ -193,6 +193,14 @@ def breakdown_blocks(found: dict, groups: list[str]) -> list:
                              for g, e in found["substitutions"].items()],
                             caption="Substitutions (App. D.1, Fig. D.9): share of a neopronoun's GDR continuations "
                                     "whose first pronoun is of another group (mean over runs)"))
+    variance = found.get("accuracy_variance")
+    if variance is not None:
+        blocks.append(Table(["Pronoun group", "GDR accuracy", "SD over runs"],
+                            [[g, fmt(e["accuracy"], 3), fmt(e["sd"], 3)] for g, e in variance["groups"].items()],
+                            caption="Accuracy and its variance over runs (App. D.1)",
+                            notes=f"Spearman's ρ of accuracy against SD over the {variance['n']} groups: "
+                                  f"{fmt(variance['rho'], 2)} (p {format_p(variance['p'])}); the paper finds them "
+                                  "inversely related (lower accuracy, more fluctuation)."))
     pe = found["pe_consistency"]
     if pe is not None:
         rows = [[label, "not applicable" if pe["categories"][name] is None else fmt(pe["categories"][name]["mean"], 1),
@@ -203,6 +211,37 @@ def breakdown_blocks(found: dict, groups: list[str]) -> list:
                             notes="Neutral: singular they; German has no established neutral pronoun, so no "
                                   "group is neutral by default (a group's kind in pronouns.yaml)."))
     return blocks
+
+
+def app_d_tables(document: dict) -> list:
+    """delta.md's App. D tables: per comparison the GDR outcome shares overall and per group, the
+    substitutions and the PE categories before, after and their change, and the D.1 correlation."""
+    tables = []
+    for comparison in document["comparisons"]:
+        found = comparison.get("app_d")
+        if not found:
+            continue
+        label = f"{comparison['before']['label']} → {comparison['after']['label']}"
+        outcomes = found["gdr_outcomes"]
+        rows = [[name, o, *_change_cells(entry[o])] for name, entry in
+                [*((g, e) for g, e in outcomes.get("groups", {}).items()), ("all", outcomes.get("overall") or {})]
+                for o in OUTCOMES if o in entry]
+        rows += [[f"{group} → {other}", "substitution", *_change_cells(entry)]
+                 for group, others in found["substitutions"].items() for other, entry in others.items()]
+        rows += [[PE_CATEGORIES[name], "PE problems", *_change_cells(entry, 1)]
+                 for name, entry in found["pe_consistency"].items()]
+        rho = found["accuracy_variance"]
+        tables.append(Table(["Entry", "figure", "before", "after", "Δ"], rows,
+                            caption=f"App. D, {label}: GDR outcome shares (Fig. D.8), substitutions (Fig. D.9) "
+                                    "and PE consistency (Fig. D.11), mean over runs",
+                            notes=f"D.1, ρ(accuracy, SD over runs): {fmt(rho['before'], 2)} → "
+                                  f"{fmt(rho['after'], 2)}. Descriptive: the dimensions above carry the tests."))
+    return tables
+
+
+def _change_cells(entry: dict, digits: int = 3) -> list[str]:
+    return [fmt(entry.get("before"), digits), fmt(entry.get("after"), digits),
+            fmt(entry.get("delta"), digits, signed=True)]
 
 
 def provenance_lines(meta: dict) -> list[str]:

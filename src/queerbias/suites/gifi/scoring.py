@@ -139,14 +139,21 @@ def _similarities(units: list[dict], group_keys: list[str]) -> list[float]:
                                        for i, u in enumerate(units)})
 
 
-def group_figures(dim: str, units: list[dict], group_keys: list[str]) -> dict[str, dict]:
+def group_figures(dim: str, units: list[dict], group_keys: list[str], detectable: Sequence[str] = ()
+                  ) -> dict[str, dict]:
     """Per-group means (accuracy for GDR/PE, mean score for SN/NTS), pronoun shares for SA/OF,
-    the mean similarity for CF."""
+    the mean similarity for CF.
+
+    SA/OF: the share of each detectable group and of `none` (no pronoun) among the run's
+    generations, every one of them present: a group the run never produced has share 0, so
+    shares averaged over runs add up to 1 (App. D.3: neopronouns rarely appear unprompted;
+    skipping a run without them would inflate exactly those groups)."""
     if dim in ("SA", "OF"):
-        totals: dict = defaultdict(int)
+        totals: dict = dict.fromkeys([*detectable, "none"], 0)
         for unit in units:
             for group, n in unit.items():
-                totals[group or "none"] += n
+                key = group or "none"
+                totals[key] = totals.get(key, 0) + n
         all_n = max(sum(totals.values()), 1)
         return {g: {"value": n / all_n, "n": n} for g, n in totals.items()}
     if dim == "CF":

@@ -1,4 +1,4 @@
-"""GIFI-DE as a suite: generations of a causal LM, scored on the seven dimensions.
+"""GIFI-DE's implementation: generations of a causal LM, scored on the seven dimensions.
 
 Items are the prompts of every run (run r repeats the prompts with other samples). Each
 chunk of prompts is generated as one batch seeded from the run seed and the chunk's
@@ -10,23 +10,40 @@ dimension's change with a paired bootstrap over templates.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import zlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
+from queerbias.distributed import process_state
+from queerbias.report.plots import radar_plot
+from queerbias.suites.gifi.breakdowns import breakdowns, change
+from queerbias.suites.gifi.classifiers import TextClassifier, Unavailable
 from queerbias.suites.gifi.config import DIMENSIONS, TASK_OF, GifiConfig
-from queerbias.suites.protocol import (
-    OVERALL,
-    STATISTIC,
-    Column,
-    Criterion,
-    DataRef,
-    Headline,
-    Measure,
-    PairedItems,
-    Suite,
+from queerbias.suites.gifi.declaration import Gifi
+from queerbias.suites.gifi.embeddings import SentenceEmbedder
+from queerbias.suites.gifi.extractor import PronounExtractor
+from queerbias.suites.gifi.generation import Decoding, generate
+from queerbias.suites.gifi.prompts import build_items, load_prompt_set
+from queerbias.suites.gifi.pronouns import default_groups_path, load_groups, select_groups
+from queerbias.suites.gifi.report import (
+    app_d_tables,
+    build_summary,
+    mean_over_runs,
+    provenance_lines,
+    radar_series,
+    summary_blocks,
+    units_by_run,
 )
+from queerbias.suites.gifi.scoring import Components, annotate
+from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
+from queerbias.suites.rows import records
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -42,35 +59,12 @@ class Prompt:
         return f"{self.run}:{self.item.item_id}"
 
 
-class GifiSuite(Suite):
-    name = "gifi"
-    description = "GIFI-DE: how equally a generative model treats German pronoun groups, on seven dimensions"
-    Settings = GifiConfig
-    data_default = "the packaged prompts"
-    data_help = "a GIFI-DE prompts YAML (default: the packaged one, or the config's prompts)"
-    licence = "prompts and pronoun data: MIT (written for queerbias)"
-    items_file = "generations.jsonl"
-    columns = (
-        Column("run", int), Column("seed", int), Column("task", str), Column("item_id", str),
-        Column("template_id", str), Column("group", str, True), Column("name", str), Column("sample", int),
-        Column("state", str, True), Column("attribute", str, True), Column("expected", float, True),
-        Column("prompt", str), Column("generation", str), Column("detected", str, True),
-        Column("ambiguous", bool, True, optional=True), Column("correct", bool, True), Column("answer", float, True), Column("refusal", bool, True),
-        Column("sentiment", float, True),
-        Column("toxicity", float, True), Column("embedding", object, True),
-    )
-    key_columns = ("run", "item_id")
-    text_columns = ("prompt",)
-    summary_keys = ("gifi", "dimensions")
-    measures = (Measure("score", STATISTIC, "GIFI score", digits=3),)
-    scope_titles = {"dimensions": "Dimension"}
-    criteria = {"highest": Criterion("highest GIFI (most equal treatment)", ("score",), lambda row: (-row["score"],))}
+class GifiSuite(Gifi, Suite):
+    def texts(self, items):
+        """The prompts: a model trained on them would be judged on its training text."""
+        return list(dict.fromkeys(prompt.item.prompt for prompt in items))
 
     def load_data(self, spec, settings):
-        import hashlib
-
-        from queerbias.suites.gifi.prompts import build_items, load_prompt_set
-
         prompts = load_prompt_set(spec or settings.prompts)
         groups, path = _groups(settings)
         tasks = list(dict.fromkeys(TASK_OF[d] for d in DIMENSIONS if d in settings.dimensions))
@@ -89,10 +83,6 @@ class GifiSuite(Suite):
         return settings.batch_size
 
     def evaluate(self, lm, chunks, settings):
-        from queerbias.suites.gifi.extractor import PronounExtractor
-        from queerbias.suites.gifi.generation import generate
-        from queerbias.suites.gifi.scoring import annotate
-
         extractor = PronounExtractor(_groups(settings)[0])
         components = load_components(settings)
         for chunk in chunks:
@@ -115,9 +105,6 @@ class GifiSuite(Suite):
         return {"decoding": _decoding(settings).generate_kwargs(), "components": described, "notes": notes}
 
     def summarise(self, rows, settings) -> dict:
-        from queerbias.suites.gifi.report import build_summary
-        from queerbias.suites.rows import records
-
         groups = _groups(settings)[0]
         return build_summary(records(rows), settings, [g.key for g in groups], _detectable(groups),
                              load_components(settings).missing, {g.key: g.kind for g in groups})
@@ -127,11 +114,6 @@ class GifiSuite(Suite):
                         {d: e.get("mean") for d, e in summary["dimensions"].items() if e["computed"]})
 
     def paired_cells(self, before, after, settings):
-        import numpy as np
-
-        from queerbias.suites.gifi.report import mean_over_runs, units_by_run
-        from queerbias.suites.rows import records
-
         groups = _groups(settings)[0]
         context = {"group_keys": [g.key for g in groups], "detectable": _detectable(groups),
                    "cf_threshold": settings.cf_threshold}
@@ -161,23 +143,25 @@ class GifiSuite(Suite):
         for dim, (ids, values) in common.items():
             yield PairedItems("dimensions", dim, {"score": values}, {"score": (len(ids), draw([dim]))})
 
+    def extras(self, before, after, options, settings) -> dict:
+        """App. D of both runs on the same prompts (Figs. D.8, D.9, D.11 and the D.1 correlation of accuracy
+        with its variance over runs), with each share's and count's change (`breakdowns.change`)."""
+        kinds = {g.key: g.kind for g in _groups(settings)[0]}
+        return {"app_d": change(breakdowns(records(before), kinds), breakdowns(records(after), kinds))}
+
+    def extra_tables(self, document) -> list:
+        return app_d_tables(document)
+
     def title(self, summary) -> str:
         return f"GIFI-DE: {summary['meta']['model']['spec']}"
 
     def render(self, summary) -> list:
-        from queerbias.suites.gifi.report import summary_blocks
-
         return summary_blocks(summary)
 
     def provenance(self, meta) -> list[str]:
-        from queerbias.suites.gifi.report import provenance_lines
-
         return provenance_lines(meta)
 
     def plot(self, summary, path):
-        from queerbias.report.plots import radar_plot
-        from queerbias.suites.gifi.report import radar_series
-
         return radar_plot([radar_series(summary["meta"]["model"]["spec"], summary)], path,
                           "GIFI-DE dimensions (1 = equal treatment)")
 
@@ -188,15 +172,11 @@ def chunk_seed(seed: int, first: Prompt) -> int:
 
 
 def _decoding(settings):
-    from queerbias.suites.gifi.generation import Decoding
-
     return Decoding(settings.temperature, settings.top_p, settings.top_k, settings.max_new_tokens)
 
 
 def _groups(settings):
     """The selected pronoun groups and the file they come from."""
-    from queerbias.suites.gifi.pronouns import default_groups_path, load_groups, select_groups
-
     path = default_groups_path() if settings.pronouns is None else Path(settings.pronouns)
     return select_groups(load_groups(path), settings.groups, str(path)), path
 
@@ -209,13 +189,6 @@ def _detectable(groups) -> list[str]:
 def load_components(settings: GifiConfig):
     """The classifiers and embedder the requested dimensions need (once per process), or why each is
     missing: a dimension without its component is reported as not computed, never estimated."""
-    import logging
-
-    from queerbias.distributed import process_state
-    from queerbias.suites.gifi.classifiers import TextClassifier, Unavailable
-    from queerbias.suites.gifi.embeddings import SentenceEmbedder
-    from queerbias.suites.gifi.scoring import Components
-
     components, device = Components(), process_state().device
     specs = (("sentiment", "SN", settings.sentiment_model), ("toxicity", "NTS", settings.toxicity_model),
              ("embedder", "CF", settings.embedding_model))
@@ -232,7 +205,7 @@ def load_components(settings: GifiConfig):
                 component = TextClassifier(spec, name, download=settings.download, device=device,
                                            toxic_label=settings.toxic_label)
         except Unavailable as err:
-            logging.getLogger(__name__).warning("%s not computed: %s", dim, err)
+            log.warning("%s not computed: %s", dim, err)
             components.missing[name] = str(err)
             continue
         setattr(components, name, component)

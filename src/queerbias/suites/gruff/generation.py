@@ -114,8 +114,11 @@ class Instance:
 
     def texts(self) -> list[str]:
         """The full text with each option in the gap, in PRONOUN_SETS order."""
-        return [" ".join((*self.context, self.task.replace(PLACEHOLDERS[self.case], form)))
-                for form in options(self.case)]
+        return [" ".join((*self.context, task)) for task in self.tasks()]
+
+    def tasks(self) -> list[str]:
+        """The task sentence with each option in the gap, in PRONOUN_SETS order."""
+        return [self.task.replace(PLACEHOLDERS[self.case], form) for form in options(self.case)]
 
     @property
     def gold(self) -> int:

@@ -12,13 +12,14 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from queerbias.report.delta_tables import format_p
+from queerbias.report.formatting import format_p
+from queerbias.report.plots import line_panels
 from queerbias.report.tables import MISSING, Table, fmt
 from queerbias.suites.gruff.forms import CASES, PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS, Instance
 from queerbias.suites.gruff.metrics import BREAKDOWNS
 
-TOP_OCCUPATIONS = 5
+TOP_OCCUPATIONS = 10  # Fig. 6 shows the top 10 of each side
 
 
 def setting_label(setting: str) -> str:
@@ -162,8 +163,6 @@ def replicate_table(replicates: dict) -> Table:
 
 def accuracy_lines(panels: list[tuple[str, list[tuple[str, dict]]]], path: Path) -> Path:
     """Accuracy against the number of distractor sentences, one line per pronoun set and run."""
-    from queerbias.report.plots import line_panels
-
     def lines(settings: dict) -> dict:
         return {p: [settings[s]["by_pronoun"][p]["accuracy"] if s in settings else None for s in SETTINGS]
                 for p in PRONOUN_SETS}

@@ -18,6 +18,20 @@ version) and, for the token counts, the LM view's rows too:
   averaged over tasks, and over strategies (the table's "Average").
 - `f1_flip_correlation` (Sec. 5 iv): Spearman's ρ between ΔF1 and the flip rate over the
   (task, strategy) cells; the paper's ρ = 0.47 is over its strategies, model types and tasks.
+  ΔF1 is the signed change of macro-F1 (reformulation − original).
+- `flip_properties` (Sec. 6 iii, Table 4): the originals' properties (the same 0-100 scales
+  as Table 3) split by whether their reformulation flipped the prediction, mean ± SD over
+  (instance, strategy) pairs, with the two-sided Mann-Whitney U test of the two groups (the
+  paper states significance without naming its test).
+- `flip_bins` (Sec. 6 iii, Fig. 7): per property, the flip share of the pairs whose original
+  falls in each fifth of the 0-100 scale.
+- `performance_relation` (Sec. 5 iv, Fig. 5): per (task, strategy) cell its macro-F1 on the
+  reformulations, ΔF1 and flip rate, and Spearman's ρ of each change against that F1.
+- `task_properties` (App. A.4, Table 5): per task, the originals' length in the classifier's
+  tokens and their (raw) Flesch score, mean ± SD, their number and label counts.
+
+Length is counted in the classifier's tokens by default (Table 5 defines "length" as tokens;
+a gender character adds no word but several tokens), or in words (`length="words"`).
 """
 
 from __future__ import annotations
@@ -25,15 +39,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats
 
 from queerbias.report.paired_stats import spearman, wilcoxon_signed_rank
-from queerbias.suites.lou.data import ORIGINAL
+from queerbias.suites.lou.data import ORIGINAL, POOLED
 
-POOLED = "all"  # = lm_view.POOLED, the scope pooled over tasks
 PROPERTIES = {"flesch": "Norm. Flesch", "length": "Norm. Length", "certainty": "Prediction Certainty",
               "attention_max": "Attention Max", "attention_sd": "Attention Variation"}
 SPLITS = {"overall": "Overall", "flip_no": "Flip: no", "flip_yes": "Flip: yes", "correct_no": "Correct: no",
           "correct_yes": "Correct: yes"}
+#: what a text's length is counted in (`property_pairs`): the classifier's tokens (Table 5) or words
+LENGTH_UNITS = {"tokens": "tokens", "words": "words"}
+#: Fig. 7's bins: fifths of the 0-100 scale every property is on
+BINS = (0.0, 20.0, 40.0, 60.0, 80.0, 100.0)
 
 
 def normalise(values: Sequence[float | None]) -> list[float | None]:
@@ -45,12 +63,13 @@ def normalise(values: Sequence[float | None]) -> list[float | None]:
     return [None if v is None else 100.0 * (v - low) / span for v in values]
 
 
-def property_pairs(rows: Sequence[dict], task: str) -> list[dict]:
+def property_pairs(rows: Sequence[dict], task: str, length: str = "tokens") -> list[dict]:
     """Per non-identical (instance, strategy) of `task`: its split flags and each property before
-    (original) and after (reformulation), on 0-100; a property the rows lack is None."""
+    (original) and after (reformulation), on 0-100; a property the rows lack is None. `length`:
+    the row column the length is counted in (`LENGTH_UNITS`)."""
     rows = [r for r in rows if r["task"] == task]
     flesch = dict(zip(map(id, rows), normalise([r.get("flesch") for r in rows]), strict=True))
-    length = dict(zip(map(id, rows), normalise([r.get("words") for r in rows]), strict=True))
+    length = dict(zip(map(id, rows), normalise([r.get(LENGTH_UNITS[length]) for r in rows]), strict=True))
     originals = {r["index"]: r for r in rows if r["strategy"] == ORIGINAL}
     pairs = []
     for row in rows:
@@ -118,13 +137,80 @@ def f1_flip_correlation(cells: Sequence[tuple[float, float]]) -> dict:
     return spearman(list(delta_f1), list(flips)).to_dict()
 
 
-def analyse(rows: Sequence[dict], tasks_summary: dict, tasks: Sequence[str], strategies: Sequence[str]) -> dict:
-    """The classifier summary's `analysis`: Table 3 per task and pooled, Table 6, the ΔF1-flip correlation."""
-    pairs = {task: property_pairs(rows, task) for task in tasks}
-    changes = {task: property_changes(p) for task, p in pairs.items()}
+def flip_properties(pairs: Sequence[dict]) -> dict:
+    """Table 4: property -> for the originals whose reformulation did not flip ("no") and did ("yes"):
+    n, mean and SD (ddof 1) of the original's value, and the Mann-Whitney U p-value of the two groups."""
+    result = {}
+    for name in PROPERTIES:
+        groups = {side: [p[name][0] for p in pairs if p["flip"] == flipped and p[name][0] is not None]
+                  for side, flipped in (("no", False), ("yes", True))}
+        entry = {side: {"n": len(values), "mean": float(np.mean(values)) if values else None,
+                        "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None}
+                 for side, values in groups.items()}
+        entry["p"] = (float(stats.mannwhitneyu(groups["yes"], groups["no"], alternative="two-sided").pvalue)
+                      if groups["yes"] and groups["no"] else None)
+        result[name] = entry
+    return result
+
+
+def flip_bins(pairs: Sequence[dict]) -> dict:
+    """Fig. 7: property -> one entry per fifth of the 0-100 scale of the original's value (the last
+    includes 100): its bounds, n pairs and the share (%) of them whose reformulation flipped."""
+    result = {}
+    for name in PROPERTIES:
+        known = [(p[name][0], p["flip"]) for p in pairs if p[name][0] is not None]
+        bins = []
+        for low, high in zip(BINS, BINS[1:], strict=False):
+            inside = [flip for value, flip in known if low <= value < high or (high == BINS[-1] and value == high)]
+            bins.append({"low": low, "high": high, "n": len(inside),
+                         "flip_share": 100.0 * float(np.mean(inside)) if inside else None})
+        result[name] = bins
+    return result
+
+
+def performance_relation(tasks_summary: dict) -> dict:
+    """Fig. 5: per (task, strategy) cell its macro-F1 on the reformulations, ΔF1 and flip rate, and
+    Spearman's ρ of ΔF1 and of the flip rate against that F1 over the cells."""
+    cells = [{"task": task, "strategy": strategy, "macro_f1": entry["macro_f1"], "delta_f1": entry["delta_f1"],
+              "flip_rate": entry["flip_rate"]}
+             for task, entries in tasks_summary.items() for strategy, entry in entries.items() if strategy != ORIGINAL]
+    f1 = [c["macro_f1"] for c in cells]
+    return {"cells": cells, "delta_f1": spearman(f1, [c["delta_f1"] for c in cells]).to_dict(),
+            "flip_rate": spearman(f1, [c["flip_rate"] for c in cells]).to_dict()}
+
+
+def task_properties(rows: Sequence[dict], tasks: Sequence[str]) -> dict:
+    """Table 5: per task, the originals' length in the classifier's tokens and their Flesch score (mean ± SD),
+    their number and how many carry each label (label ids as text)."""
+    result = {}
+    for task in tasks:
+        originals = [r for r in rows if r["task"] == task and r["strategy"] == ORIGINAL]
+
+        def spread(column: str) -> dict | None:
+            values = [r[column] for r in originals if r.get(column) is not None]
+            return {"mean": float(np.mean(values)), "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None} \
+                if values else None
+
+        labels = {str(label): sum(r["label"] == label for r in originals)
+                  for label in sorted({r["label"] for r in originals})}
+        result[task] = {"n": len(originals), "length": spread("tokens"), "flesch": spread("flesch"), "labels": labels}
+    return result
+
+
+def analyse(rows: Sequence[dict], tasks_summary: dict, tasks: Sequence[str], strategies: Sequence[str],
+            length: str = "tokens") -> dict:
+    """The classifier summary's `analysis`: Tables 3 and 4 and Fig. 7 per task and pooled, Table 6,
+    the ΔF1-flip correlation, Fig. 5 and Table 5."""
+    if length == "tokens" and any(r.get("tokens") is None for r in rows):
+        length = "words"  # a run written before token counts were kept
+    pairs = {task: property_pairs(rows, task, length) for task in tasks}
     if len(tasks) > 1:
-        changes[POOLED] = property_changes([p for task in tasks for p in pairs[task]])
+        pairs[POOLED] = [p for task in tasks for p in pairs[task]]
     cells = [(entry["delta_f1"], entry["flip_rate"]) for entries in tasks_summary.values()
              for strategy, entry in entries.items() if strategy != ORIGINAL]
-    return {"property_changes": changes, "added_tokens": classifier_added_tokens(rows, tasks, strategies),
-            "f1_flip_correlation": f1_flip_correlation(cells)}
+    return {"length": length, "property_changes": {scope: property_changes(p) for scope, p in pairs.items()},
+            "flip_properties": {scope: flip_properties(p) for scope, p in pairs.items()},
+            "flip_bins": {scope: flip_bins(p) for scope, p in pairs.items()},
+            "added_tokens": classifier_added_tokens(rows, tasks, strategies),
+            "f1_flip_correlation": f1_flip_correlation(cells), "performance": performance_relation(tasks_summary),
+            "task_properties": task_properties(rows, tasks)}

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from accelerate import PartialState
 from tqdm.auto import tqdm
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
@@ -34,6 +36,7 @@ from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.loading import DTYPES, load_checked_weights
 from queerbias.report.paired_stats import cell_rng
 from queerbias.suites.lou.analysis import analyse
+from queerbias.suites.lou.clusters import layer_clustering
 from queerbias.suites.lou.data import ORIGINAL, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
 from queerbias.suites.lou.readability import flesch_amstad, words
@@ -79,8 +82,6 @@ def load_classifier(spec: str, *, num_labels: int | None = None, new_head: bool 
     A checkpoint without trained classification weights would predict at random, so
     it is refused unless `new_head` (fine-tuning a base model) is asked for.
     """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
     if dtype not in DTYPES:
         raise QueerbiasError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
     path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
@@ -143,7 +144,7 @@ def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]
 def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
                          truncate_text: int | None = None, batch_size: int = PREDICT_BATCH
                          ) -> list[tuple[list[int], np.ndarray] | None]:
-    """Per input: its non-special token ids and the attention the prediction token pays to each
+    """Per input: its token ids but the structural ones (`structural_ids`) and the attention the prediction token pays to each
     (last layer, mean over heads), as Sec. 6 ii characterises attention; None for all inputs
     when the model cannot return attention weights.
 
@@ -156,7 +157,7 @@ def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str 
     encoded = encode_inputs(clf, inputs, truncate_text)
     model, tokenizer = clf.model, clf.tokenizer
     previous, was_training = model.config._attn_implementation, model.training
-    special, cls = set(tokenizer.all_special_ids), tokenizer.cls_token_id
+    special, cls = structural_ids(tokenizer), tokenizer.cls_token_id
     found: list[tuple[list[int], np.ndarray] | None] = [None] * len(encoded)
     per_square = 4 * getattr(model.config, "num_hidden_layers", 12) * getattr(model.config, "num_attention_heads", 12)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
@@ -188,6 +189,39 @@ def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str 
     return found
 
 
+def layer_embeddings(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
+                     truncate_text: int | None = None, batch_size: int = PREDICT_BATCH) -> list[np.ndarray]:
+    """Per input: the mean over its tokens (padding left out) of every layer's hidden states, the
+    embedding layer first, (layers + 1, hidden), as Sec. 6 i averages them (Reimers & Gurevych 2019)."""
+    encoded = encode_inputs(clf, inputs, truncate_text)
+    found: list[np.ndarray] = [None] * len(encoded)
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
+    was_training = clf.model.training
+    clf.model.eval()
+    try:
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            padded = clf.tokenizer.pad([encoded[i] for i in batch], return_tensors="pt")
+            with torch.inference_mode():
+                states = clf.model(**{k: v.to(clf.device) for k, v in padded.items()},
+                                   output_hidden_states=True).hidden_states
+            mask = padded["attention_mask"].to(clf.device).unsqueeze(-1).float()
+            layers = torch.stack([(s.float() * mask).sum(dim=1) / mask.sum(dim=1) for s in states], dim=1)
+            for row, i in enumerate(batch):
+                found[i] = layers[row].cpu().numpy()
+    finally:
+        clf.model.train(was_training)
+    return found
+
+
+def structural_ids(tokenizer) -> set[int]:
+    """The ids of the tokens a tokenizer adds around a text (CLS, SEP, PAD, MASK, BOS, EOS), which
+    attention rows leave out; the unknown token stands for input text (an out-of-vocabulary word, an
+    emoji) and stays."""
+    found = {getattr(tokenizer, f"{name}_token_id", None) for name in ("cls", "sep", "pad", "mask", "bos", "eos")}
+    return {int(token) for token in found if token is not None} - {tokenizer.unk_token_id}
+
+
 def shared_attention(original: tuple[list[int], np.ndarray], reformulated: tuple[list[int], np.ndarray]
                      ) -> dict | None:
     """Max and SD over tokens of the attention on the tokens both texts share (matched in order),
@@ -213,16 +247,20 @@ def check_labels(clf: LoadedClassifier, task: TaskInfo) -> None:
 
 def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strategies: Sequence[str],
                    tasks: dict[str, TaskInfo], max_length: int = DEFAULT_MAX_LENGTH,
-                   batch_size: int = PREDICT_BATCH) -> list[dict]:
+                   batch_size: int = PREDICT_BATCH, layers: bool = False) -> list[dict]:
     """One item row per instance and text version (original first), each distinct input predicted once;
-    the texts of tasks marked `truncate_text` are cut to `max_length` tokens first, as upstream."""
+    the texts of tasks marked `truncate_text` are cut to `max_length` tokens first, as upstream. With
+    `layers`, each reformulation row keeps r = s - s' per layer (`layer_embeddings`, rounded to 6
+    decimals), which `clusters` clusters by strategy (Sec. 6 i)."""
     versions = (ORIGINAL, *strategies)
-    probs, attention = {}, {}
+    probs, attention, embedded = {}, {}, {}
     for name in dict.fromkeys(i.task for i in instances):
         inputs = list(dict.fromkeys((i.text(v), i.text_pair) for i in instances if i.task == name for v in versions))
         truncate = max_length if tasks[name].truncate_text else None
         probs[name] = dict(zip(inputs, predict_proba(clf, inputs, truncate, batch_size)))
         attention[name] = dict(zip(inputs, prediction_attention(clf, inputs, truncate, batch_size)))
+        if layers:
+            embedded[name] = dict(zip(inputs, layer_embeddings(clf, inputs, truncate, batch_size)))
     texts = {text for i in instances for text in (i.original, *i.reformulations.values())}
     tokens = {text: len(clf.tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts}
     rows = []
@@ -234,27 +272,31 @@ def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strateg
             text = instance.text(version)
             p = predicted[(text, instance.text_pair)]
             pred = int(np.argmax(p))
-            shared = None
+            shared, difference = None, None
             if version != ORIGINAL and attended[original] is not None:
                 shared = shared_attention(attended[original], attended[(text, instance.text_pair)])
+            if layers and version != ORIGINAL:
+                vectors = embedded[instance.task]
+                difference = np.round(vectors[original] - vectors[(text, instance.text_pair)], 6).tolist()
             rows.append({"task": instance.task, "index": instance.index, "label": instance.label,
                          "strategy": version, "identical": text == instance.original,
                          "pred": pred, "prob_max": float(p.max()), "flipped": pred != base,
                          "words": len(words(text)), "flesch": flesch_amstad(text), "tokens": tokens[text],
-                         **(shared or dict.fromkeys(ATTENTION_COLUMNS))})
+                         **(shared or dict.fromkeys(ATTENTION_COLUMNS)),
+                         **({"reformulation_layers": difference} if layers else {})})
     return rows
 
 
 def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str], seed: int = 0,
-              n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+              n_resamples: int = DEFAULT_RESAMPLES, length: str = "tokens") -> dict:
     """Per task: the original's macro-F1 and certainty, and per strategy their changes and the flip rate.
 
     `f1_upstream`/`delta_f1_upstream`: the F1 upstream logs as "f1-macro" (binary tasks:
     the positive class's F1), beside true macro-F1, to set against the paper's tables.
     Certainty is the mean over instances of the max-softmax probability (`prob_max`), on [0, 1]
     (the paper's Tables 3-4 use %). ΔF1 and the flip rate get paired bootstrap 95% intervals over
-    instances, one seeded generator per task and strategy. `analysis`: Sec. 5 iv, Sec. 6 ii and
-    App. A.5 (module `analysis`).
+    instances, one seeded generator per task and strategy. `analysis`: Sec. 5 iv, Sec. 6 ii-iii and
+    App. A.4-A.5 (module `analysis`), lengths counted in `length` (tokens or words).
     """
     result = {}
     for task in tasks:
@@ -282,10 +324,9 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
                 **classifier_bootstrap(labels, base_preds, preds, cell_rng(seed, task, strategy), n_resamples),
             }
         result[task] = entries
-    return {"tasks": result, "analysis": analyse(rows, result, tasks, strategies)}
+    return {"tasks": result, "analysis": {**analyse(rows, result, tasks, strategies, length),
+                                          "layer_clusters": layer_clustering(rows, seed)}}
 
 
 def _default_device() -> torch.device:
-    from accelerate import PartialState
-
     return PartialState().device

@@ -19,6 +19,8 @@ from queerbias.pairs.registry import BenchmarkInfo, fetch, sha256_file
 from queerbias.yamlio import load_packaged_yaml
 
 ORIGINAL = "original"
+#: the scope of figures pooled over the tasks
+POOLED = "all"
 SPLITS = ("train", "dev")
 
 

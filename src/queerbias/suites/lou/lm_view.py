@@ -22,10 +22,9 @@ from queerbias.report.paired_stats import cell_rng
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer
 from queerbias.suites.lou.analysis import added_tokens
-from queerbias.suites.lou.data import Instance
+from queerbias.suites.lou.data import POOLED, Instance
 from queerbias.suites.lou.metrics import preference_summary
 
-POOLED = "all"
 #: recorded in the run meta (and so in the run key): how the summary counts preferences
 PREFERENCE = "Δ > 0 counts 100, a tie 50; per-token and summed log-likelihood"
 

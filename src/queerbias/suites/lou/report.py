@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from queerbias.report.delta_tables import format_p
+from queerbias.report.formatting import format_p
 from queerbias.report.paired_stats import stars
+from queerbias.report.plots import forest, hbar_panels
 from queerbias.report.tables import MISSING, Table, fmt, to_markdown
 from queerbias.suites.lou.analysis import PROPERTIES, SPLITS
-from queerbias.suites.lou.data import ORIGINAL
-from queerbias.suites.lou.lm_view import POOLED
+from queerbias.suites.lou.clusters import SCORES
+from queerbias.suites.lou.data import ORIGINAL, POOLED
 
 # -- LM view ---------------------------------------------------------------------------
 
@@ -59,8 +60,6 @@ def lm_blocks(summary: dict) -> list:
 
 def lm_plot(summary: dict, path: Path) -> Path:
     """Preference share and mean Δ per strategy with 95% intervals, one colour per task and the pooled scope."""
-    from queerbias.report.plots import forest
-
     scopes = [*summary["tasks"], POOLED]
     strategies = list(summary[POOLED])
     series = [(scope, [_scope(summary, scope)[s] for s in strategies]) for scope in scopes]
@@ -107,16 +106,28 @@ def classifier_blocks(summary: dict) -> list:
     if analysis is None:
         return blocks
     correlation = analysis["f1_flip_correlation"]
-    blocks.append(f"ΔF1 and flip rate over the {correlation['n']} task × strategy cells (Sec. 5 iv): Spearman ρ = "
-                  f"{fmt(correlation['rho'], 2)}, p = {format_p(correlation['p'])}.")
-    blocks.extend(property_table(changes, scope) for scope, changes in analysis["property_changes"].items()
+    blocks.append(f"ΔF1 (the signed change of macro-F1, reformulation − original) and flip rate over the "
+                  f"{correlation['n']} task × strategy cells (Sec. 5 iv): Spearman ρ = {fmt(correlation['rho'], 2)}, "
+                  f"p = {format_p(correlation['p'])} (exact permutation test up to 8 cells: one task's 6 strategies "
+                  "give at best p = 2/720 ≈ .003).")
+    length = analysis.get("length", "words")
+    blocks.extend(property_table(changes, scope, length) for scope, changes in analysis["property_changes"].items()
                   if any(changes["overall"].values()))
+    for scope, found in analysis.get("flip_properties", {}).items():
+        if any(entry["yes"]["n"] or entry["no"]["n"] for entry in found.values()):
+            blocks += [flip_property_table(found, scope, length), flip_bin_table(analysis["flip_bins"][scope], scope)]
+    if "performance" in analysis:
+        blocks.append(performance_table(analysis["performance"]))
+    if "task_properties" in analysis:
+        blocks.append(task_table(analysis["task_properties"]))
+    if analysis.get("layer_clusters"):
+        blocks.append(cluster_table(analysis["layer_clusters"]))
     if analysis["added_tokens"] is not None:
         blocks.append(added_tokens_table(analysis["added_tokens"], "the classifier's tokenizer"))
     return blocks
 
 
-def property_table(changes: dict, scope: str) -> Table:
+def property_table(changes: dict, scope: str, length: str = "words") -> Table:
     """Paper Table 3: change reformulated − original per property, overall and split by flip and correctness."""
     def cell(entry):
         return MISSING if entry is None else f"{fmt(entry['change'], 2, signed=True)}{stars(entry['p'])}"
@@ -127,11 +138,76 @@ def property_table(changes: dict, scope: str) -> Table:
                  summary_rows=[["pairs", *[str(n) for n in counts]]],
                  caption=f"{scope}: change from original to reformulation (paper Sec. 6 ii, Table 3)",
                  notes="Mean change over (instance, strategy) pairs, identical texts left out; all properties on 0-100: "
-                       "Flesch (Amstad's German formula) and length (words) min-max normalised per task, certainty "
+                       f"Flesch (Amstad's German formula) and length ({length}) min-max normalised per task, certainty "
                        "and attention in percentage points. Attention: the prediction token's maximum and SD over the "
                        "tokens the reformulation left unchanged (last layer, mean over heads). Flip: the prediction "
                        "changed; correct: the reformulation's prediction is right. Stars: Wilcoxon signed-rank "
                        "* p < .05, ** < .01, *** < .001.")
+
+
+def flip_property_table(found: dict, scope: str, length: str) -> Table:
+    """Paper Table 4: the originals' properties by whether their reformulation flipped the prediction."""
+    def cell(entry: dict) -> str:
+        return MISSING if entry["mean"] is None else f"{fmt(entry['mean'], 1)} ± {fmt(entry['sd'], 1)}"
+
+    rows = [[label, cell(found[name]["no"]), cell(found[name]["yes"]), format_p(found[name]["p"])]
+            for name, label in PROPERTIES.items()]
+    counts = [str(max(entry[side]["n"] for entry in found.values())) for side in ("no", "yes")]
+    return Table(header=["Property", "Flip: no", "Flip: yes", "p"], rows=rows, summary_rows=[["pairs", *counts, ""]],
+                 caption=f"{scope}: properties of the originals by whether their reformulation flips the prediction "
+                         "(paper Sec. 6 iii, Table 4)",
+                 notes=f"Mean ± SD over (instance, strategy) pairs of the original's value, on the scales of Table 3 "
+                       f"(length in {length}); p: two-sided Mann-Whitney U test of the two groups (the paper names no "
+                       "test).")
+
+
+def flip_bin_table(bins: dict, scope: str) -> Table:
+    """Paper Fig. 7: the flip share per fifth of each property's scale."""
+    first = next(iter(bins.values()))
+    header = ["Property", *[f"{fmt(b['low'], 0)}-{fmt(b['high'], 0)}" for b in first]]
+    rows = [[PROPERTIES[name], *[MISSING if b["flip_share"] is None else f"{fmt(b['flip_share'], 1)} ({b['n']})"
+                                 for b in entries]] for name, entries in bins.items()]
+    return Table(header=header, rows=rows,
+                 caption=f"{scope}: label flips (% of pairs, n) by the original's property (paper Sec. 6 iii, Fig. 7)",
+                 notes="Bins: fifths of the 0-100 scale of Tables 3-4 (the last includes 100).")
+
+
+def performance_table(found: dict) -> Table:
+    """Paper Fig. 5: ΔF1 and flip rate against the macro-F1 of each task and strategy."""
+    rows = [[c["task"], c["strategy"], fmt(c["macro_f1"], 1), fmt(c["delta_f1"], 2, signed=True),
+             fmt(c["flip_rate"], 1)] for c in found["cells"]]
+    def rho(entry: dict) -> str:
+        return f"ρ = {fmt(entry['rho'], 2)}, p = {format_p(entry['p'])}"
+
+    return Table(header=["Task", "Strategy", "macro-F1", "ΔF1", "flips %"], rows=rows,
+                 caption="ΔF1 and label flips against the macro-F1 on the reformulations (paper Sec. 5 iv, Fig. 5)",
+                 notes=f"Spearman over the cells: ΔF1 against F1 {rho(found['delta_f1'])}; flips against F1 "
+                       f"{rho(found['flip_rate'])}.")
+
+
+def task_table(found: dict) -> Table:
+    """Paper App. A.4, Table 5: the originals' length (tokens) and Flesch score per task."""
+    def spread(entry: dict | None) -> str:
+        return MISSING if entry is None else f"{fmt(entry['mean'], 1)} ± {fmt(entry['sd'], 1)}"
+
+    rows = [[task, spread(e["length"]), spread(e["flesch"]), str(e["n"]),
+             ", ".join(f"{label}: {n}" for label, n in e["labels"].items())] for task, e in found.items()]
+    return Table(header=["Task", "Length (tokens)", "Flesch", "# Samples", "Labels"], rows=rows,
+                 caption="The evaluated originals per task (paper App. A.4, Table 5: length and Flesch rows)",
+                 notes="Length: the classifier's tokens (Table 5's definition); Flesch: Amstad's German formula, not "
+                       "normalised; mean ± SD over the (sampled) originals.")
+
+
+def cluster_table(found: dict) -> Table:
+    """Paper Sec. 6 i: per layer, how well KMeans on r = s - s' recovers the strategies."""
+    rows = [[str(entry["layer"]), *[fmt(entry[name], 3) for name in SCORES]] for entry in found["layers"]]
+    rho = [f"{SCORES[name]} ρ = {fmt(c['rho'], 2)} (p {format_p(c['p'])})" for name, c in found["correlation"].items()]
+    return Table(header=["Layer", *SCORES.values()], rows=rows,
+                 caption=f"Clusters of the reformulation embeddings per layer (paper Sec. 6 i; {found['n']} "
+                         f"reformulations, k = {found['k']} strategies)",
+                 notes="r = s - s', each the mean over tokens of a layer's hidden states (layer 0: the embeddings); "
+                       "KMeans (k-means++, 10 seeded restarts) per layer. Spearman against the layer number: "
+                       + "; ".join(rho) + " (the paper: -0.40, -0.56, -0.55, -0.54 over its LMs).")
 
 
 def added_tokens_table(added: dict, tokenizer: str) -> Table:
@@ -148,13 +224,12 @@ def added_tokens_table(added: dict, tokenizer: str) -> Table:
                  rows=[row(task, values, mean(list(values.values()))) for task, values in added["by_task"].items()],
                  summary_rows=[row("all tasks", added["by_strategy"], added["average"])],
                  caption=f"Tokens added by each reformulation in {tokenizer} (paper App. A.5, Table 6)",
-                 notes="Mean over instances of tokens(reformulation) − tokens(original); 'all tasks': the mean over tasks.")
+                 notes="Mean over instances of tokens(reformulation) − tokens(original), a reformulation identical to "
+                       "its original counting 0 added tokens; 'all tasks': the mean over tasks.")
 
 
 def classifier_plot(summary: dict, path: Path) -> Path:
     """ΔF1, flip rate and Δcertainty per strategy, one colour per task (the paper's Figures 3-4)."""
-    from queerbias.report.plots import hbar_panels
-
     strategies = [s for s in next(iter(summary["tasks"].values())) if s != ORIGINAL]
     panels = [("delta_f1", "Δ macro-F1 (points)", "ci_delta_f1"),
               ("flip_rate", "label flips (% of instances)", "ci_flip_rate"),

@@ -1,15 +1,21 @@
-"""What a training run's model card says about a pair benchmark: the summary sentence on the distance
-to indifference, the before/after table per identity group, and the group sizes as a limitation.
+"""What a training run's model card and closing lines say about a pair benchmark (`PairCard`, the pair
+suite's card companion): the summary sentence on the distance to indifference, the before/after
+table per identity group, the group sizes as a limitation, the closing clauses and the
+specificity ratio.
 
 Every figure is the compare report's (delta.json of the base against the last checkpoint).
 """
 
 from __future__ import annotations
 
-from queerbias.report.delta_tables import CORRECTION_NAMES, best_sentence, change_text, star_legend, with_ci
+from queerbias.report.formatting import best_sentence, change_text, star_legend, with_ci
+from queerbias.report.options import CORRECTIONS
 from queerbias.report.paired_stats import stars
 from queerbias.report.tables import Cell, Table, fmt, to_markdown
-from queerbias.suites.pairs.indifference import indifference_tables
+from queerbias.suites.companions import CardHooks, IndexMetric
+from queerbias.suites.pairs.declaration import DISTANCE
+from queerbias.suites.pairs.indifference import closing_clauses, indifference_tables, specificity_lines
+from queerbias.suites.protocol import OVERALL
 
 
 def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
@@ -83,6 +89,45 @@ def before_after_table(document: dict, comparison: dict) -> Table:
                f"100·s_less/(s_more+s_less); 50 = no preference. Distance to indifference: mean over groups of "
                f"|score − 50|. Δbias: exact McNemar test; Δsoft: {meta.get('soft_test_description')}; distance: "
                f"paired bootstrap within groups. Intervals: {meta.get('ci')} ({meta.get('n_resamples')} resamples). "
-               f"Stars: groups by {CORRECTION_NAMES.get(meta.get('correction'), meta.get('correction'))}-adjusted p, "
+               f"Stars: groups by {CORRECTIONS.get(meta.get('correction'), meta.get('correction'))}-adjusted p, "
                f"Overall and distance unadjusted: {star_legend()}."),
     )
+
+
+class PairCard(CardHooks):
+    """A pair benchmark on the card and in the closing lines: the distance to indifference first."""
+
+    index_task = "Anti-LGBTQ+ bias (WinoQueer-style sentence pairs)"
+
+    def index_metrics(self, suite):
+        """Bias and soft score overall and their distances to indifference."""
+        return (IndexMetric("bias_score", "bias score", OVERALL, "bias"),
+                IndexMetric("soft_score", "soft score", OVERALL, "soft"),
+                IndexMetric("distance_to_indifference_bias", "distance to indifference of the bias score",
+                            DISTANCE, "bias"),
+                IndexMetric("distance_to_indifference_soft", "distance to indifference of the soft score",
+                            DISTANCE, "soft"))
+
+    def closing_figures(self, comparison, measures):
+        """The distance to indifference (bias to one decimal, as the scores, soft to two), which a
+        mitigation should lower; the overall scores where a comparison lacks it."""
+        if not comparison.get(DISTANCE):
+            return super().closing_figures(comparison, measures)
+        return "distance to indifference ", comparison[DISTANCE], [("bias", "bias", 1), ("soft", "soft", 2)]
+
+    def closing_clauses(self, comparison) -> str:
+        """The pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
+        return closing_clauses(comparison)
+
+    def closing_lines(self, documents) -> list[str]:
+        """The specificity ratio against the knowledge set."""
+        return specificity_lines(documents)
+
+    def card_summary(self, comparison, data, evaluated):
+        return summary_sentence(comparison, data, evaluated)
+
+    def card_blocks(self, document, comparison, evaluated):
+        return blocks(document, comparison, evaluated)
+
+    def card_limitations(self, comparisons):
+        return limitations(comparisons)

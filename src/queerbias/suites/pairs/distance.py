@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from queerbias.report.compare import CompareOptions, json_safe
-from queerbias.report.delta_tables import format_p, stars_of, with_ci
-from queerbias.report.paired_stats import bootstrap_p, cell_rng, stratified_bootstrap_means
+from queerbias.report.formatting import format_p, stars_of, with_ci
+from queerbias.report.options import CompareOptions
+from queerbias.report.paired_stats import bootstrap_p, cell_rng, json_safe, stratified_bootstrap_means
 from queerbias.report.tables import Cell, Table, fmt
 
 
@@ -38,7 +38,7 @@ def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.
                                items["soft_after"].to_numpy(dtype=float)])
               for _, items in sorted(pairs.groupby("group", sort=False), key=lambda kv: kv[0])]
     observed = np.abs(np.array([s.mean(axis=0) for s in strata]) - 50.0).mean(axis=0)
-    resampled = np.abs(stratified_bootstrap_means(strata, rng, options.n_resamples) - 50.0).mean(axis=1)
+    resampled = np.abs(stratified_bootstrap_means(strata, rng, options.resamples) - 50.0).mean(axis=1)
     changes = resampled[:, [1, 3]] - resampled[:, [0, 2]]
     alpha = (1 - options.ci_level) / 2
     low, high = np.quantile(changes, [alpha, 1 - alpha], axis=0)

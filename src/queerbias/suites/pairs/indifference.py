@@ -27,10 +27,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from queerbias.report.compare import json_safe
-from queerbias.report.delta_tables import change_text, format_p, with_ci
-from queerbias.report.paired_stats import bootstrap_p, cell_rng, stars, stratified_bootstrap_means
+from queerbias.report.formatting import change_text, format_p, with_ci
+from queerbias.report.paired_stats import bootstrap_p, cell_rng, json_safe, stars, stratified_bootstrap_means
 from queerbias.report.tables import Cell, Table, fmt
+from queerbias.suites.knowledge.declaration import Knowledge
+from queerbias.suites.pairs.declaration import Pairs
 
 #: a group below LOW before and above HIGH after has been turned towards the stereotype (harmful)
 HARM_LOW, HARM_HIGH = 40.0, 60.0
@@ -171,7 +172,7 @@ def _aligned(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 
 def gap_extra(before: pd.DataFrame, after: pd.DataFrame, margin: float, options) -> dict:
     """`{"pair_gap": ...}` of a comparison of two runs' aligned rows (`gap_change`), seeded by `cell_rng`."""
-    gap = gap_change(_aligned(before, after), margin, cell_rng(options.seed, "pair gap"), options.n_resamples,
+    gap = gap_change(_aligned(before, after), margin, cell_rng(options.seed, "pair gap"), options.resamples,
                      options.ci_level)
     return {"pair_gap": json_safe(gap)}
 
@@ -180,7 +181,7 @@ def paired_extras(before: pd.DataFrame, after: pd.DataFrame, margin: float, opti
     """`pair_gap` and `direction` of a comparison of two pair runs' aligned rows, each from its
     own seeded generator (`cell_rng`), so adding one does not move the other's interval."""
     aligned = _aligned(before, after)
-    direction = direction_change(aligned, cell_rng(options.seed, "direction"), options.n_resamples,
+    direction = direction_change(aligned, cell_rng(options.seed, "direction"), options.resamples,
                                  options.ci_level)
     names = ("crossed", "harmful", "excess_raised", "groups")
     groups = {group: json_safe({k: v for k, v in entry.items() if k not in names})
@@ -251,8 +252,8 @@ def specificity_lines(documents: Mapping[str, dict]) -> list[str]:
     """"stereotype |d| shrink / definitional |d| shrink" for every stereotype pair benchmark of a
     training run that also evaluated the knowledge set (none without one). Control sets of
     neutral mentions are not stereotype benchmarks and are left out."""
-    knowledge = [(name, d) for name, d in documents.items() if d["suite"] == "knowledge"]
-    stereotype = [(name, d) for name, d in documents.items() if d["suite"] == "pairs"
+    knowledge = [(name, d) for name, d in documents.items() if d["suite"] == Knowledge.name]
+    stereotype = [(name, d) for name, d in documents.items() if d["suite"] == Pairs.name
                   and not (d["meta"].get("data") or {}).get("control")]
     lines = []
     for (name, document), (known, definitional) in ((s, k) for s in stereotype for k in knowledge):

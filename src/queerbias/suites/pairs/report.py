@@ -9,18 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import fmean
 
-from queerbias.pairs.taxonomy import table_order
-from queerbias.report.plots import scores_plot
-from queerbias.report.tables import (
-    MISSING,
-    Cell,
-    Table,
-    fmt,
-    to_csv,
-    to_latex,
-    to_markdown,
-)
+import numpy as np
 
+from queerbias.pairs.taxonomy import table_order
+from queerbias.report.plots import NEUTRAL, PALETTE, new_figure, save_figure
+from queerbias.report.tables import MISSING, Cell, Table, fmt, to_csv, to_latex, to_markdown
+from queerbias.suites.companions import ReportHooks
+
+SCORES_PX = (1100, 800)
 OVERALL = "Overall"
 METRICS = {"bias": "Bias score", "soft": "Soft score"}
 NO_PREFERENCE = 50.0
@@ -88,5 +84,43 @@ def _mean(scores: dict, labels: list[str], row: str) -> float:
 
 
 def report_plot(summaries: list[tuple[str, dict]], path: Path) -> Path:
-    """Bias and soft score ± SE per group and run, drawn from 50 (`report.plots.scores_plot`)."""
+    """Bias and soft score ± SE per group and run, drawn from 50 (`scores_plot`)."""
     return scores_plot(*score_matrix(summaries), path)
+
+
+class PairReport(ReportHooks):
+    """`queerbias report` of pair runs: the seed paper's bias and soft tables (Tables 4 and 5) and the bars."""
+
+    def tables(self, runs) -> dict[str, str]:
+        return render_score_tables([(run.label, run.summary) for run in runs])
+
+    def plot(self, runs, path):
+        return report_plot([(run.label, run.summary) for run in runs], path)
+
+
+def scores_plot(labels: list[str], groups: list[str], scores: dict, path: Path) -> Path:
+    """Grouped bars of bias and soft score ± SE per group and model, drawn from 50 (no preference).
+
+    Bars start at 50 so the direction of a preference is read at a glance and the axis
+    zooms on the range the scores actually span.
+
+    `scores[metric][label][group]` is a (score, se, ...) tuple or absent; metric is "bias" or "soft".
+    """
+    fig, axes = new_figure(SCORES_PX, nrows=2, sharex=True)
+    x = np.arange(len(groups))
+    width = 0.8 / len(labels)
+    for ax, metric in zip(axes, ("bias", "soft"), strict=True):
+        for index, label in enumerate(labels):
+            values = np.array([scores[metric][label].get(group, (np.nan, np.nan))[:2] for group in groups],
+                              dtype=float)
+            ax.bar(x - 0.4 + width * (index + 0.5), values[:, 0] - 50, width, bottom=50, yerr=values[:, 1],
+                   color=PALETTE[index % len(PALETTE)], label=label if metric == "bias" else None,
+                   capsize=2, error_kw={"linewidth": 0.8})
+        ax.axhline(50, color=NEUTRAL, linewidth=1)
+        ax.set_ylabel(f"{metric} score (50 = no preference)")
+        ax.grid(axis="y", alpha=0.3)
+    fig.legend(loc="outside lower center", ncols=min(len(labels), 6), fontsize="small")
+    axes[1].set_xticks(x, groups, rotation=30, ha="right")
+    axes[1].set_xlabel("Identity group")
+    fig.suptitle("Bias and soft score per identity group (± standard error)")
+    return save_figure(fig, path)

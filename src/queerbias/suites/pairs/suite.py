@@ -1,121 +1,38 @@
-"""The pair benchmark as a suite: WinoQueer-style pairs scored by `scoring.pair_scores`.
-
-Rows are the columns of pairs.csv (one row per pair); the summary keeps the long-standing
-contract (`overall`, `groups`: n, n_neutral, bias score and soft score with standard
-errors). Before/after: McNemar on the `biased` flags, Wilcoxon (or t) on the soft scores,
-overall and per identity group.
-"""
+"""The pair benchmark's implementation: WinoQueer-style pairs scored by `scoring.pair_scores`
+(the declaration, with settings, columns and judged figures, is `suites.pairs.declaration`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from queerbias.errors import QueerbiasError
-from queerbias.options import (
-    EXECUTION,
-    SUMMARY,
-    auto_or_count,
-    count_or_auto,
-    option,
-    positive_nats,
-    validate,
+from queerbias.options import count_or_auto
+from queerbias.pairs.resolve import load_pairs
+from queerbias.pairs.sampling import sample_pairs
+from queerbias.pairs.schema import PairSet, content_checksum
+from queerbias.pairs.taxonomy import table_order
+from queerbias.report.tables import Table, fmt
+from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
+from queerbias.scoring.encoding import SentenceEncoder
+from queerbias.scoring.families import make_scorer
+from queerbias.scoring.pair_scores import score_pairs, screen_pairs
+from queerbias.suites.pairs.declaration import Pairs
+from queerbias.suites.pairs.distance import distance_extra, distance_table
+from queerbias.suites.pairs.indifference import (
+    gaps,
+    indifference_tables,
+    pair_gap_summary,
+    paired_extras,
+    stereotype_excess,
 )
-from queerbias.scoring.config import ScoringConfig
-from queerbias.suites.pairs.criteria import CRITERIA
-from queerbias.suites.protocol import (
-    BINARY,
-    CONTINUOUS,
-    OVERALL,
-    Column,
-    DataRef,
-    Headline,
-    IndexMetric,
-    Measure,
-    PairedItems,
-    Suite,
-)
-
-POLICIES = ("error", "keep", "drop")
-LAYOUTS = ("auto", "winoqueer", "crows-pairs", "queerbias")
+from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 
 
-@dataclass(frozen=True)
-class PairSettings(ScoringConfig):
-    """The scoring method (`ScoringConfig`: defaults = the WinoQueer reference), the sample and how
-    rows are read."""
-
-    sample: int | None = option(None, "score a seeded subset of N pairs", ge=1)
-    seed: int = option(0, "seed of the subset", ge=0)
-    duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
-    identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
-                                     "tokens (the reference counts them as ties)", choices=POLICIES)
-    layout: str = option("auto", "pair file columns: recognised (auto), or which layout to read when a file has "
-                                 "the columns of both", choices=LAYOUTS)
-    unscorable: str = option("error", "pairs that measure nothing (no scored token, or only tokens whose scores "
-                                      "cannot differ between the sentences): refuse them or drop them",
-                             choices=("error", "drop"))
-    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
-    chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION, ge=1)
-    margin: float = option(0.693, "a pair whose two sentence scores differ by less than this many nats counts "
-                                  "as indifferent (default ln 2: neither sentence twice as likely)", role=SUMMARY,
-                           check=positive_nats)
-
-    def __post_init__(self):
-        validate(self)
-
-
-PAIR_COLUMNS = (
-    Column("pair_id", str), Column("group", str),
-    Column("counterfactual_group", str, optional=True, default=""), Column("category", str, optional=True, default=""),
-    Column("direction", str, optional=True, default="stereo"), Column("sent_more", str), Column("sent_less", str),
-    Column("score_more", float), Column("score_less", float), Column("biased", int),
-    Column("neutral", int, nullable=True, optional=True), Column("soft", float),
-)
-
-
-class PairsSuite(Suite):
-    name = "pairs"
-    description = "WinoQueer-style sentence pairs: does the model prefer the stereotypical sentence?"
-    Settings = PairSettings
-    data_default = "queerbias-de"
-    data_help = "a registered pair benchmark (queerbias benchmarks) or a CSV/TSV/JSONL pair file"
-    licence = "per benchmark (queerbias benchmarks); queerbias-de: MIT"
-    items_name = "pairs"
-    items_file = "pairs.csv"
-    columns = PAIR_COLUMNS
-    key_columns = ("pair_id",)
-    text_columns = ("sent_more", "sent_less", "group")
-    summary_keys = ("overall", "groups")
-    measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference"),
-                Measure("soft", CONTINUOUS, "soft score", "pp", reference=50.0, reference_label="50 = no preference"))
-    scope_titles = {"groups": "Identity"}
-    criteria = CRITERIA
-    figures = {"distance": "Distance to indifference"}
-    compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
-    index_task = "Anti-LGBTQ+ bias (WinoQueer-style sentence pairs)"
-    screens = True
-    training_name = "bias"
-    #: what mitigation runs are judged on when a pair benchmark names no data
-    held_out_default = "queerbias-de:test"
-
+class PairsSuite(Pairs, Suite):
     def load_data(self, spec, settings):
         """`spec`: a registered name, a pair file, or a `PairSet` already read (the Python API)."""
-        from queerbias.pairs.resolve import load_pairs
-        from queerbias.pairs.schema import PairSet
-
         pair_set = spec if isinstance(spec, PairSet) else load_pairs(
             spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical,
             layout=settings.layout)
         return data_of(pair_set, settings)
-
-    def training_data(self, spec, held_out):
-        return self.held_out_default if spec is None and held_out else spec
-
-    def available_offline(self, spec):
-        """A published pair set is available when cached or in the shared data folder."""
-        from queerbias.pairs.registry import available_offline
-
-        return available_offline(spec or self.data_default)
 
     def texts(self, items):
         """Both sentences of every pair."""
@@ -124,10 +41,6 @@ class PairsSuite(Suite):
     def screen(self, lm, items, data, settings):
         """Pairs too long for the model, and pairs whose texts become the same tokens
         (`scoring.pair_scores.screen_pairs`); the data reference records what was left out."""
-        from queerbias.pairs.schema import content_checksum
-        from queerbias.scoring.encoding import SentenceEncoder
-        from queerbias.scoring.pair_scores import screen_pairs
-
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
         kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
                                     settings.unscorable)
@@ -141,9 +54,6 @@ class PairsSuite(Suite):
         return settings.chunk_pairs
 
     def evaluate(self, lm, chunks, settings):
-        from queerbias.scoring.families import make_scorer
-        from queerbias.scoring.pair_scores import score_pairs
-
         scorer = make_scorer(lm, settings.scoring(), count_or_auto(settings.batch_size))
         for chunk in chunks:
             yield [_row(score) for score in score_pairs(scorer, chunk)]
@@ -153,9 +63,6 @@ class PairsSuite(Suite):
         return {"scoring": {**config.to_dict(), "deviations": config.deviations()}, "scoring_id": config.scoring_id}
 
     def summarise(self, rows, settings) -> dict:
-        from queerbias.pairs.taxonomy import table_order
-        from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
-
         overall, groups = summarise_groups(list(rows["group"]), list(rows["biased"]), list(rows["neutral"]),
                                            list(rows["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
@@ -190,8 +97,6 @@ class PairsSuite(Suite):
             raise QueerbiasError(f"{path}: {len(rows)} pairs, but the run scored {summary['overall']['n']}")
 
     def paired_cells(self, before, after, settings):
-        from queerbias.pairs.taxonomy import table_order
-
         def cell(scope: str, name: str, mask) -> PairedItems:
             b, a = before[mask], after[mask]
             return PairedItems(scope, name, {"bias": (b["biased"].to_numpy(bool), a["biased"].to_numpy(bool)),
@@ -204,77 +109,17 @@ class PairsSuite(Suite):
     def extras(self, before, after, options, settings) -> dict:
         """The change of the distance to indifference, of the pair-level gap and of the direction
         (`indifference`), each with a group-stratified paired bootstrap."""
-        from queerbias.suites.pairs.distance import distance_extra
-        from queerbias.suites.pairs.indifference import paired_extras
-
         return {"distance": distance_extra(before, after, options),
                 **paired_extras(before, after, settings.margin, options)}
 
     def extra_tables(self, document) -> list:
-        from queerbias.suites.pairs.distance import distance_table
-        from queerbias.suites.pairs.indifference import indifference_tables
-
         return [distance_table(c) for c in document["comparisons"]] + indifference_tables(document)
-
-    def closing_figures(self, comparison, measures):
-        """The distance to indifference (bias to one decimal, as the scores, soft to two), which a
-        mitigation should lower; the overall scores where a comparison lacks it."""
-        if not comparison.get("distance"):
-            return super().closing_figures(comparison, measures)
-        return "distance to indifference ", comparison["distance"], [("bias", "bias", 1), ("soft", "soft", 2)]
-
-    def closing_clauses(self, comparison) -> str:
-        from queerbias.suites.pairs.indifference import closing_clauses
-
-        return closing_clauses(comparison)
-
-    def closing_lines(self, documents) -> list[str]:
-        from queerbias.suites.pairs.indifference import specificity_lines
-
-        return specificity_lines(documents)
-
-    def report_tables(self, runs) -> dict[str, str]:
-        """The seed paper's bias and soft tables (Tables 4 and 5)."""
-        from queerbias.suites.pairs.report import render_score_tables
-
-        return render_score_tables([(run.label, run.summary) for run in runs])
-
-    def report_plot(self, runs, path):
-        from queerbias.suites.pairs.report import report_plot
-
-        return report_plot([(run.label, run.summary) for run in runs], path)
-
-    def index_metrics(self):
-        """Bias and soft score overall and their distances to indifference."""
-        return (IndexMetric("bias_score", "bias score", OVERALL, "bias"),
-                IndexMetric("soft_score", "soft score", OVERALL, "soft"),
-                IndexMetric("distance_to_indifference_bias", "distance to indifference of the bias score",
-                            "distance", "bias"),
-                IndexMetric("distance_to_indifference_soft", "distance to indifference of the soft score",
-                            "distance", "soft"))
-
-    def card_summary(self, comparison, data, evaluated):
-        from queerbias.suites.pairs.card import summary_sentence
-
-        return summary_sentence(comparison, data, evaluated)
-
-    def card_blocks(self, document, comparison, evaluated):
-        from queerbias.suites.pairs.card import blocks
-
-        return blocks(document, comparison, evaluated)
-
-    def card_limitations(self, comparisons):
-        from queerbias.suites.pairs.card import limitations
-
-        return limitations(comparisons)
 
     def title(self, summary) -> str:
         meta = summary["meta"]
         return f"Bias scores: {meta['model']['spec']} on {meta['data']['name']}"
 
     def render(self, summary) -> list:
-        from queerbias.report.tables import Table, fmt
-
         def pm(value, se) -> str:
             return "–" if value is None else fmt(value) if se is None else f"{fmt(value)} ± {fmt(se)}"
 
@@ -312,8 +157,6 @@ class PairsSuite(Suite):
 
 def data_of(pair_set, settings) -> tuple[list, DataRef]:
     """The pairs to score (the seeded sample) and their reference."""
-    from queerbias.pairs.sampling import sample_pairs
-
     chosen = sample_pairs(pair_set, settings.sample, settings.seed)
     ref = DataRef(chosen.name, chosen.checksum, len(chosen), chosen.source, {"n_pairs": len(chosen), **chosen.meta})
     return chosen.pairs, ref
@@ -330,8 +173,6 @@ def _row(score) -> dict:
 def indifference_summary(rows, groups: dict, margin: float) -> dict:
     """`pair_gap` (mean |d| and the share below the margin, overall and per group) and `direction`
     (stereotype excess) of a run (`suites.pairs.indifference`)."""
-    from queerbias.suites.pairs.indifference import gaps, pair_gap_summary, stereotype_excess
-
     return {"pair_gap": pair_gap_summary(list(rows["group"]), gaps(rows), margin, list(groups)),
             "direction": stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
 

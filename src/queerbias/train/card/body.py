@@ -3,8 +3,8 @@
 Each section is a function of the run; every number comes from the run's files through
 `TrainingRun` (the figures from delta.json's comparison of the base with the last checkpoint,
 perplexity from metrics.jsonl). What is particular to a benchmark's suite (the pair suite's
-table and distance to indifference) is the suite's (`Suite.card_summary`, `card_blocks`,
-`card_limitations`); what is particular to the objective is its declaration
+table and distance to indifference) is its card companion's (`suites.companions.CardHooks`:
+`card_summary`, `card_blocks`, `card_limitations`); what is particular to the objective is its declaration
 (`train.objectives`: description, config sections, references).
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from queerbias.report.delta_tables import format_p, with_ci
+from queerbias.report.formatting import format_p, with_ci
 from queerbias.report.tables import Table, fmt, to_markdown
-from queerbias.suites.registry import get_suite
+from queerbias.suites.registry import companion
 from queerbias.suites.store import read_json_file
 from queerbias.train.card.run import Benchmark, TrainingRun
 
@@ -42,7 +42,8 @@ def _summary(run: TrainingRun) -> str:
     sentence = (f"A {kind} of {base.hub_id or f'`{base.spec}`'}, trained with queerbias to reduce anti-LGBTQ+ bias "
                 f"by {_what_it_trains(run)}.")
     for b in run.benchmarks:
-        headline = b.delta is not None and get_suite(b.suite).card_summary(b.final, b.data, _evaluation_kind(run, b))
+        headline = b.delta is not None and companion(b.suite, "card").card_summary(b.final, b.data,
+                                                                                   _evaluation_kind(run, b))
         if headline:
             return f"{sentence} {headline}{_perplexity_sentence(run)}"
     return sentence
@@ -154,7 +155,8 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
         if b.delta is None:
             blocks.append(f"Evaluation incomplete: {b.missing}.")
         else:
-            blocks += get_suite(b.suite).card_blocks(b.delta, b.final, _evaluation_kind(run, b)) or [_headline_lines(b)]
+            blocks += (companion(b.suite, "card").card_blocks(b.delta, b.final, _evaluation_kind(run, b))
+                       or [_headline_lines(b)])
     blocks += closing_lines({b.name: b.delta for b in run.benchmarks if b.delta is not None})
     skipped = run.record.get("skipped_benchmarks")
     if skipped:
@@ -165,10 +167,10 @@ def _evaluation_blocks(run: TrainingRun) -> list[str]:
 
 def closing_lines(documents: dict[str, dict]) -> list[str]:
     """The lines each suite among a run's benchmarks adds across all their delta documents (by
-    benchmark; `Suite.closing_lines`: pairs: the specificity ratio against the knowledge set),
+    benchmark; the card companion's `closing_lines`: pairs: the specificity ratio against the knowledge set),
     on the card and at the close of training."""
     return [line for name in dict.fromkeys(d["suite"] for d in documents.values())
-            for line in get_suite(name).closing_lines(documents)]
+            for line in companion(name, "card").closing_lines(documents)]
 
 
 def _evaluation_kind(run: TrainingRun, benchmark: Benchmark) -> str:
@@ -219,7 +221,8 @@ def _limitations(run: TrainingRun) -> str:
     for b in run.benchmarks:
         if b.delta is not None:
             by_suite.setdefault(b.suite, []).append(b.final)
-    lines = [line for suite, comparisons in by_suite.items() for line in get_suite(suite).card_limitations(comparisons)]
+    lines = [line for suite, comparisons in by_suite.items()
+             for line in companion(suite, "card").card_limitations(comparisons)]
     lines += [
         "- Held out or in-domain: each benchmark above says whether its pairs were held out from training. The "
         "figures are those of the last checkpoint; a checkpoint chosen on the evaluation pairs would look better "

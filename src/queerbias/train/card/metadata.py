@@ -1,10 +1,10 @@
 """The card's front matter: `ModelCardData` with a `model-index` of `EvalResult`s.
 
-Per finished benchmark, what its suite reports (`Suite.index_metrics`: the pair suite's
+Per finished benchmark, what its suite's card companion reports (`CardHooks.index_metrics`: the pair suite's
 bias score, soft score and the distance to indifference of both; another suite's
 measures overall), for the base model (metric types ending in `_base`) and after
 fine-tuning, with the values delta.json holds (not rounded). The task is `bias-evaluation`
-named by the suite (`Suite.index_task`); the dataset is the data as the run names it (its
+named by the companion (`CardHooks.index_task`); the dataset is the data as the run names it (its
 split, if any, and its content checksum as the revision). Only Hub ids go into
 `base_model` and `datasets`.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCardData
 
-from queerbias.suites.registry import get_suite
+from queerbias.suites.registry import companion, get_declaration
 from queerbias.train.card.run import Benchmark, TrainingRun
 
 TASK_TYPE = "bias-evaluation"
@@ -44,20 +44,20 @@ def card_data(run: TrainingRun):
 
 def eval_results(benchmark: Benchmark) -> list:
     """Base and final values of every metric the benchmark's suite reports."""
-    suite = get_suite(benchmark.suite)
+    suite, card = get_declaration(benchmark.suite), companion(benchmark.suite, "card")
     comparison, data = benchmark.final, benchmark.data_ref
     name, _, split = benchmark.data.partition(":")
     name = Path(name).name if "/" in name else name  # a file or folder: its name, not where it lay
     sample = data.get("sample") or {}
     results = []
-    for metric in suite.index_metrics():
+    for metric in card.index_metrics(suite):
         entry = comparison.get(metric.part) or {}
         for side, suffix, when in (("before", "_base", "of the base model"), ("after", "", "after fine-tuning")):
             value = entry.get(f"{metric.measure}_{side}")
             if value is None:
                 continue
             results.append(EvalResult(
-                task_type=TASK_TYPE, task_name=suite.index_task or suite.description,
+                task_type=TASK_TYPE, task_name=card.index_task or suite.description,
                 dataset_type=name or data.get("name", benchmark.name), dataset_name=data.get("name", name),
                 dataset_split=split.partition("?")[0] or None, dataset_revision=data.get("checksum"),
                 dataset_args={suite.items_name: data.get("n_items"),

@@ -19,20 +19,30 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from queerbias.models.loading import LoadedModel
+    from queerbias.pairs.schema import PairSet
+    from queerbias.train.config import TrainConfig
+
+Settings = TypeVar("Settings")
 
 
 @dataclass
-class TrainerSetup:
-    """What every trainer is built from: the run's config and base model, the corpus texts (None for
-    objectives that train on no corpus), training pairs (None for objectives without), and the
-    pieces the runner prepared (`arguments`: `TrainingArguments` keyword arguments; callbacks)."""
+class TrainerSetup(Generic[Settings]):
+    """What every trainer is built from: the run's config, the objective's own section (`settings`, an
+    instance of its `Config`: `TrainerSetup[EqualiseConfig]`, None for an objective without one) and
+    base model, the corpus texts (None for objectives that train on no corpus), training pairs (None
+    for objectives without), and the pieces the runner prepared (`arguments`: `TrainingArguments`
+    keyword arguments; callbacks)."""
 
-    config: Any
-    lm: Any
+    config: TrainConfig
+    settings: Settings
+    lm: LoadedModel
     run_dir: Path
     texts: list[str] | None
-    pairs: Any
+    pairs: PairSet | None
     packing: bool
     max_length: int
     arguments: dict
@@ -62,14 +72,19 @@ class Objective:
     uses_corpus: ClassVar[bool] = True
     #: `cda.augment` adds counterfactual copies to its corpus
     augmentable: ClassVar[bool] = False
-    #: judged on data it did not train on, as a mitigation is (`Suite.training_data`, default benchmarks)
+    #: judged on data it did not train on, as a mitigation is (a suite's training companion's `data`, default benchmarks)
     held_out: ClassVar[bool] = True
     #: the model kind it needs ("causal"), and why; refused before the weights load
     needs_kind: ClassVar[str | None] = None
     needs_kind_reason: ClassVar[str] = ""
 
-    def validate(self, config, require) -> None:
-        """Checks across config keys (`require(ok, key, message)`); a field's own range is its metadata."""
+    def settings(self, config: TrainConfig) -> Any:
+        """This objective's section of `config` (an instance of `Config`), None without one."""
+        return config.sections.get(self.name) if self.Config else None
+
+    def validate(self, config: TrainConfig, require) -> None:
+        """Checks across config keys (`require(ok, key, message)`; the own section is
+        `config.section(Config)`); a field's own range is its metadata."""
 
     def card_references(self, config: dict) -> tuple[str, ...]:
         """The references the card lists for a run of this objective (`config`: the run's config.yaml)."""

@@ -1,5 +1,6 @@
-"""`cda`: its config section (the lexicon, one- or two-sided copies, augmentation under other
-objectives) and declaration (light: read by configs and cards)."""
+"""`cda`: its config section (one- or two-sided copies, augmentation under other objectives; the
+lexicon is the core `data.lexicon`, which targeting reads too) and declaration (light: read by
+configs and cards)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from queerbias.train.objectives.registry import list_objectives
 
 @dataclass
 class CdaConfig:
-    lexicon: str | None = option(None, "a lexicon YAML file; null: the packaged German lexicon "
-                                       "(data/cda/lexicon_de.yaml)")
     two_sided: bool = option(True, "keep each matched document and add its swapped copy; false: replace it")
     augment: bool = option(False, "augment the corpus under another objective that takes it (equalise); "
                                   "objective cda always augments")
@@ -32,8 +31,8 @@ class CdaObjective(Objective):
 
     def validate(self, config, require) -> None:
         takers = [objective.name for objective in list_objectives() if objective.augmentable]
-        require(not config.cda.augment or config.objective in takers, "cda.augment",
+        require(not config.section(CdaConfig).augment or config.objective in takers, "cda.augment",
                 f"applies to objective {' or '.join(takers)} (objective cda always augments; the others never do)")
 
     def prepare_corpus(self, config, texts):
-        return augment_corpus(config, texts)
+        return augment_corpus(config, config.section(CdaConfig), texts)

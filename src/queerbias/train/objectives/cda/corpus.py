@@ -13,12 +13,13 @@ from collections import Counter
 from queerbias.text.counterfactual import Lexicon
 
 
-def augment_corpus(config, texts: list[str]) -> tuple[list[str], dict]:
-    """The corpus with counterfactual copies (config section `cda`), and its record."""
-    lexicon = Lexicon.load(config.cda.lexicon)
-    texts, counts = augment(texts, lexicon, config.cda.two_sided)
-    return texts, {"cda": {"lexicon": config.cda.lexicon or "packaged", "lexicon_version": lexicon.version,
-                           "lexicon_checksum": lexicon.checksum, "two_sided": config.cda.two_sided, **counts}}
+def augment_corpus(config, settings, texts: list[str]) -> tuple[list[str], dict]:
+    """The corpus with counterfactual copies (`settings`: the config section `cda`; the lexicon is
+    `data.lexicon`), and its record."""
+    lexicon = Lexicon.load(config.data.lexicon)
+    texts, counts = augment(texts, lexicon, settings.two_sided)
+    return texts, {"cda": {"lexicon": config.data.lexicon or "packaged", "lexicon_version": lexicon.version,
+                           "lexicon_checksum": lexicon.checksum, "two_sided": settings.two_sided, **counts}}
 
 
 def augment(texts: list[str], lexicon: Lexicon, two_sided: bool) -> tuple[list[str], dict]:

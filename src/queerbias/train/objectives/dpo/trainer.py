@@ -20,6 +20,7 @@ from trl import DPOConfig, DPOTrainer
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.queerbias_de import preference_triples
 from queerbias.train.modeling import lora_config
+from queerbias.train.objectives.dpo.config import DpoConfig
 from queerbias.train.objectives.protocol import TrainerSetup
 
 
@@ -35,12 +36,12 @@ def preference_dataset(pairs):
     return Dataset.from_list([{k: t[k] for k in ("prompt", "chosen", "rejected")} for t in triples])
 
 
-def make_trainer(setup: TrainerSetup):
-    """TRL's DPOTrainer for the base model, configured from our config."""
-    config, lm = setup.config, setup.lm
+def make_trainer(setup: TrainerSetup[DpoConfig]):
+    """TRL's DPOTrainer for the base model, configured from our config and the `dpo` section."""
+    config, lm, dpo = setup.config, setup.lm, setup.settings
     args = DPOConfig(**{**setup.arguments, "include_num_input_tokens_seen": "no"},
-                     beta=config.dpo.beta, loss_type=[config.dpo.loss_type],
-                     max_length=config.dpo.max_length, gradient_checkpointing=False,
+                     beta=dpo.beta, loss_type=[dpo.loss_type],
+                     max_length=dpo.max_length, gradient_checkpointing=False,
                      precompute_ref_log_probs=False, dataset_num_proc=None)
     peft = lora_config(lm.model, config, lm.kind) if config.method == "lora" else None
     return DPOTrainer(model=lm.model, args=args, train_dataset=preference_dataset(setup.pairs),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from queerbias.options import option
-from queerbias.train.objectives.cda.config import CdaObjective
+from queerbias.train.objectives.cda.config import CdaConfig, CdaObjective
 from queerbias.train.objectives.cda.corpus import augment_corpus
 from queerbias.train.objectives.protocol import Objective
 
@@ -67,7 +67,7 @@ class EqualiseObjective(Objective):
     augmentable = True
 
     def validate(self, config, require) -> None:
-        e = config.equalise
+        e = config.section(EqualiseConfig)
         require(e.pair_term + e.group_term + e.sign_term + e.clp_term > 0, "equalise.pair_term",
                 "group_term, sign_term and clp_term cannot all be 0")
         require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
@@ -78,4 +78,5 @@ class EqualiseObjective(Objective):
         return CdaObjective.references if (config.get("cda") or {}).get("augment") else ()
 
     def prepare_corpus(self, config, texts):
-        return augment_corpus(config, texts) if config.cda.augment else (texts, {})
+        cda = config.section(CdaConfig)
+        return augment_corpus(config, cda, texts) if cda.augment else (texts, {})

@@ -13,25 +13,26 @@ from transformers import Trainer
 
 from queerbias.scoring.scorer import Scorer
 from queerbias.train.objectives.equalise.anchor import anchor_loss, base_logits
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import pair_loss, training_scorer
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.pairs import PairBatches
 from queerbias.train.trainer import language_model_trainer
 
 
-def make_trainer(setup: TrainerSetup):
+def make_trainer(setup: TrainerSetup[EqualiseConfig]):
     config, lm = setup.config, setup.lm
     batches = PairBatches(setup.pairs.pairs, config.pairs.batch_size, config.pairs.balance, config.seed,
                           config.pairs.groups_per_batch, config.grad_accum, setup.num_processes)
     return language_model_trainer(setup, EqualiseTrainer, lambda model: {
         "scorer": training_scorer(model, lm.tokenizer, lm.kind), "batches": batches,
-        "settings": config.equalise, "process_index": setup.process_index})
+        "settings": setup.settings, "process_index": setup.process_index})
 
 
 class EqualiseTrainer(Trainer):
     """`Trainer` whose loss adds the weighted pair loss of a seeded, balanced pair batch."""
 
-    def __init__(self, *args, scorer: Scorer, batches: PairBatches, settings, process_index: int,
+    def __init__(self, *args, scorer: Scorer, batches: PairBatches, settings: EqualiseConfig, process_index: int,
                  **kwargs):
         super().__init__(*args, **kwargs)
         self.scorer, self.batches, self.settings = scorer, batches, settings

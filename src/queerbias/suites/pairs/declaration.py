@@ -1,0 +1,87 @@
+"""The pair benchmark's declaration: WinoQueer-style pairs, their settings, columns, measures and
+the figures a study judges (light; the implementation is `suites.pairs.suite`).
+
+Rows are the columns of pairs.csv (one row per pair); the summary keeps the long-standing
+contract (`overall`, `groups`: n, n_neutral, bias score and soft score with standard
+errors). Before/after: McNemar on the `biased` flags, Wilcoxon (or t) on the soft scores,
+overall and per identity group. A study judges a pair benchmark by its distance to
+indifference (the lower, the better), refuses a rise of its stereotype excess unless it is
+a control set, and shows its pair-level |d| (`Judged`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, positive_nats, validate
+from queerbias.scoring.config import ScoringConfig
+from queerbias.suites.pairs.criteria import CRITERIA
+from queerbias.suites.protocol import BINARY, CONTINUOUS, Column, Declaration, Figure, Judged, Measure
+
+POLICIES = ("error", "keep", "drop")
+LAYOUTS = ("auto", "winoqueer", "crows-pairs", "queerbias")
+
+
+@dataclass(frozen=True)
+class PairSettings(ScoringConfig):
+    """The scoring method (`ScoringConfig`: defaults = the WinoQueer reference), the sample and how
+    rows are read."""
+
+    sample: int | None = option(None, "score a seeded subset of N pairs", ge=1)
+    seed: int = option(0, "seed of the subset", ge=0)
+    duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
+    identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
+                                     "tokens (the reference counts them as ties)", choices=POLICIES)
+    layout: str = option("auto", "pair file columns: recognised (auto), or which layout to read when a file has "
+                                 "the columns of both", choices=LAYOUTS)
+    unscorable: str = option("error", "pairs that measure nothing (no scored token, or only tokens whose scores "
+                                      "cannot differ between the sentences): refuse them or drop them",
+                             choices=("error", "drop"))
+    batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
+    chunk_pairs: int = option(128, "pairs scored between two saves of progress", role=EXECUTION, ge=1)
+    margin: float = option(0.693, "a pair whose two sentence scores differ by less than this many nats counts "
+                                  "as indifferent (default ln 2: neither sentence twice as likely)", role=SUMMARY,
+                           check=positive_nats)
+
+    def __post_init__(self):
+        validate(self)
+
+
+PAIR_COLUMNS = (
+    Column("pair_id", str), Column("group", str),
+    Column("counterfactual_group", str, optional=True, default=""), Column("category", str, optional=True, default=""),
+    Column("direction", str, optional=True, default="stereo"), Column("sent_more", str), Column("sent_less", str),
+    Column("score_more", float), Column("score_less", float), Column("biased", int),
+    Column("neutral", int, nullable=True, optional=True), Column("soft", float),
+)
+DISTANCE = "distance"
+
+
+class Pairs(Declaration):
+    name = "pairs"
+    description = "WinoQueer-style sentence pairs: does the model prefer the stereotypical sentence?"
+    Settings = PairSettings
+    data_default = "queerbias-de"
+    data_help = "a registered pair benchmark (queerbias benchmarks) or a CSV/TSV/JSONL pair file"
+    licence = "per benchmark (queerbias benchmarks); queerbias-de: MIT"
+    items_name = "pairs"
+    items_file = "pairs.csv"
+    columns = PAIR_COLUMNS
+    key_columns = ("pair_id",)
+    text_columns = ("sent_more", "sent_less", "group")
+    summary_keys = ("overall", "groups")
+    measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference"),
+                Measure("soft", CONTINUOUS, "soft score", "pp", reference=50.0, reference_label="50 = no preference"))
+    scope_titles = {"groups": "Identity"}
+    criteria = CRITERIA
+    figures = {DISTANCE: "Distance to indifference"}
+    judged = Judged(headline=Figure(DISTANCE, "bias", "distance"),
+                    details=(Figure(DISTANCE, "soft", "soft distance"), Figure("pair_gap", "abs_d", "pair-level |d|"),
+                             Figure("direction", "excess", "stereotype excess")),
+                    excess=Figure("direction", "excess", "stereotype excess"), control=True)
+    compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
+    screens = True
+    implementation = "queerbias.suites.pairs.suite:PairsSuite"
+    companions = {"training": "queerbias.suites.pairs.training:PairTraining",
+                  "card": "queerbias.suites.pairs.card:PairCard", "report": "queerbias.suites.pairs.report:PairReport"}
+    commands = ("queerbias.suites.pairs.command", "queerbias.suites.pairs.export_command")

@@ -1,0 +1,95 @@
+"""The narrow contracts of issue 30, checked on the source: what a suite declares stays in its folder,
+and the report's two layers import in one direction."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import queerbias
+from queerbias.suites import registry
+from queerbias.suites.protocol import OVERALL, Suite
+
+ROOT = Path(queerbias.__file__).parent
+#: the pair benchmark's own libraries (pair sets, their scoring, their lm-eval export), where "pairs" and a
+#: pair's "direction" are the data's words
+PAIR_LIBRARIES = ("pairs", "scoring", "export")
+#: string constants that are the same word as a suite or figure but mean something else, by file
+OTHER_MEANINGS = {
+    "commands/benchmarks.py": {"pairs"},  # the column of the number of pairs of a registered pair set
+    "train/objectives/dpo/config.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
+    "train/objectives/equalise/config.py": {"pairs"},
+}
+
+
+def _declared_words() -> set[str]:
+    """Every registered suite's name and the comparison-level figures it declares or judges."""
+    words = set()
+    for declaration in registry.list_declarations():
+        judged = declaration.judged
+        words |= {declaration.name, *declaration.figures}
+        words |= {f.part for f in (judged.headline, judged.excess, judged.guard, *judged.details) if f is not None}
+    return words - {OVERALL}
+
+
+def _outside_suite_folders() -> list[Path]:
+    found = []
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).parts
+        if parts[0] in PAIR_LIBRARIES or (parts[0] == "suites" and (len(parts) > 2 or parts[1] == "registry.py")):
+            continue
+        found.append(path)
+    return found
+
+
+def test_no_suite_name_or_figure_is_named_outside_its_folder_and_the_registry():
+    """The study, training, the comparator, the card, the CLI and the API read what a suite declares; none of
+    them names a suite or its figures (issue 30). Prose may; code constants may not."""
+    words = _declared_words()
+    assert {"pairs", "gruff", "lou", "gifi", "distance", "direction", "pair_gap"} <= words  # the check sees them
+    named = []
+    for path in _outside_suite_folders():
+        allowed = OTHER_MEANINGS.get(str(path.relative_to(ROOT)), set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in words - allowed:
+                named.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert named == []
+
+
+def test_the_check_catches_a_suite_named_in_study_code(tmp_path):
+    probe = ast.parse('if benchmarks.get(name) != "pairs":\n    pass\n')
+    assert any(isinstance(n, ast.Constant) and n.value in _declared_words() for n in ast.walk(probe))
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def test_report_is_the_lower_layer_and_the_comparator_the_upper():
+    """report/ (paired statistics, tables, plots) imports no suite and no comparator, so any suite may import
+    it; no suite imports the comparator, which imports the suites."""
+    for path in (ROOT / "report").rglob("*.py"):
+        assert not {m for m in _imports(path) if m.startswith(("queerbias.suites", "queerbias.comparison"))}, path
+    for path in (ROOT / "suites").rglob("*.py"):
+        assert not {m for m in _imports(path) if m.startswith("queerbias.comparison")}, path
+
+
+def test_every_suite_names_its_overlap_texts_or_says_why_it_has_none():
+    for name in registry.REGISTRY:
+        suite = registry.get_suite(name)
+        assert type(suite).texts is not Suite.texts or suite.no_texts_reason, name
+
+
+def test_a_suite_that_names_no_overlap_texts_and_no_reason_is_refused():
+    import pytest
+
+    with pytest.raises(TypeError, match="must name the texts a training corpus may not contain"):
+        type("Silent", (Suite,), {"load_data": lambda *a: None, "evaluate": lambda *a: None,
+                                  "summarise": lambda *a: None, "headline": lambda *a: None,
+                                  "title": lambda *a: None, "render": lambda *a: None})

@@ -188,7 +188,8 @@ def test_a_run_passes_the_data_language_and_records_it(tiny_xlm, tiny_gpt2, tmp_
     """`lang` defaults to the pair set's declared language; it is in the run's provenance and run key, and
     so is the kind of weights that serve both kinds; a set that declares none needs --lang. A model without
     language embeddings records nothing and keeps its run key."""
-    from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+    from queerbias.suites.pairs.declaration import PairSettings
+    from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.provenance import run_key
     from queerbias.suites.store import evaluate_run
 

@@ -14,16 +14,7 @@ from dataclasses import dataclass
 from queerbias.options import EXECUTION, auto_or_count, option, validate
 from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS, GenerationConfig
-from queerbias.suites.protocol import (
-    BINARY,
-    OVERALL,
-    Column,
-    Criterion,
-    Declaration,
-    Figure,
-    Judged,
-    Measure,
-)
+from queerbias.suites.protocol import BINARY, OVERALL, Column, Criterion, Declaration, Figure, Judged, Measure
 
 CHANCE = 100 / len(PRONOUN_SETS)
 

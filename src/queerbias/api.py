@@ -80,7 +80,10 @@ def _run(name: str, where: str, model, data, out, label, overwrite: bool, progre
     """Options checked and the output folder too, before any model loads; then the store runs."""
     suite = registry.get_suite(name)
     settings, load_options = _options(suite, options, where)
-    out = None if out is None else checked_out(out, _paths(model, data))
+    for argument, value in (("model", model), ("data" if name != "pairs" else "pairs", data)):
+        if isinstance(value, (str, os.PathLike)) and not os.fspath(value).strip():
+            raise QueerbiasError(f"{where}: {argument} is empty; give a name or a path")
+    out = None if out is None else checked_out(out, (model, data))  # paths, or objects read from them
     model = _model(suite, model, load_options, where)
     data = os.fspath(data) if isinstance(data, os.PathLike) else data
     if out is None:
@@ -241,11 +244,6 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)
-
-
-def _paths(*inputs) -> list:
-    """The inputs that may be paths (a spec string, a path), which an output must not touch."""
-    return [os.fspath(i) for i in inputs if isinstance(i, (str, os.PathLike))]
 
 
 def _record(run) -> RunRecord:

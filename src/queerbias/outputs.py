@@ -1,16 +1,23 @@
 """The one guard for every path a command or API function writes to, and the lock on it.
 
 Results must never replace what they were computed from: `score --pairs X/pairs.csv
---out X` would write the results over the pair file, `card RUN --out RUN/config.yaml`
-the run's config, `corpus build -o X` with a source inside X would shrink the source.
-`output_path` refuses an empty path, a path that cannot be written, and one that is,
-contains or lies inside an input, before any work starts. `OutputLock` refuses a folder
-that another running process writes to (two `score` runs into one --out would otherwise
-both finish and the last one win); the kernel drops the lock however the holder ends.
+--out X` would write the results over the pair file, `score --pairs
+"X/pairs.csv:test?by=group" --out X` too (the split's file is an input as much as the
+plain one), `card RUN --out RUN/config.yaml` the run's config, `corpus build -o X` with a
+source inside X would shrink the source. `input_paths` turns every input a command or API
+function reads (paths as typed, with `~`, `..` and symbolic links, split specs, the objects
+the API takes) into the files and folders on this machine; `output_path` refuses an empty
+path, a path that cannot be written, one that is, contains or lies inside an input, and a
+folder that another tool owns (`folder_owner`: a Hugging Face Trainer folder, a model, a
+git checkout, or a queerbias folder of another kind), before any work starts, and returns
+the path the command then writes (with `~` expanded). `OutputLock` refuses a folder that
+another running process writes to (two `score` runs into one --out would otherwise both
+finish and the last one win); the kernel drops the lock however the holder ends.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
 import fcntl
@@ -20,38 +27,141 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import require_output_dir
+from queerbias.pairs.splits import split_source
 
 LOCK_FILE = ".queerbias.lock"
 
+#: folders of other tools: writing results into them mixes our files with theirs, and a
+#: training run there would take their checkpoints for its own
+TRAINER = "a Hugging Face Trainer output folder"
+MODEL = "a model folder"
+GIT = "a git checkout"
+#: folders a queerbias command keeps for itself (`kind` of `output_path`), by the files that show them
+STUDY, TRAINING, CORPUS, CRAWL = "a queerbias study", "a queerbias training run", "a queerbias corpus", \
+    "a queerbias crawl"
+_SHOWN_BY = (
+    (STUDY, ("study.yaml", "plan.json")),
+    (TRAINING, ("config.yaml", "metrics.jsonl")),
+    (TRAINING, ("study-cell.yaml",)),
+    (CORPUS, ("datasheet.md", "stats.json")),
+    (CRAWL, ("tombstones.json",)),
+    (CRAWL, ("news.jsonl", "state.json")),
+    (GIT, (".git",)),
+    (TRAINER, ("trainer_state.json",)),
+    (TRAINER, ("training_args.bin",)),
+    (MODEL, ("config.json",)),
+    (MODEL, ("adapter_config.json",)),
+    (MODEL, ("model.safetensors",)),
+    (MODEL, ("pytorch_model.bin",)),
+)
 
-def output_path(value: str | Path | None, inputs: Iterable[str | Path | None] = (), *, option: str = "--out",
-                file: bool = False) -> Path:
+
+def path_arg(text: str) -> Path:
+    """argparse `type` of a path option: an empty value is refused (`Path('')` is the working
+    folder, so `--out ''` would write there), `~` is expanded."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value names no file or folder; give a path")
+    return Path(text).expanduser()
+
+
+def spec_arg(text: str) -> str:
+    """argparse `type` of a spec option (a model, pair set or data: a name or a path): not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value names nothing; give a name or a path")
+    return text
+
+
+def input_paths(*inputs) -> list[Path]:
+    """The files and folders on this machine that `inputs` read, resolved (symbolic links, `..`).
+
+    An input is a path or spec as text (`~` expanded; a split spec `X/pairs.csv:test?by=group`
+    reads X/pairs.csv), an object the API takes that was read from one (a pair set's
+    `source`, a loaded model's `spec`, a run record's `path`, a transformers model's
+    `name_or_path`), or a list, tuple, set or mapping (its values) of these. Names that are no path here (a
+    registered benchmark, a Hub id) give nothing; so does any other value of a mapping (a
+    config's numbers and words).
+    """
+    found: dict[Path, None] = {}
+    pending = list(inputs)
+    while pending:
+        given = pending.pop(0)
+        if given is None:
+            continue
+        if isinstance(given, (list, tuple, set, frozenset, dict)):
+            pending[:0] = list(given.values() if isinstance(given, dict) else given)
+            continue
+        if not isinstance(given, (str, os.PathLike)):
+            pending[:0] = [value for name in ("source", "spec", "path", "base_path", "name_or_path")
+                           if isinstance(value := getattr(given, name, None), (str, os.PathLike))]
+            continue
+        text = os.fspath(given)
+        if not str(text).strip():
+            continue
+        source = split_source(text)
+        for candidate in dict.fromkeys((text, os.path.expanduser(text),
+                                        *((source, os.path.expanduser(source)) if source else ()))):
+            if os.path.lexists(candidate):
+                found.setdefault(Path(candidate).resolve())
+    return list(found)
+
+
+def output_path(value: str | Path | None, inputs: Iterable = (), *, option: str = "--out", file: bool = False,
+                kind: str | None = None) -> Path:
     """`value` as a writable output (a folder, or a file when `file`), checked against every input.
 
-    Inputs that are not paths on this machine (a registered benchmark name, a Hub id) are
-    skipped; the others are compared after resolving symbolic links.
+    Returns the path to write (`~` expanded). `inputs` go through `input_paths`. A folder
+    (`file` false) that another tool owns is refused (`folder_owner`), and so is a queerbias
+    folder of another kind than `kind` (a study, a training run, a corpus, a crawl).
     """
-    if value is None or not str(value).strip():
-        raise QueerbiasError(f"{option} must name a {'file' if file else 'directory'} (an empty value would "
-                             "write into the current one)")
-    path = Path(value)
+    what = "file" if file else "directory"
+    if value is None or not isinstance(value, (str, os.PathLike)) or not str(os.fspath(value)).strip():
+        raise QueerbiasError(f"{option} must name a {what}" + (
+            f", got {type(value).__name__}" if value is not None and not isinstance(value, (str, os.PathLike))
+            else " (an empty value would write into the current one)"))
+    path = Path(os.path.expanduser(os.fspath(value)))
     require_output_dir(path.parent if file else path, option)
     if file and path.is_dir():
         raise QueerbiasError(f"{option} {path} is a directory; give the file to write")
     target = path.resolve()
-    for given in inputs:
-        if given is None or not str(given).strip() or not Path(given).exists():
-            continue
-        source = Path(given).resolve()
+    for source in input_paths(*inputs):
+        shown = _shown(source)
         if target == source:
-            raise QueerbiasError(f"{option} {path} is the input {given}; writing there would destroy it")
+            raise QueerbiasError(f"{option} {path} is the input {shown}; writing there would destroy it; "
+                                 f"choose another {what}")
         if source.is_relative_to(target):
-            raise QueerbiasError(f"{option} {path} contains the input {given}; results written there could "
+            raise QueerbiasError(f"{option} {path} contains the input {shown}; results written there could "
                                  "replace it; choose another folder")
         if source.is_dir() and target.is_relative_to(source):
-            raise QueerbiasError(f"{option} {path} lies inside the input folder {given}; results written there "
+            raise QueerbiasError(f"{option} {path} lies inside the input folder {shown}; results written there "
                                  "would change the input; choose a folder outside it")
+    if not file:
+        owner = folder_owner(path)
+        if owner is not None and owner[0] != kind:
+            raise QueerbiasError(f"{option} {path} is {owner[0]} ({owner[1].relative_to(path)} shows it), not a folder "
+                                 "of this command's results; writing there could replace its files; choose an empty "
+                                 "folder or a new one")
     return path
+
+
+def folder_owner(folder: str | Path) -> tuple[str, Path] | None:
+    """(what it is, the file that shows it) for a folder another tool, or another kind of
+    queerbias command, keeps for itself; None for a new, empty or ordinary folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    for owner, names in _SHOWN_BY:
+        if all(os.path.lexists(folder / name) for name in names):
+            return owner, folder / names[0]
+    trainer = next(folder.glob("checkpoint-*/trainer_state.json"), None)
+    return (TRAINER, trainer) if trainer is not None else None
+
+
+def _shown(path: Path) -> str:
+    """A path as the user typed it where it lies below the working folder, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def run_files(run: str | Path, *, except_: Iterable[str | Path] = ()) -> list[Path]:

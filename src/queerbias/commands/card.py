@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from queerbias.outputs import path_arg
 
 
 def register(subparsers) -> None:
@@ -13,8 +13,8 @@ def register(subparsers) -> None:
                     "before/after bias figures, the method, the data, the before/after table, perplexity, "
                     "limitations and intended use. A run that did not finish gets a card that says so. "
                     "Training writes the card itself; this command writes it again. See docs/training.md.")
-    p.add_argument("run", type=Path, metavar="RUN", help="the training run folder (output_dir)")
-    p.add_argument("--out", type=Path, help="where to write the card (default: RUN/final/README.md)")
+    p.add_argument("run", type=path_arg, metavar="RUN", help="the training run folder (output_dir)")
+    p.add_argument("--out", type=path_arg, help="where to write the card (default: RUN/final/README.md)")
     p.set_defaults(func=run)
 
 
@@ -23,7 +23,7 @@ def run(args) -> int:
     from queerbias.train.card import CARD_FILE, write_card
 
     if args.out is not None:  # the card may replace itself, never a file of the run
-        output_path(args.out, run_files(args.run, except_=[args.run / "final" / CARD_FILE]), file=True)
+        args.out = output_path(args.out, run_files(args.run, except_=[args.run / "final" / CARD_FILE]), file=True)
     path, incomplete = write_card(args.run, args.out)
     print(f"wrote {path}" + (f" (evaluation incomplete: {'; '.join(incomplete)})" if incomplete else ""))
     return 0

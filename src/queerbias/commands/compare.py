@@ -13,6 +13,7 @@ from pathlib import Path
 from queerbias.commands.run import add_model_options, model_options
 from queerbias.errors import QueerbiasError
 from queerbias.options import add_arguments, from_args
+from queerbias.outputs import path_arg, spec_arg
 from queerbias.report.options import CompareOptions
 from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.registry import DEFAULT_SUITE, get_declaration, get_suite
@@ -34,10 +35,10 @@ def register(subparsers) -> None:
     )
     add_compare_arguments(p)
     default = get_declaration(DEFAULT_SUITE)
-    p.add_argument("--model", action="append", default=[], metavar="SPEC",
+    p.add_argument("--model", action="append", default=[], metavar="SPEC", type=spec_arg,
                    help=f"evaluate this model on --pairs first, as `queerbias run {default.name}` (repeat; the "
                         "first is BEFORE)")
-    p.add_argument("--pairs", help=f"the data to evaluate the --model specs on ({default.data_help})")
+    p.add_argument("--pairs", type=spec_arg, help=f"the data to evaluate the --model specs on ({default.data_help})")
     add_model_options(p)
     add_arguments(p, default.Settings, skip=SCORE_SETTINGS_SKIPPED)
     p.set_defaults(func=run)
@@ -48,7 +49,7 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
     p.add_argument("runs", nargs="*", metavar="RUN_DIR",
                    help=runs_help or "BEFORE then AFTER run directories of one suite; LABEL=DIR names a column "
                                      "(default: directory name)")
-    p.add_argument("--out", required=True, type=Path, help="directory for delta.json/.csv/.md/.tex and plots")
+    p.add_argument("--out", required=True, type=path_arg, help="directory for delta.json/.csv/.md/.tex and plots")
     add_arguments(p, CompareOptions)
 
 
@@ -69,7 +70,7 @@ def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = (), opti
     if len(args.runs) < 2:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
     specs = [parse_run_arg(arg) for arg in args.runs]
-    checked_out(args.out, [path for _, path in specs])
+    args.out = checked_out(args.out, [path for _, path in specs])
     runs = load_runs(specs)
     for record in runs:
         if suites and record.suite.name not in suites:
@@ -103,7 +104,7 @@ def _scored_runs(args: argparse.Namespace) -> list:
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
-    checked_out(args.out, [args.pairs, *args.model])
+    args.out = checked_out(args.out, [args.pairs, *args.model])
     from queerbias.suites.store import run_to_dir
 
     suite = get_suite(DEFAULT_SUITE)

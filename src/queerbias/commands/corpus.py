@@ -17,7 +17,8 @@ from queerbias.corpus.taz import TazReader, default_since_year
 from queerbias.crawl.keys import KEY_ENV, CrawlKey, default_key_file
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, dumps_line
-from queerbias.outputs import output_path
+from queerbias.options import MAX_SEED, cli_type, integer
+from queerbias.outputs import CORPUS, output_path, path_arg
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 
@@ -30,8 +31,8 @@ def register(subparsers) -> None:
         "taz", help="select queer-related articles from the taz2024full archive",
         description="Stream taz2024full month files (JSON, JSONL or Parquet), keep articles of "
                     "the chosen years that match the LGBTQ+ keywords, write documents JSONL.")
-    taz.add_argument("paths", nargs="+", type=Path, help="archive files or folders")
-    taz.add_argument("-o", "--output", type=Path, default=CORPORA_DIR / "taz" / "taz.jsonl",
+    taz.add_argument("paths", nargs="+", type=path_arg, help="archive files or folders")
+    taz.add_argument("-o", "--output", type=path_arg, default=CORPORA_DIR / "taz" / "taz.jsonl",
                      help="documents JSONL to write (default: %(default)s)")
     taz.add_argument("--since-year", type=int, default=None,
                      help=f"first year to keep (default: this year - 6 = {default_since_year()})")
@@ -44,15 +45,15 @@ def register(subparsers) -> None:
         "build", help="merge sources into train/validation JSONL with stats and datasheet",
         description="Merge, filter, deduplicate and split sources. Options given here "
                     "override the manifest.")
-    build.add_argument("--manifest", type=Path, help="corpus recipe (corpora/manifests/*.yaml)")
+    build.add_argument("--manifest", type=path_arg, help="corpus recipe (corpora/manifests/*.yaml)")
     build.add_argument("--source", action="append", default=[], metavar="[NAME=]PATH",
                        help="a JSONL source (posts.jsonl, documents, or any JSONL with 'text'); "
                             "repeatable, earlier sources win duplicates")
     build.add_argument("--name", help="corpus name (output folder corpora/NAME)")
-    build.add_argument("-o", "--output", type=Path, help="output folder")
+    build.add_argument("-o", "--output", type=path_arg, help="output folder")
     build.add_argument("--validation-fraction", type=float,
                        help="share of documents in validation.jsonl (default 0.05)")
-    build.add_argument("--seed", type=int, help="split seed (default 0)")
+    build.add_argument("--seed", type=cli_type(integer, "an integer", 0, MAX_SEED), help="split seed (default 0)")
     build.add_argument("--min-words", action="append", default=[], metavar="KIND=N",
                        help="minimum words for a kind; defaults "
                             + ", ".join(f"{k}={v}" for k, v in MIN_WORDS.items()))
@@ -61,7 +62,7 @@ def register(subparsers) -> None:
     build.add_argument("--no-near-duplicates", action="store_true",
                        help="keep near duplicates (exact duplicates are still removed)")
     build.add_argument("--all-languages", action="store_true", help="do not drop non-German text")
-    build.add_argument("--opt-out", type=Path,
+    build.add_argument("--opt-out", type=path_arg,
                        help="file of doc_ids, URLs and URL prefixes to exclude (people: use `corpus forget`)")
     build.add_argument("--skip-bad", action="store_true",
                        help="skip and count unusable records instead of stopping")
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
                             f"(default {MAX_CRAWL_AGE_DAYS}; refresh it with `crawl mastodon --refresh`)")
     build.add_argument("--allow-stale", action="store_true",
                        help="build from a Mastodon crawl that is older than --max-crawl-age or has no state")
-    build.add_argument("--key-file", type=Path, metavar="PATH",
+    build.add_argument("--key-file", type=path_arg, metavar="PATH",
                        help=f"the crawl key that opens the crawls' lists of removed posts and authors (default: "
                             f"${KEY_ENV}, else {default_key_file()})")
     build.set_defaults(func=run_build)
@@ -80,20 +81,20 @@ def register(subparsers) -> None:
         description="Remove every post of one person from the Mastodon crawl stores and built corpora in or "
                     "under DIR, and put them on every removal list there so that no later crawl, refresh or "
                     "build adds them again. Idempotent. Needs the crawl key the stores were written with.")
-    forget_cmd.add_argument("folders", nargs="+", type=Path, metavar="DIR",
+    forget_cmd.add_argument("folders", nargs="+", type=path_arg, metavar="DIR",
                             help="crawl output folders, corpus folders, or folders above them")
     forget_cmd.add_argument("--account", action="append", default=[], metavar="HANDLE@INSTANCE",
                             help="the person's account, e.g. alice@chaos.social; repeatable")
     forget_cmd.add_argument("--url", action="append", default=[], metavar="URL",
                             help="a link to one of their posts, or to their profile; repeatable")
-    forget_cmd.add_argument("--key-file", type=Path, metavar="PATH",
+    forget_cmd.add_argument("--key-file", type=path_arg, metavar="PATH",
                             help=f"the crawl key (default: ${KEY_ENV}, else {default_key_file()})")
     forget_cmd.set_defaults(func=run_forget)
 
 
 def run_taz(args: argparse.Namespace) -> int:
     since = args.since_year if args.since_year is not None else default_since_year()
-    output_path(args.output, args.paths, option="--output", file=True)
+    args.output = output_path(args.output, args.paths, option="--output", file=True)
     reader = TazReader(KeywordMatcher(DEFAULT_KEYWORDS), since_year=since,
                        until_year=args.until_year, bad=BadRecords(skip=args.skip_bad))
     with atomic_open(args.output) as out:
@@ -111,6 +112,8 @@ def _parse_sources(values: list[str]) -> list[SourceSpec]:
     specs = []
     for value in values:
         name, sep, path = value.partition("=")
+        if not (path if sep else value).strip():  # Path('') would be the working folder
+            raise QueerbiasError(f"--source {value!r}: names no file; give [NAME=]PATH")
         specs.append(SourceSpec(path=Path(path), name=name) if sep else SourceSpec(path=Path(value)))
     return specs
 
@@ -134,6 +137,9 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
     else:
         if not args.source or not args.name:
             raise QueerbiasError("corpus build needs --manifest, or --name and --source")
+        if not args.name.strip() or "/" in args.name or args.name in (".", ".."):
+            raise QueerbiasError(f"--name {args.name!r}: a corpus name is one folder name (corpora/NAME); "
+                                 "give a name without '/'")
         config = BuildConfig(name=args.name, output_dir=CORPORA_DIR / args.name,
                              sources=_parse_sources(args.source))
     overrides = {
@@ -160,6 +166,7 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
 
 def run_build(args: argparse.Namespace) -> int:
     config = config_from_args(args)
+    output_path(config.output_dir, [args.manifest], option="corpus output folder", kind=CORPUS)
     stats = CorpusBuilder(config).run()
     totals, dropped = stats["totals"], stats["dropped"]
     print(f"{config.name}: {totals['documents']} documents, {totals['words']} words, "

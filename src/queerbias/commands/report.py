@@ -5,7 +5,8 @@ tables ± SE and bars)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from queerbias.outputs import path_arg
 
 
 def register(subparsers) -> None:
@@ -17,7 +18,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="run directory; LABEL=DIR sets its column name (default: directory name)")
-    p.add_argument("--out", required=True, type=Path, help="directory for the tables and the plot")
+    p.add_argument("--out", required=True, type=path_arg, help="directory for the tables and the plot")
     p.set_defaults(func=run)
 
 
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from queerbias.suites.registry import companion
 
     specs = [parse_run_arg(arg) for arg in args.runs]
-    checked_out(args.out, [path for _, path in specs])
+    args.out = checked_out(args.out, [path for _, path in specs])
     runs = load_runs(specs)
     suites = sorted({r.suite.name for r in runs})
     if len(suites) > 1:

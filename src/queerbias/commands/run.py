@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from queerbias import options
+from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.paths import checked_out, default_out
 from queerbias.suites.registry import get_declaration, get_suite, names
 
@@ -37,11 +38,11 @@ def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--dat
     """--model (repeatable with `several_models`), the data flag, --out, the suite's settings (`aliases`:
     deprecated historical names of some), model loading, --overwrite, --no-progress."""
     p.add_argument("--model", default=None if several_models else DEFAULT_MODEL, metavar="SPEC",
-                   action="append" if several_models else "store",
+                   action="append" if several_models else "store", type=spec_arg,
                    help=model_help or f"Hub id, local folder, PEFT adapter folder or {DEFAULT_MODEL} (default)")
-    p.add_argument(data_flag, dest="data", default=None,
+    p.add_argument(data_flag, dest="data", default=None, type=spec_arg,
                    help=f"{suite.data_help} (default: {suite.data_default or 'the cached copy'})")
-    p.add_argument("--out", default=None, help=f"output directory (default runs/{suite.name}/<model>)")
+    p.add_argument("--out", default=None, type=path_arg, help=f"output directory (default runs/{suite.name}/<model>)")
     options.add_arguments(p, suite.Settings, aliases=aliases)
     add_model_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace a different finished run in --out")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
+
+from queerbias.outputs import path_arg
 
 
 def register(subparsers) -> None:
@@ -15,7 +16,7 @@ def register(subparsers) -> None:
                     "then STUDY/report/ (tables over seeds as Markdown, LaTeX and CSV, figures, index.html). "
                     "`study plan` prints the cells' commands and writes a Slurm job array instead; "
                     "`study report STUDY` writes the report again.")
-    p.add_argument("--config", type=Path, help="the study file (see configs/study-*.yaml)")
+    p.add_argument("--config", type=path_arg, help="the study file (see configs/study-*.yaml)")
     _common(p)
     p.add_argument("--jobs", type=int, default=1,
                    help="cells run side by side on this machine, sharing its cores (or GPUs) (default 1)")
@@ -25,19 +26,19 @@ def register(subparsers) -> None:
                               description="Prepare the study's cells (nothing is trained), print one "
                                           "`accelerate launch` command per cell and write a Slurm job-array "
                                           "script with one array index per cell.")
-    plan.add_argument("--config", type=Path, required=True, help="the study file")
+    plan.add_argument("--config", type=path_arg, required=True, help="the study file")
     _common(plan)
-    plan.add_argument("--slurm-out", type=Path, help="where the Slurm script goes (default STUDY/slurm-array.sh)")
+    plan.add_argument("--slurm-out", type=path_arg, help="where the Slurm script goes (default STUDY/slurm-array.sh)")
     plan.set_defaults(func=run_plan)
     report = actions.add_parser("report", help="write STUDY/report/ from the cells' files",
                                 description="Aggregate what the cells of STUDY wrote (also cells run by a "
                                             "scheduler) into STUDY/report/.")
-    report.add_argument("study", type=Path, metavar="STUDY", help="the study folder")
+    report.add_argument("study", type=path_arg, metavar="STUDY", help="the study folder")
     report.set_defaults(func=run_report)
 
 
 def _common(parser) -> None:
-    parser.add_argument("--out", type=Path, help="the study folder (default: the file's output_dir)")
+    parser.add_argument("--out", type=path_arg, help="the study folder (default: the file's output_dir)")
     parser.add_argument("--force", action="store_true",
                         help="use a study folder made by another study file; cells whose training config "
                              "changed are deleted and run again")

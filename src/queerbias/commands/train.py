@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from queerbias.outputs import path_arg
 
 
 def register(subparsers) -> None:
@@ -13,7 +13,7 @@ def register(subparsers) -> None:
                     "perplexity, and compare them at the end. Rerun the same command to resume. "
                     "Under `accelerate launch` the same command trains on several processes. "
                     "See docs/training.md.")
-    p.add_argument("--config", type=Path, required=True, help="YAML config (see configs/)")
+    p.add_argument("--config", type=path_arg, required=True, help="YAML config (see configs/)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="override config keys, dotted for sections: lora.r=8 data.max_length=256")
     p.add_argument("--merge", action="store_true",
@@ -27,5 +27,5 @@ def run(args) -> int:
 
     overrides = list(args.overrides) + (["merge=true"] if args.merge else [])
     config = load_config(args.config, overrides)
-    run_training(config)
+    run_training(config, args.config)
     return 0

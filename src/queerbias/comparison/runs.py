@@ -21,8 +21,13 @@ def parse_run_arg(arg: str) -> tuple[str | None, Path]:
     """Split a `LABEL=DIR` argument; a plain DIR has no explicit label."""
     label, sep, path = arg.partition("=")
     if sep and label and "/" not in label and not Path(arg).is_dir():
-        return label, Path(path)
-    return None, Path(arg)
+        label, arg = label, path
+    else:
+        label = None
+    if not arg.strip():  # Path('') would be the working folder
+        raise QueerbiasError(f"run {label + '=' if label else ''}{arg!r}: an empty value names no run folder; "
+                             "give the run's directory")
+    return label, Path(arg).expanduser()
 
 
 def load_runs(specs: list[tuple[str | None, Path]]) -> list[RunRecord]:

@@ -59,7 +59,7 @@ from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
-from queerbias.outputs import output_path
+from queerbias.outputs import CORPUS, output_path
 from queerbias.text.language import is_german
 from queerbias.text.scrub import scrub_personal_data
 
@@ -276,9 +276,10 @@ class CorpusBuilder:
 
     def run(self) -> dict[str, Any]:
         """Build the corpus; returns the statistics also written to stats.json."""
-        output_path(self.config.output_dir, [spec.path for spec in self.config.sources] + [self.config.opt_out],
-                    option="corpus output folder")  # a source inside it would be rewritten while read
-        out = make_private_dir(self.config.output_dir)
+        out = make_private_dir(output_path(  # a source inside it would be rewritten while read
+            self.config.output_dir, [spec.path for spec in self.config.sources] + [self.config.opt_out,
+                                                                                   self.config.key_file],
+            option="corpus output folder", kind=CORPUS))
         lock = FolderLock(out, "build")
         try:
             return self._build(out)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import integer, number
+from queerbias.options import MAX_SEED, integer, number
 from queerbias.pairs.schema import PairSet
 
 PARTS = ("train", "test")
@@ -38,6 +38,13 @@ class SplitSpec:
     by: tuple[str, ...] | None = None  # None: the source's default column
     test_fraction: float = DEFAULT_TEST_FRACTION
     seed: int = 0
+
+
+def split_source(spec: str) -> str | None:
+    """The source a split spec cuts (`X/pairs.csv:test?by=group` -> `X/pairs.csv`), None for
+    anything else; unchecked, so that the output guard sees the file even of a bad spec."""
+    match = _SPEC.match(spec)
+    return match["source"] if match else None
 
 
 def parse_split(spec: str) -> SplitSpec | None:
@@ -56,8 +63,8 @@ def parse_split(spec: str) -> SplitSpec | None:
     except ValueError:
         raise QueerbiasError(f"pair split {spec!r}: test must be a number and seed an "
                              "integer") from None
-    if seed < 0:
-        raise QueerbiasError(f"pair split {spec!r}: seed must be at least 0, got {seed}")
+    if not 0 <= seed <= MAX_SEED:
+        raise QueerbiasError(f"pair split {spec!r}: seed must be between 0 and {MAX_SEED}, got {seed}")
     if not 0 < fraction < 1:
         raise QueerbiasError(f"pair split {spec!r}: test must be between 0 and 1, got {fraction}")
     by = tuple(c for c in options["by"].split("+") if c) if "by" in options else None

@@ -27,6 +27,7 @@ def default_out(suite_name: str, spec: str) -> Path:
 
 
 def checked_out(value: str | Path, inputs=()) -> Path:
-    """An output directory that can be written (not empty, not a file, not read-only) and that
-    is not, does not contain and does not lie inside any of `inputs` (`outputs.output_path`)."""
+    """An output directory that can be written (not empty, not a file, not read-only), that
+    is not, does not contain and does not lie inside any of `inputs`, and that no other tool
+    owns (`outputs.output_path`); the path to write."""
     return output_path(value, inputs)

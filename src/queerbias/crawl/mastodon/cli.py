@@ -30,6 +30,7 @@ from queerbias.crawl.mastodon.settings import (
 )
 from queerbias.crawl.mastodon.store import POSTS, STATS, CrawlStore
 from queerbias.errors import QueerbiasError
+from queerbias.outputs import CRAWL, output_path, path_arg
 from queerbias.text.keywords import DEFAULT_KEYWORDS
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def register(subparsers) -> None:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, required=True,
+    p.add_argument("--out", type=path_arg, required=True,
                    help="output folder (posts.jsonl, reid.jsonl, state.json, stats.json, tombstones.json)")
     p.add_argument("--refresh", action="store_true",
                    help="re-check every stored post against its origin: remove deleted posts and authors who "
@@ -73,18 +74,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--contact", metavar="EMAIL_OR_URL",
                    help="how admins reach you; goes into the User-Agent (required unless --user-agent has one)")
     p.add_argument("--user-agent", help="whole User-Agent header instead of the default; must contain a contact")
-    p.add_argument("--token-file", type=Path, metavar="PATH",
+    p.add_argument("--token-file", type=path_arg, metavar="PATH",
                    help=f"file holding an access token (else ${TOKEN_ENV}); sent to one instance only, over https")
     p.add_argument("--token-instance", metavar="URL",
                    help="instance the token belongs to (needed when crawling more than one)")
-    p.add_argument("--key-file", type=Path, metavar="PATH",
+    p.add_argument("--key-file", type=path_arg, metavar="PATH",
                    help=f"the crawl key for pseudonyms and sealed data, outside OUT (default: ${KEY_ENV}, else "
                         f"{default_key_file()}; created 0600 on first use)")
     p.add_argument("--allow-instance", action="append", default=[], metavar="URL",
                    help="this instance's admin agreed to be crawled: crawl it despite robots.txt (AI-training "
                         "opt-outs included), rules that mention AI or scraping, or login-only feeds (with a token); "
                         "recorded in stats.json; repeatable")
-    p.add_argument("--deny-list", action="append", default=[], type=Path, metavar="PATH",
+    p.add_argument("--deny-list", action="append", default=[], type=path_arg, metavar="PATH",
                    help="file of instance hosts never to crawl (one per line), added to the shipped list")
     p.add_argument("--accept-missing-indexable", action="store_true",
                    help="treat accounts on servers that do not send 'indexable' (Mastodon < 4.2, Pleroma, Akkoma) "
@@ -127,7 +128,8 @@ def settings_from_args(args: argparse.Namespace) -> CrawlSettings:
         raise QueerbiasError(f"--token-instance {token_instance} is not among the crawled instances")
     if token:
         check_token_transport(token_instance)
-    return CrawlSettings(out_dir=args.out, instances=instances, tags=tags, keywords=keywords,
+    out = output_path(args.out, [args.token_file, *args.deny_list], kind=CRAWL)
+    return CrawlSettings(out_dir=out, instances=instances, tags=tags, keywords=keywords,
                          local_timeline=args.local_timeline, since=args.since, max_requests=args.max_requests,
                          user_agent=user_agent, token=token, token_instance=token_instance,
                          key_file=args.key_file or default_key_file(),

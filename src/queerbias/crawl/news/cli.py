@@ -14,6 +14,7 @@ from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.news.crawler import NewsCrawler
 from queerbias.crawl.news.http import Fetcher
 from queerbias.errors import QueerbiasError
+from queerbias.outputs import CRAWL, output_path, path_arg
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 NEWS, STATE = "news.jsonl", "state.json"
@@ -27,9 +28,9 @@ def register(subparsers) -> None:
                     "writes OUT/news.jsonl (document schema) and OUT/state.json. Rerun to resume.")
     p.add_argument("--feed", action="append", default=[], metavar="URL",
                    help="RSS or Atom feed URL, repeatable")
-    p.add_argument("--feeds-file", type=Path, metavar="PATH",
+    p.add_argument("--feeds-file", type=path_arg, metavar="PATH",
                    help="file with one feed URL per line ('#' starts a comment)")
-    p.add_argument("--out", type=Path, default=Path("corpora/news"),
+    p.add_argument("--out", type=path_arg, default=Path("corpora/news"),
                    help="output folder (default: %(default)s)")
     p.add_argument("--keyword", action="append", metavar="WORD",
                    help=f"keyword a kept article must contain, repeatable (default: the "
@@ -72,6 +73,7 @@ def _host_port(value: str) -> str:
 def run(args: argparse.Namespace) -> int:
     user_agent = build_user_agent("queerbias-news", args.contact, args.user_agent)
     feeds = feed_urls(args)
+    args.out = output_path(args.out, [args.feeds_file], kind=CRAWL)
     fetcher = Fetcher(user_agent=user_agent, timeout=args.timeout, max_bytes=args.max_bytes, delay=args.delay,
                       allowed_hosts=[_host_port(value) for value in args.allow_private_host])
     crawler = NewsCrawler(fetcher, KeywordMatcher(args.keyword or DEFAULT_KEYWORDS),

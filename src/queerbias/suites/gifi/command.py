@@ -12,6 +12,7 @@ import argparse
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import add_run_arguments, evaluate, out_dir
 from queerbias.options import from_args
+from queerbias.outputs import path_arg
 from queerbias.suites.gifi.config import GifiConfig
 from queerbias.suites.gifi.declaration import Gifi
 
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
 
     run = sub.add_parser("run", help="generate and score one model on the seven dimensions (= queerbias run gifi)")
     add_run_arguments(run, Gifi, aliases=ALIASES, model_help="causal LM spec (default embedded:gemma-3-270m)")
-    run.add_argument("--config", default=None, help="YAML file with GIFI settings (the options below override it)")
+    run.add_argument("--config", default=None, type=path_arg, help="YAML file with GIFI settings (the options below override it)")
     run.set_defaults(func=run_command)
 
     compare = sub.add_parser("compare", help="per-dimension changes between GIFI runs (= queerbias compare)")

@@ -8,11 +8,11 @@ modules (torch, pandas, scipy) are imported when a subcommand runs.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import add_run_arguments, evaluate, out_dir
 from queerbias.options import add_arguments, from_args
+from queerbias.outputs import path_arg
 from queerbias.suites.gruff.declaration import Gruff, GruffSettings
 from queerbias.suites.gruff.generation import count_instances, generate, per_stratum
 from queerbias.suites.gruff.templates import load_templates
@@ -31,9 +31,9 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="gruff_command", required=True, metavar="ACTION")
 
     gen = sub.add_parser("generate", help="write the (sampled) instances as CSV and print the counts")
-    gen.add_argument("--templates", default=None, metavar="DIR", help=TEMPLATES_HELP)
+    gen.add_argument("--templates", default=None, metavar="DIR", type=path_arg, help=TEMPLATES_HELP)
     add_arguments(gen, GruffSettings, skip=("bos", "batch_size", "chunk_items"), aliases=ALIASES)
-    gen.add_argument("--out", type=Path, required=True, help="CSV file for the instances")
+    gen.add_argument("--out", type=path_arg, required=True, help="CSV file for the instances")
     gen.set_defaults(func=generate_command)
 
     score = sub.add_parser("score", help="score a model (= queerbias run gruff): items.csv, summary.json/.md/.png")
@@ -51,7 +51,7 @@ def generate_command(args: argparse.Namespace) -> int:
     from queerbias.suites.gruff.report import instances_csv
 
     config = from_args(GruffSettings, args).generation()
-    output_path(args.out, [args.templates], file=True)
+    args.out = output_path(args.out, [args.templates], file=True)
     templates = load_templates(args.templates)
     items = generate(templates, config)
     args.out.parent.mkdir(parents=True, exist_ok=True)

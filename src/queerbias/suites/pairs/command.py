@@ -12,6 +12,7 @@ from pathlib import Path
 
 from queerbias.commands.run import DEFAULT_MODEL, add_model_options, evaluate
 from queerbias.options import add_arguments, from_args
+from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.pairs.declaration import Pairs, PairSettings
 from queerbias.suites.paths import checked_out, slug
 
@@ -21,12 +22,12 @@ def register(subparsers) -> None:
         "score", help="score models on sentence pairs (WinoQueer method; = run pairs)",
         description="Score one or more models on a pair benchmark. Defaults reproduce the "
                     "WinoQueer reference scripts; every deviation is recorded in the output.")
-    p.add_argument("--model", action="append", default=None, metavar="SPEC",
+    p.add_argument("--model", action="append", default=None, metavar="SPEC", type=spec_arg,
                    help="Hub id, local folder, PEFT adapter folder or embedded:gemma-3-270m "
                         f"(repeatable; default {DEFAULT_MODEL})")
-    p.add_argument("--pairs", dest="data", default=Pairs.data_default,
+    p.add_argument("--pairs", dest="data", default=Pairs.data_default, type=spec_arg,
                    help=f"registered benchmark name or a CSV/TSV/JSONL file (default {Pairs.data_default})")
-    p.add_argument("--out", default=None, help="output directory (default runs/score/<model>)")
+    p.add_argument("--out", default=None, type=path_arg, help="output directory (default runs/score/<model>)")
     add_model_options(p)
     add_arguments(p, PairSettings)
     p.add_argument("--overwrite", action="store_true", help="replace a finished run in --out")

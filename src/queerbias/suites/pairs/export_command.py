@@ -5,11 +5,10 @@ The pair suite's declaration names this module (`Declaration.commands`), so the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from queerbias.commands.run import DEFAULT_MODEL
 from queerbias.errors import QueerbiasError
 from queerbias.options import add_arguments, from_args
+from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.pairs.declaration import Pairs, PairSettings
 
 #: `queerbias score`'s settings that have no meaning for a task folder (lm-eval batches itself)
@@ -25,10 +24,10 @@ def register(subparsers) -> None:
         description="Write an lm-evaluation-harness task folder whose bias and soft scores equal "
                     "`queerbias score` for a causal LM with the given model's tokenizer "
                     "(docs/lm-eval.md). lm-eval has no masked-LM backend, so masked LMs are refused.")
-    lm_eval.add_argument("--pairs", default=Pairs.data_default,
+    lm_eval.add_argument("--pairs", default=Pairs.data_default, type=spec_arg,
                          help=f"registered benchmark name or a CSV/TSV/JSONL file (default {Pairs.data_default})")
-    lm_eval.add_argument("--out", type=Path, required=True, help="the task folder to write")
-    lm_eval.add_argument("--model", default=DEFAULT_MODEL,
+    lm_eval.add_argument("--out", type=path_arg, required=True, help="the task folder to write")
+    lm_eval.add_argument("--model", default=DEFAULT_MODEL, type=spec_arg,
                          help="the causal LM (Hub id, folder, adapter or embedded:...) whose tokenizer "
                               f"the requests are built for (default {DEFAULT_MODEL}); no weights are loaded")
     lm_eval.add_argument("--task", default=None, help="lm-eval task name (default: from the pair set)")
@@ -43,21 +42,19 @@ def run_lm_eval(args) -> int:
     from queerbias.models.loading import inspect_model
     from queerbias.outputs import output_path
     from queerbias.pairs.resolve import load_pairs
-    from queerbias.pairs.sampling import sample_pairs
     from queerbias.pairs.schema import PairSet
     from queerbias.suites.pairs.suite import PairsSuite, data_of
 
     settings = from_args(PairSettings, args)  # checked before anything loads
-    output_path(args.out, [args.pairs, args.model])
+    args.out = output_path(args.out, [args.pairs, args.model])
     config = settings.scoring()
     model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
     if model.kind != "causal":
         raise QueerbiasError(f"{args.model} is a masked LM; lm-evaluation-harness has no masked-LM "
                              "backend, so no lm-eval task can give its pseudo-log-likelihood "
                              "scores: use `queerbias score`")
-    pair_set = sample_pairs(load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical,
-                                       layout=settings.layout),
-                            settings.sample, settings.seed)
+    pair_set = load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical,
+                          layout=settings.layout, sample=settings.sample, seed=settings.seed)
     kept, _ = PairsSuite().screen(model, pair_set.pairs, data_of(pair_set, settings)[1], settings)  # as score does
     if len(kept) < len(pair_set):
         pair_set = PairSet(pair_set.name, list(kept), pair_set.source, meta=pair_set.meta)

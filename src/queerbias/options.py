@@ -39,6 +39,10 @@ from queerbias.yamlio import load_yaml
 log = logging.getLogger(__name__)
 
 ITEMS, SUMMARY, EXECUTION = "items", "summary", "execution"
+#: the largest seed: numpy's legacy generators (and so scipy and transformers' `set_seed`) take 32 bits
+MAX_SEED = 2**32 - 1
+#: the largest integer any option takes: what torch and numpy hold in an int64
+MAX_INTEGER = 2**63 - 1
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 #: how an error names a value: the dotted key -> e.g. "config key 'lora.alpha'"
@@ -55,6 +59,11 @@ def option(default: Any = MISSING, help: str = "", *, choices=None, role: str = 
     metadata = {"help": help, "choices": choices, "role": role, "ge": ge, "gt": gt, "le": le, "lt": lt,
                 "check": check}
     return field(default=default, default_factory=factory, metadata=metadata)
+
+
+def seed_option(help: str, default: int = 0):
+    """A seed: 0 to `MAX_SEED`, so that every library it reaches takes it."""
+    return option(default, help, ge=0, le=MAX_SEED)
 
 
 def section(cls, help: str = ""):
@@ -116,16 +125,19 @@ def number(text: str) -> float:
     return float(text.strip())
 
 
-def cli_type(parse: Callable[[str], float], what: str, minimum: float | None = None):
+def cli_type(parse: Callable[[str], float], what: str, minimum: float | None = None,
+             maximum: float | None = None):
     """An argparse `type=` that reads a flag with `parse` (`integer`, `number`) and refuses values
-    below `minimum`; `what` names the kind in the error ("an integer")."""
+    below `minimum` or above `maximum`; `what` names the kind in the error ("an integer")."""
     def converted(text: str):
         try:
             value = parse(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if minimum is not None and value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum:g}, got {value:g}")
+            raise argparse.ArgumentTypeError(f"must be at least {_shown(minimum)}, got {_shown(value)}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {_shown(maximum)}, got {_shown(value)}")
         return value
     return converted
 
@@ -210,6 +222,8 @@ def coerce(value, tp, name: Namer, key: str):
                 pass
         if isinstance(value, bool) or not isinstance(value, int):
             raise QueerbiasError(f"{name(key)} must be an integer, got {value!r}")
+        if abs(value) > MAX_INTEGER:
+            raise QueerbiasError(f"{name(key)} must be at most {MAX_INTEGER} in size (a 64-bit integer), got {value}")
         return value
     if tp is float:
         if isinstance(value, str):  # a command line, or YAML 1.1, which reads `2e-5` as text
@@ -322,8 +336,12 @@ def _jsonable(value):
 
 def settings_id(settings) -> str:
     """Hash of every field that changes the results (items and summary roles)."""
-    kept = {f.name: _jsonable(getattr(settings, f.name)) for f in fields(settings) if role(f) != EXECUTION}
-    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(result_settings(settings), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def result_settings(settings) -> dict:
+    """The fields that change the results (items and summary roles), as JSON values."""
+    return {f.name: _jsonable(getattr(settings, f.name)) for f in fields(settings) if role(f) != EXECUTION}
 
 
 def item_fields(settings_cls) -> list[str]:

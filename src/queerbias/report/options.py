@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from queerbias.options import option, validate
+from queerbias.options import MAX_SEED, option, validate
 
 #: a million resamples per cell already takes minutes
 MAX_RESAMPLES = 1_000_000
@@ -44,7 +44,7 @@ class CompareOptions:
     correction: str = option("holm", "p-value correction across the entries of a scope: holm (family-wise) or "
                                      "bh (false discovery rate)", choices=tuple(CORRECTIONS))
     resamples: int = option(10_000, "bootstrap resamples", ge=1, le=MAX_RESAMPLES)
-    seed: int | None = option(None, "bootstrap seed (null: 0; in a training run, the run's seed)", ge=0)
+    seed: int | None = option(None, "bootstrap seed (null: 0; in a training run, the run's seed)", ge=0, le=MAX_SEED)
     best: str | None = option(None, "best-checkpoint criterion of the runs' suite (`queerbias suites` lists them); "
                                     "null: the suite's first")
     ppl_margin: float = option(5.0, "exclude checkpoints whose perplexity rose more than this many percent over "

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import from_mapping, to_dict
+from queerbias.options import MAX_SEED, from_mapping, to_dict
 from queerbias.study.judging import JudgeSettings, load_judge
 from queerbias.train.benchmarks import BenchmarkSettings, folder_names
 from queerbias.yamlio import load_yaml_mapping
@@ -191,8 +191,9 @@ def _seeds(value) -> tuple[int, ...]:
     if not isinstance(value, list) or not value:
         raise QueerbiasError(f"study key 'seeds' must be a non-empty list of non-negative integers, got {value!r}")
     for index, seed in enumerate(value):
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise QueerbiasError(f"study key 'seeds[{index}]' must be a non-negative integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise QueerbiasError(f"study key 'seeds[{index}]' must be a non-negative integer, got {seed!r}; seeds "
+                                 f"are 0 to {MAX_SEED} (2^32 - 1)")
         if seed in value[:index]:
             raise QueerbiasError(f"study key 'seeds[{index}]': seed {seed} is listed twice")
     return tuple(value)

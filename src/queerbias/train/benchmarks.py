@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass, fields
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import EXECUTION, from_mapping, option, role
+from queerbias.options import EXECUTION, from_mapping, option, role, seed_option
 from queerbias.suites.paths import slug
 from queerbias.suites.registry import DEFAULT_SUITE, companion, get_declaration, get_suite, names
 
@@ -36,7 +36,7 @@ class BenchmarkSettings:
                                     "the suite's default data)")
     sample: int | None = option(200, "seeded subset size, as the suite's `sample` setting counts it (null: all "
                                      "items)", ge=1)
-    seed: int = option(0, "seed of the subset", ge=0)
+    seed: int = seed_option("seed of the subset")
     name: str | None = option(None, "output folder inside each checkpoint and in compare/ (default: see "
                                     "`train.benchmarks`)")
     options: dict = option(help="further settings of the suite (`queerbias run SUITE --help`)", factory=dict)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import SUMMARY, from_mapping, option, validate
+from queerbias.options import SUMMARY, from_mapping, option, seed_option, validate
 from queerbias.yamlio import load_yaml_mapping
 
 #: the seven dimensions (Sec. 3), their formulas in `dimensions`
@@ -35,7 +35,7 @@ class GifiConfig:
                                                      "name-only reference)")
     dimensions: tuple[str, ...] = option(DIMENSIONS, "subset of GDR,SN,NTS,CF,SA,OF,PE")
     sample: int | None = option(None, "only the first N templates (SA/OF: attributes per state) of each task", ge=1)
-    seed: int = option(0, "generation seed", ge=0)
+    seed: int = seed_option("generation seed")
     runs: int = option(1, "generation runs (mean ± SD over runs)", ge=1)
     temperature: float = option(0.95, "sampling temperature (GIFI); 0 = greedy", ge=0)
     top_p: float = option(0.95, "nucleus sampling (GIFI)", gt=0, le=1)

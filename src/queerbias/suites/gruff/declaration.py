@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queerbias.options import EXECUTION, auto_or_count, option, validate
+from queerbias.options import EXECUTION, auto_or_count, option, seed_option, validate
 from queerbias.suites.gruff.forms import PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS, GenerationConfig
 from queerbias.suites.protocol import BINARY, OVERALL, Column, Criterion, Declaration, Figure, Judged, Measure
@@ -25,7 +25,7 @@ class GruffSettings:
 
     sample: int | None = option(None, "items per setting and replicate, spread over cases and pronoun sets "
                                       "(default: the paper's balanced set, 2,880 per context setting)", ge=1)
-    seed: int = option(0, "sampling seed", ge=0)
+    seed: int = seed_option("sampling seed")
     replicates: int = option(1, "independent balanced samples (the paper: 3)", ge=1)
     settings: tuple[str, ...] = option(SETTINGS, "none = no context, d0 = introduction only, d1-d5 = distractor "
                                                  "sentences", choices=SETTINGS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, validate
+from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, seed_option, validate
 from queerbias.suites.lou.data import POOLED
 from queerbias.suites.protocol import (
     BINARY,
@@ -34,7 +34,7 @@ LICENCE = "CC BY-NC 4.0 (never shipped)"
 class LouSettings:
     tasks: tuple[str, ...] = option((), "tasks (default: all public tasks, or those in the data folder)")
     sample: int | None = option(None, "a seeded sample of N instances per task", ge=1)
-    seed: int = option(0, "sampling seed", ge=0)
+    seed: int = seed_option("sampling seed")
     n_resamples: int = option(10_000, "bootstrap resamples of the intervals", role=SUMMARY, ge=1)
     batch_size: str = option("auto", "sequences per batch, or auto", role=EXECUTION, check=auto_or_count)
     chunk_instances: int = option(32, "instances scored between two saves of progress", role=EXECUTION, ge=1)
@@ -48,7 +48,7 @@ class LouClassifierSettings:
     tasks: tuple[str, ...] = option((), "the task the classifier was trained for (default: every task in the "
                                         "data folder)")
     sample: int | None = option(None, "a seeded sample of N instances per task", ge=1)
-    seed: int = option(0, "sampling seed", ge=0)
+    seed: int = seed_option("sampling seed")
     max_length: int = option(300, "GermEval texts: keep their first N tokens, as upstream", ge=8)
     n_resamples: int = option(2_000, "bootstrap resamples of the ΔF1 and flip-rate intervals", role=SUMMARY, ge=1)
     layers: bool = option(False, "Sec. 6 i: keep each reformulation's layer-wise mean embedding difference r = s - s' "

@@ -82,6 +82,9 @@ class LouLMSuite(Lou, _LouView):
         """Every original and reformulation: the texts the LM view scores."""
         return list(dict.fromkeys(text for item in items for text in (item.original, *item.reformulations.values())))
 
+    def chunk_rows(self, chunk, settings) -> int:
+        return len(chunk) * len(_strategies())  # a row per instance and strategy
+
     def evaluate(self, lm, chunks, settings):
         scorer = make_scorer(lm, lm_scoring_config(lm.kind), count_or_auto(settings.batch_size))
         limit, memo, strategies = context_length(lm.model, lm.tokenizer), {}, _strategies()
@@ -138,6 +141,9 @@ class LouClassifierSuite(LouClassifier, _LouView):
 
     def run_meta(self, lm, settings) -> dict:
         return {"input": INPUT_COMPOSITION}
+
+    def chunk_rows(self, chunk, settings) -> int:
+        return len(chunk) * (1 + len(_strategies()))  # a row per instance and version, the original first
 
     def evaluate(self, lm, chunks, settings):
         spec, checked = lou_spec(), set()

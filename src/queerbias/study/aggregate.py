@@ -40,7 +40,6 @@ import numpy as np
 from queerbias.comparison.compare import soft_test as soft_test_of
 from queerbias.comparison.runs import align_rows
 from queerbias.errors import QueerbiasError
-from queerbias.fileio import iter_jsonl
 from queerbias.report.paired_stats import adjust_pvalues, sign_test, stars
 from queerbias.study.cells import STUDY_FILE, Cell, read_plan
 from queerbias.study.config import StudyConfig, load_study
@@ -49,9 +48,9 @@ from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
 from queerbias.suites.registry import get_declaration
 from queerbias.suites.store import load_run, read_json_file
+from queerbias.train.checkpoints import read_metrics
 from queerbias.yamlio import load_yaml_mapping
 
-METRICS = "metrics.jsonl"
 DELTA = Path("compare") / "{benchmark}" / "delta.json"
 
 
@@ -219,7 +218,7 @@ def _record(cell: Cell) -> CellRecord:
         path = cell.folder / str(DELTA).format(benchmark=benchmark)
         if path.is_file():
             deltas[benchmark] = read_json_file(path, "compare report")
-    metrics = [record for _, record in iter_jsonl(cell.folder / METRICS)]
+    metrics = read_metrics(cell.folder)
     return CellRecord(cell, "finished", launches, deltas, skipped, metrics)
 
 

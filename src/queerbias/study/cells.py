@@ -6,7 +6,10 @@ checked by the training loader (`train.config.load_config`), and a cell whose tr
 config changed since it started is refused (with `force` it is deleted and run again).
 Then it writes STUDY/study.yaml (the study file, normalised), each cell's training
 config (`study-cell.yaml`, the file its command trains from) and STUDY/plan.json (the
-cells, their benchmarks and commands), which the report reads.
+cells, their benchmarks and commands), which the report reads. `force` deletes only what
+the study and its runs wrote, and only once it holds the locks of everything it deletes
+(a cell's and its training run's, each shared base's): a cell or base another process is
+using is refused, before anything is deleted, never waited for.
 
 A cell's folder is a training run folder (config.yaml, metrics.jsonl, base/, checkpoints,
 compare/, final/README.md last) plus the study's files: its training config, its log
@@ -18,21 +21,27 @@ are scored once per model: every cell of a model sets `eval.base_from` to STUDY/
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import json
 import logging
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from queerbias.errors import QueerbiasError
-from queerbias.fileio import atomic_write
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import atomic_write, iter_jsonl
 from queerbias.options import without_new_defaults
+from queerbias.outputs import LOCK_FILE as RUN_LOCK
+from queerbias.outputs import lock_file
 from queerbias.study.config import REPORT_KEYS, StudyConfig, load_study
+from queerbias.suites.paths import PARTIAL_DIR, SUMMARY_FILE
 from queerbias.suites.store import read_json_file
+from queerbias.train.checkpoints import owned_entry
 from queerbias.train.config import check_installed, default_values, load_config, migrate
+from queerbias.train.shared_base import LOCK_FILE as SHARED_LOCK
 from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
@@ -86,11 +95,17 @@ class Cell:
         return (self.folder / FINISHED_MARK).is_file()
 
     def launches(self) -> list[dict]:
-        """Every launch recorded for this cell (by the study or a Slurm array task), oldest first."""
+        """Every launch recorded for this cell (by the study or a Slurm array task), oldest first; a
+        line that is no launch record (cut short by a kill, written by another tool) is refused,
+        naming the file and line."""
         if not self.launches_file.is_file():
             return []
-        return [json.loads(line) for line in self.launches_file.read_text(encoding="utf-8").splitlines()
-                if line.strip()]
+        try:
+            return [record for _, record in iter_jsonl(self.launches_file)]
+        except DataError as err:
+            raise DataError(err.path, f"{err.message}; not a launch record: delete that line (the "
+                                      "cell's launches are a record of its runs, not needed to resume it)",
+                            row=err.row) from None
 
 
 def launch_command(cell: Cell, accelerate_config: str | None = None) -> list[str]:
@@ -129,10 +144,23 @@ def prepare(study: StudyConfig, force: bool = False) -> list[Cell]:
     root = Path(study.output_dir)
     changed = _check_folder(study, root, force)
     configs = {cell: _training_config(study, cell) for cell in planned(study)}
-    for cell, config in configs.items():
-        _check_cell(cell, config, force)
-    if set(changed) & set(BASE_KEYS):
-        shutil.rmtree(root / BASE_DIR, ignore_errors=True)  # base evaluations of the old study
+    stale = [cell for cell, config in configs.items() if _changed_cell(cell, config, force)]
+    bases = sorted((root / BASE_DIR).iterdir()) if set(changed) & set(BASE_KEYS) and (root / BASE_DIR).is_dir() \
+        else []  # base evaluations of the old study
+    with contextlib.ExitStack() as held:
+        for cell in stale:
+            for name in (LOCK_FILE, RUN_LOCK):
+                held.enter_context(_lock(cell.folder / name, f"study cell {cell.name} changed, but another process "
+                                                            "is running it; nothing was deleted (wait for it, then run "
+                                                            "the study again)"))
+        for base in bases:
+            held.enter_context(_lock(base / SHARED_LOCK, f"{base} holds base evaluations of the old study, but "
+                                                         "another process is scoring there; nothing was deleted (wait "
+                                                         "for it, then run the study again)"))
+        for cell in stale:
+            _delete_run(cell.folder)
+        for base in bases:
+            _delete_base(base)
     root.mkdir(parents=True, exist_ok=True)
     atomic_write(root / STUDY_FILE, yaml.safe_dump(study.record(), sort_keys=False, allow_unicode=True))
     cells = []
@@ -187,27 +215,58 @@ def _dump(config: dict) -> str:
     return yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
 
 
-def _check_cell(cell: Cell, config: dict, force: bool) -> None:
-    """A started cell whose training config changed: refused, or deleted with `force`."""
+def _changed_cell(cell: Cell, config: dict, force: bool) -> bool:
+    """Whether a started cell's training config changed: refused, or (with `force`) to delete."""
     if not cell.config_file.is_file() or not (cell.folder / "config.yaml").is_file():
-        return
+        return False
     previous = migrate(load_yaml_mapping(cell.config_file, what="study cell config"), warn=False)
     body = without_new_defaults(previous, yaml.safe_load(_dump(config)), default_values())
     if previous == body:
-        return
+        return False
     differs = sorted(key for key in set(previous) | set(body) if previous.get(key) != body.get(key))
     if not force:
         raise QueerbiasError(f"study cell {cell.name} was started with another training config (differs in "
                              f"{', '.join(differs)}); pass --force to delete it and run it again")
-    with open(cell.folder / LOCK_FILE, "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise QueerbiasError(f"study cell {cell.name} changed, but another process is running it; not deleted "
-                                 "(wait for it, then run the study again)") from None
-        log.warning("study cell %s: training config changed (%s); deleted to run again", cell.name,
-                    ", ".join(differs))
-        shutil.rmtree(cell.folder)
+    log.warning("study cell %s: training config changed (%s); deleted to run again", cell.name, ", ".join(differs))
+    return True
+
+
+@contextlib.contextmanager
+def _lock(path: Path, busy: str):
+    """The lock `path` held without waiting (`busy`: the refusal when another process holds it)."""
+    if not path.parent.is_dir():
+        yield
+        return
+    fd = lock_file(path, 0o644, busy)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _delete_run(folder: Path) -> None:
+    """What a training run and the study wrote into a cell folder (`checkpoints.owned_entry`); anything
+    else stays (the training run then refuses the folder, naming it)."""
+    for entry in list(folder.iterdir()):
+        if owned_entry(entry.name):
+            _remove(entry)
+
+
+def _delete_base(folder: Path) -> None:
+    """A model's shared base evaluations: each a run folder (or one being copied in), and the lock."""
+    for entry in list(folder.iterdir()):
+        if entry.name == SHARED_LOCK or entry.name.startswith(".incoming-") or (
+                entry.is_dir() and ((entry / SUMMARY_FILE).exists() or (entry / PARTIAL_DIR).exists())):
+            _remove(entry)
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry)
+    else:
+        entry.unlink()
 
 
 def write_plan(root: Path, cells: list[Cell], accelerate_config: str | None) -> None:

@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import cut_partial_line
 from queerbias.study.cells import LOCK_FILE, Cell, launch_command
 from queerbias.suites.provenance import package_versions
 
@@ -111,6 +112,7 @@ def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict) -> Outcom
             seconds = round(time.monotonic() - clock, 1)
         record = {"started": started, "seconds": seconds, "returncode": returncode, "launcher": "queerbias study",
                   **provenance, "threads": env.get("OMP_NUM_THREADS"), "gpus": env.get("CUDA_VISIBLE_DEVICES")}
+        cut_partial_line(cell.launches_file)  # a record a kill cut short
         with open(cell.launches_file, "a", encoding="utf-8") as launches:
             launches.write(json.dumps(record) + "\n")
     if returncode == 0 and cell.finished():

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
+from queerbias.outputs import STUDY, output_path
 from queerbias.study.cells import launch_command, prepare
-from queerbias.study.config import load_study
+from queerbias.study.config import StudyConfig, load_study
 from queerbias.study.execution import run_cells
 from queerbias.study.plan import slurm_script
 from queerbias.study.report import StudyReport, write_report
@@ -26,6 +27,7 @@ def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: st
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise QueerbiasError(f"--jobs must be a positive integer, got {jobs!r}")
     study = load_study(config, output_dir=None if out is None else str(out))
+    study_folder(study, config, out)
     cells = prepare(study, force=force)
     say(f"study {study.output_dir}: {len(cells)} cells, {sum(not c.finished() for c in cells)} to run, "
         f"{jobs} at a time")
@@ -38,13 +40,26 @@ def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: st
     return report
 
 
+def study_folder(study: StudyConfig, config: str | Path, out: str | Path | None) -> list:
+    """STUDY checked before anything is written (`outputs.output_path`): not holding the study
+    file, a run's config, a model or data it names, and no folder another tool owns; returns
+    the study's inputs (the study file and every value of the study that is a path here)."""
+    record = {key: value for key, value in study.record().items() if key != "output_dir"}
+    inputs = [config, record]
+    output_path(study.output_dir, inputs, option="--out" if out is not None else f"study key 'output_dir' of {config}",
+                kind=STUDY)
+    return inputs
+
+
 def plan_study(config: str | Path, *, force: bool = False, out: str | Path | None = None,
                slurm_out: str | Path | None = None) -> tuple[list[list[str]], Path]:
     """Prepare the cells; returns one `accelerate launch` command per cell and the Slurm script's path."""
     study = load_study(config, output_dir=None if out is None else str(out))
+    inputs = study_folder(study, config, out)
+    path = output_path(slurm_out, inputs, option="--slurm-out", file=True) if slurm_out is not None \
+        else Path(study.output_dir) / SLURM_FILE
     cells = prepare(study, force=force)
     commands = [launch_command(cell, study.accelerate_config) for cell in cells]
-    path = Path(slurm_out) if slurm_out else Path(study.output_dir) / SLURM_FILE
     atomic_write(path, slurm_script(cells, commands, Path(study.output_dir).name))
     path.chmod(0o755)
     return commands, path

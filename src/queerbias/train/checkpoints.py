@@ -1,5 +1,6 @@
 """Checkpoint bookkeeping for resume: completion markers, the last complete checkpoint,
-clearing what a killed run left half-written, the metrics log, and the mark of a finished run.
+clearing what a killed run left half-written, the metrics log, the mark of a finished run,
+and the rule that a run folder is empty or a training run's own.
 
 A checkpoint counts only once its marker exists; the marker is written after the
 trainer saved weights, optimizer, scheduler and RNG state and after its bias results
@@ -15,13 +16,50 @@ import shutil
 from pathlib import Path
 
 from queerbias import killpoint
-from queerbias.fileio import atomic_write
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.fileio import atomic_write, iter_jsonl
+from queerbias.outputs import LOCK_FILE, TRAINING, folder_owner
 
 MARKER = "queerbias-complete"
 #: written last by a training run (after final/, compare/ and the card): a rerun leaves it as it is
 FINISHED = "queerbias-finished"
 METRICS = "metrics.jsonl"
+CONFIG = "config.yaml"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+#: what a training run writes beside its config.yaml (runs/: the trainer's TensorBoard logs)
+RUN_ENTRIES = (METRICS, FINISHED, "base", "final", "merged", "compare", "runs")
+#: what a launcher keeps beside the run (`queerbias study`: the cell's config, log, launches and lock)
+LAUNCHER_PREFIXES = ("study-cell", ".study-cell")
+
+
+def owned_entry(name: str) -> bool:
+    """Whether an entry of a run folder is one a training run or its launcher writes."""
+    return (name in (CONFIG, LOCK_FILE, *RUN_ENTRIES) or bool(_CHECKPOINT.match(name))
+            or name.startswith(LAUNCHER_PREFIXES))
+
+
+def check_run_folder(run_dir: Path) -> None:
+    """A run folder is empty, or a training run's own: every entry one a run (or its launcher)
+    writes, and checkpoints, metrics and results only beside the config.yaml a run writes first.
+    Anything else (a Hugging Face Trainer's checkpoint-100 without our config, a model, a file
+    another tool wrote) is refused before a file is touched, naming one such entry; resuming
+    would otherwise take it for a half-written checkpoint of ours and delete it."""
+    if not run_dir.is_dir():
+        return
+    entries = sorted(run_dir.iterdir())
+    configured = (run_dir / CONFIG).is_file()
+    for entry in entries:
+        if entry.name.startswith(LAUNCHER_PREFIXES) or entry.name in (LOCK_FILE, CONFIG):
+            continue
+        known = owned_entry(entry.name)
+        if known and configured:
+            continue
+        owner = folder_owner(run_dir)
+        what = f"; the folder is {owner[0]} ({owner[1].relative_to(run_dir)})" if owner and owner[0] != TRAINING \
+            else ""
+        why = "which no queerbias training run wrote" if not known else f"but no {CONFIG} of a training run"
+        raise QueerbiasError(f"config key 'output_dir': {run_dir} holds {entry.name}, {why}{what}; a training run "
+                             "writes into an empty folder or one of its own runs; choose another output_dir")
 
 
 def checkpoint_dirs(run_dir: Path) -> list[tuple[int, Path]]:
@@ -77,10 +115,18 @@ def append_metrics(run_dir: Path, record: dict) -> None:
 
 
 def read_metrics(run_dir: Path) -> list[dict]:
+    """The metrics lines of a run, read strictly: each a JSON object with its integer step (a
+    file another tool wrote there is refused naming the file and line, never a KeyError)."""
     path = run_dir / METRICS
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = []
+    for row, record in iter_jsonl(path):
+        if isinstance(record.get("step"), bool) or not isinstance(record.get("step"), int):
+            raise DataError(path, "a metrics line without its integer step: not a line a training run wrote; "
+                                  "move the file away or choose another output_dir", row=row, field="step")
+        records.append(record)
+    return records
 
 
 def trim_metrics(run_dir: Path, up_to_step: int) -> None:

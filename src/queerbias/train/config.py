@@ -34,6 +34,7 @@ from queerbias.options import (
     config_key,
     option,
     section,
+    seed_option,
     suggestion,
     to_dict,
 )
@@ -147,7 +148,7 @@ class TrainConfig:
     method: Literal["lora", "full"] = option("lora", "a LoRA adapter or full fine-tuning")
     objective: str = option("lm", "what the run trains (`train.objectives`)", choices=objectives.names)
     output_dir: str = option("", "the run folder; empty: runs/train/<config name>")
-    seed: int = option(0, "seed of the adapter, the data order and the pair batches", ge=0)
+    seed: int = seed_option("seed of the adapter, the data order and the pair batches")
     epochs: float = option(3.0, "passes over the corpus", gt=0)
     max_steps: int = option(-1, "positive: stop after this many optimizer steps (overrides epochs)",
                             check=_max_steps)
@@ -298,6 +299,21 @@ def validate(config: TrainConfig) -> None:
             f"{config.kind}")
     for each in objectives.list_objectives():  # each checks its own section, and what it needs when chosen
         each.validate(config, require)
+    _check_unread_sections(config, objective, require)
+
+
+def _check_unread_sections(config: TrainConfig, objective, require) -> None:
+    """A key set in the section of an objective the run does not train (`equalise.anchor_term` under
+    `objective: lm`) would be silently ignored: refused, naming the key and the two ways out."""
+    read = {objective.name, *objective.card_sections}
+    for name, given in config.sections.items():
+        if name in read:
+            continue
+        values, default = dataclasses.asdict(given), dataclasses.asdict(type(given)())
+        changed = [key for key in values if values[key] != default[key]]
+        require(not changed, f"{name}.{changed[0] if changed else ''}",
+                f"is set, but objective {objective.name} does not read the {name} section, so it would have "
+                f"no effect; set objective: {name} to train with it, or remove the key")
 
 
 def _check_training_pairs(config: TrainConfig, objective, require) -> None:

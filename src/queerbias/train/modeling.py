@@ -10,6 +10,7 @@ that can move with the encoder (XLM's head has no transform: its LoRA adapts the
 from __future__ import annotations
 
 import logging
+import os
 
 import torch
 from peft import LoraConfig, PeftModel, TaskType, get_peft_model
@@ -69,15 +70,77 @@ def training_language(model_config, config: TrainConfig) -> str | None:
 
 def check_adapter_modules(model: torch.nn.Module, config: TrainConfig) -> None:
     """The configured `lora.target_modules` and `lora.modules_to_save` must name modules of this model
-    (as PEFT matches them: a module's name or its last components); told before the base is scored."""
-    if config.method != "lora":
-        return
-    found = [name for name, _ in model.named_modules()]
-    for key in ("target_modules", "modules_to_save"):
-        for i, wanted in enumerate(getattr(config.lora, key) or []):
-            if not any(name == wanted or name.endswith("." + wanted) for name in found):
-                raise QueerbiasError(f"config key 'lora.{key}[{i}]': {model.config.model_type} has no module "
-                                     f"{wanted!r}")
+    (as PEFT matches them: a module's name or its last components), the rank must fit the layers,
+    and what training allocates must fit the memory (`check_memory`); told before the base is scored."""
+    if config.method == "lora":
+        found = [name for name, _ in model.named_modules()]
+        for key in ("target_modules", "modules_to_save"):
+            for i, wanted in enumerate(getattr(config.lora, key) or []):
+                if not any(name == wanted or name.endswith("." + wanted) for name in found):
+                    raise QueerbiasError(f"config key 'lora.{key}[{i}]': {model.config.model_type} has no module "
+                                         f"{wanted!r}")
+    check_memory(model, config)
+
+
+def check_memory(model: torch.nn.Module, config: TrainConfig, available: int | None = None) -> None:
+    """Refuse, before anything is allocated, a LoRA rank larger than a layer it adapts (the rank of
+    the update is at most the smaller side of the layer's matrix) and a run whose trained parameters
+    with their gradients and AdamW state (16 bytes each in float32; full fine-tuning: 12 beside the
+    loaded weights; spread over the processes by FSDP or DeepSpeed) exceed the free memory of the
+    device (`available` bytes: measured when None)."""
+    if config.method == "lora":
+        targets = config.lora.target_modules or list(LORA_TARGETS.get(model.config.model_type, ()))
+        trained, per_param = 0, 16
+        for name, module in model.named_modules():
+            shape = _matrix_shape(module)
+            if shape is None or not any(name == t or name.endswith("." + t) for t in targets):
+                continue
+            if config.lora.r > min(shape):
+                raise QueerbiasError(f"config key 'lora.r' is {config.lora.r}, larger than the layer {name} it adapts "
+                                     f"({shape[0]} × {shape[1]}); a rank of at most {min(shape)} can change it as "
+                                     "much as any: lower lora.r")
+            trained += config.lora.r * sum(shape)
+        what = f"the adapter (rank {config.lora.r})"
+    else:
+        trained, per_param, what = sum(p.numel() for p in model.parameters()), 12, "full fine-tuning"
+    needed = trained * per_param // _shards()
+    device, free = _free_memory() if available is None else ("this machine", available)
+    if free is not None and needed > free:
+        raise QueerbiasError(f"{what} trains {trained:,} parameters, whose weights, gradients and AdamW state need "
+                             f"at least {needed / 2**30:.2f} GiB, but {device} has {free / 2**30:.2f} GiB free; "
+                             "lower lora.r or adapt fewer modules (lora.target_modules), or train on a machine with "
+                             "more memory")
+
+
+def _shards() -> int:
+    """Over how many processes FSDP or DeepSpeed (launched by accelerate) spread the trained state."""
+    sharded = any(os.environ.get(flag, "").lower() in ("1", "true")
+                  for flag in ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED"))
+    return max(1, int(os.environ.get("WORLD_SIZE", "1"))) if sharded else 1
+
+
+def _matrix_shape(module: torch.nn.Module) -> tuple[int, int] | None:
+    """(inputs, outputs) of a layer LoRA adapts: a linear layer, GPT-2's Conv1D, an embedding."""
+    if isinstance(module, torch.nn.Linear):
+        return module.in_features, module.out_features
+    if isinstance(module, torch.nn.Embedding):
+        return module.num_embeddings, module.embedding_dim
+    if type(module).__name__ == "Conv1D" and getattr(module, "weight", None) is not None:
+        return tuple(module.weight.shape)  # transformers' Conv1D keeps (in, out)
+    return None
+
+
+def _free_memory() -> tuple[str, int | None]:
+    """The device training allocates on and its free bytes (None when unknown): the first GPU, else
+    the memory the kernel says is available without swapping."""
+    if torch.cuda.is_available():
+        return "the GPU", torch.cuda.mem_get_info()[0]
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            fields = dict(line.split(":", 1) for line in meminfo if ":" in line)
+        return "this machine", int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return "this machine", None
 
 
 def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> torch.nn.Module:

@@ -1,6 +1,7 @@
 """One training run, start to finish: the same code for 1 CPU process, GPUs and nodes.
 
-Order: resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
+Order: check the run folder before anything else (`training_folder`: no input inside it, and
+empty or a training run's own; then locked while this run writes it); resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
 rewrites one); load the training pairs, the benchmarks' data and the corpus, and refuse
 evaluation items that overlap what the run trains on (before any model loads); check the
 run folder (resume from the last complete checkpoint); load the base model, score it as
@@ -13,6 +14,7 @@ the model card and, last, the marker that the run finished.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from dataclasses import replace
@@ -29,6 +31,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.models.loading import inspect_model
 from queerbias.options import without_new_defaults
+from queerbias.outputs import TRAINING, OutputLock, output_path
 from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
@@ -55,17 +58,38 @@ from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
 
-CONFIG_NAME = "config.yaml"
+CONFIG_NAME = checkpoints.CONFIG
 
 
-def run_training(config: TrainConfig) -> dict:
+def run_training(config: TrainConfig, config_file: str | Path | None = None) -> dict:
     """Train (or resume) the configured run; returns paths and the final metrics. A run folder that
-    holds a finished run of this config is left as it is: the result is read back from it."""
+    holds a finished run of this config is left as it is: the result is read back from it.
+    `config_file`: the YAML it was read from (an input the run folder must not hold)."""
+    run_dir = training_folder(config, config_file)
+    main = process_state().is_main_process
+    with OutputLock(run_dir, "a training run") if main else contextlib.nullcontext():
+        return _run_training(config)
+
+
+def training_folder(config: TrainConfig, config_file: str | Path | None = None) -> Path:
+    """The run folder, checked before any file is touched: it holds no input of the run (its
+    config file, the model, the corpus, pair and benchmark files: every path the config names,
+    with `..` and split specs resolved) and is empty or a training run's own
+    (`checkpoints.check_run_folder`)."""
+    inputs = {key: value for key, value in config.to_dict().items() if key != "output_dir"}
+    inputs["eval"] = {key: value for key, value in inputs["eval"].items() if key != "base_from"}  # an output
+    run_dir = output_path(config.output_dir, [config_file, inputs], option="config key 'output_dir'",
+                          kind=TRAINING)
+    checkpoints.check_run_folder(run_dir)
+    return run_dir
+
+
+def _run_training(config: TrainConfig) -> dict:
     state = process_state()
     check_installed(config)
     objective = get_objective(config.objective)
     config, skipped = benchmarks.resolve(config, objective.held_out)
-    run_dir = Path(config.output_dir)
+    run_dir = Path(config.output_dir).expanduser()  # as `training_folder` checked it
     if checkpoints.is_finished(run_dir):
         return _finished(config, run_dir, state)
     if config.threads:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import shutil
 from pathlib import Path
 
@@ -31,6 +32,8 @@ from queerbias.suites.provenance import run_key
 from queerbias.suites.registry import get_suite
 from queerbias.suites.store import read_json_file
 from queerbias.train.benchmarks import suite_settings
+
+log = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
 #: meta key of an adopted summary: the shared folder and the run that scored it
@@ -67,7 +70,11 @@ def _locked(source: Path, main: bool):
         return
     source.mkdir(parents=True, exist_ok=True)
     with open(source / LOCK_FILE, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another run of this model scores the base now: its results are ours next
+            log.info("waiting for another run scoring the base model in %s", source)
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -13,13 +13,12 @@ from pathlib import Path
 
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import iter_jsonl
+from queerbias.errors import QueerbiasError
 from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX, is_embedded
 from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import LEGACY_SUITE
 from queerbias.suites.store import read_json_file
-from queerbias.train.checkpoints import METRICS, holds_weights
+from queerbias.train.checkpoints import METRICS, holds_weights, read_metrics
 from queerbias.train.objectives.protocol import Objective
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.objectives.registry import names as objective_names
@@ -133,12 +132,7 @@ def read_run(run_dir: str | Path) -> TrainingRun:
     if not (run_dir / CONFIG_FILE).is_file():
         raise QueerbiasError(f"{run_dir}: not a training run (no {CONFIG_FILE})")
     config = load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config")
-    metrics_path = run_dir / METRICS
-    metrics = []
-    for row, record in iter_jsonl(metrics_path) if metrics_path.is_file() else ():
-        if not isinstance(record.get("step"), int):
-            raise DataError(metrics_path, "a metrics line without its step", row=row, field="step")
-        metrics.append(record)
+    metrics = read_metrics(run_dir)
     last_step = metrics[-1]["step"] if metrics else None
     named = (metrics[0].get("benchmarks") or {}) if metrics else {}
     benchmarks = [_benchmark(run_dir, name, entry, last_step) for name, entry in named.items()]

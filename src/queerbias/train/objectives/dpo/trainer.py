@@ -28,7 +28,10 @@ def preference_dataset(pairs):
     """A `datasets.Dataset` of prompt/chosen/rejected for these queerbias-de pairs."""
     if not all(p.pair_id.startswith("qde-") for p in pairs.pairs):
         raise QueerbiasError(f"config key 'pairs.train': dpo builds its preference data from the "
-                             f"queerbias-de templates; {pairs.name} is not queerbias-de or a split of it")
+                             f"queerbias-de templates, and {pairs.name} is not queerbias-de or a split of it; set "
+                             "pairs.train to a side of queerbias-de (e.g. queerbias-de:train?by=frame+template, "
+                             "judged on queerbias-de:test), or choose objective: equalise, which trains on any "
+                             "pair set")
     triples = preference_triples({p.pair_id for p in pairs.pairs})
     if not triples:
         raise QueerbiasError(f"config key 'pairs.train': no frame of {pairs.name} yields a "

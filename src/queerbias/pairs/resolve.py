@@ -12,23 +12,29 @@ from pathlib import Path
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import read_pairs, row_columns
 from queerbias.pairs.registry import get_benchmark, is_registered, resolve_pairs
+from queerbias.pairs.sampling import sample_pairs
 from queerbias.pairs.schema import PairSet
 from queerbias.pairs.splits import SplitSpec, parse_split, split_pairs
 
 
 def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error",
-               layout: str = "auto") -> PairSet:
+               layout: str = "auto", sample: int | None = None, seed: int = 0) -> PairSet:
     """A registered benchmark name (downloaded/generated as needed), a file path, or one
-    side of a held-out split of either (`queerbias-de:test`, see `pairs.splits`)."""
+    side of a held-out split of either (`queerbias-de:test`, see `pairs.splits`); with
+    `sample`, the seeded subset of n pairs (`pairs.sampling`: a file is sampled as it is read)."""
+    if not str(spec).strip():
+        raise QueerbiasError("the pair spec is empty; give a registered benchmark name (queerbias benchmarks) "
+                             "or a pair file")
     split = None if Path(str(spec)).is_file() else parse_split(str(spec))
     if split is not None:
-        return load_split(split, str(spec), duplicates=duplicates, identical=identical, layout=layout)
+        return sample_pairs(load_split(split, str(spec), duplicates=duplicates, identical=identical, layout=layout),
+                            sample, seed)
     resolved = resolve_pairs(str(spec))
     if isinstance(resolved, PairSet):
-        return _with_language(resolved, str(spec))
+        return _with_language(sample_pairs(resolved, sample, seed), str(spec))
     name = str(spec) if not Path(str(spec)).exists() else None
-    return _with_language(read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout),
-                          str(spec))
+    return _with_language(read_pairs(resolved, name=name, duplicates=duplicates, identical=identical, layout=layout,
+                                     sample=sample, seed=seed), str(spec))
 
 
 def _with_language(pair_set: PairSet, source: str) -> PairSet:

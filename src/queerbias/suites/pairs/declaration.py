@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, positive_nats, validate
+from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, positive_nats, seed_option, validate
 from queerbias.scoring.config import ScoringConfig
 from queerbias.suites.pairs.criteria import CRITERIA
 from queerbias.suites.protocol import BINARY, CONTINUOUS, Column, Declaration, Figure, Judged, Measure
@@ -28,7 +28,7 @@ class PairSettings(ScoringConfig):
     rows are read."""
 
     sample: int | None = option(None, "score a seeded subset of N pairs", ge=1)
-    seed: int = option(0, "seed of the subset", ge=0)
+    seed: int = seed_option("seed of the subset")
     duplicates: str = option("error", "rows repeating another row or pair id", choices=POLICIES)
     identical: str = option("error", "pairs whose two sentences are the same, as text or as the model's "
                                      "tokens (the reference counts them as ties)", choices=POLICIES)

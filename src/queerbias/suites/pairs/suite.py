@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from queerbias.errors import QueerbiasError
+from queerbias.errors import DataError, QueerbiasError
 from queerbias.options import count_or_auto
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_pairs
@@ -29,9 +29,9 @@ from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, S
 class PairsSuite(Pairs, Suite):
     def load_data(self, spec, settings):
         """`spec`: a registered name, a pair file, or a `PairSet` already read (the Python API)."""
-        pair_set = spec if isinstance(spec, PairSet) else load_pairs(
-            spec or self.data_default, duplicates=settings.duplicates, identical=settings.identical,
-            layout=settings.layout)
+        pair_set = settled(spec, settings.identical) if isinstance(spec, PairSet) else load_pairs(
+            self.data_default if spec is None else spec, duplicates=settings.duplicates,
+            identical=settings.identical, layout=settings.layout, sample=settings.sample, seed=settings.seed)
         return data_of(pair_set, settings)
 
     def texts(self, items):
@@ -153,6 +153,23 @@ class PairsSuite(Pairs, Suite):
     def provenance(self, meta) -> list[str]:
         deviations = meta["scoring"]["deviations"]
         return [f"scoring: {'reference method' if not deviations else deviations} (scoring id `{meta['scoring_id']}`)"]
+
+
+def settled(pair_set, identical: str):
+    """A pair set built in Python, with its identical pairs (two equal sentences measure nothing)
+    settled as the reader settles a file's (`identical`: error, keep or drop; recorded in its meta).
+    A set the reader made carries its own decision (`identical_policy`) and is left as it is."""
+    same = [] if "identical_policy" in pair_set.meta else [p for p in pair_set.pairs if p.sent_more == p.sent_less]
+    if not same:
+        return pair_set
+    if identical == "error":
+        raise DataError(pair_set.source or pair_set.name, f"pair {same[0].pair_id}: its two sentences are identical "
+                        f"({same[0].sent_more!r}), so it measures nothing; pass identical='keep' (a tie, as the "
+                        "reference counts it) or identical='drop'", row=same[0].source_row)
+    kept = [pair for pair in pair_set.pairs if pair.sent_more != pair.sent_less] if identical == "drop" \
+        else pair_set.pairs
+    meta = {**pair_set.meta, "identical_pairs": len(same), "identical_policy": identical}
+    return PairSet(pair_set.name, kept, pair_set.source, meta=meta)
 
 
 def data_of(pair_set, settings) -> tuple[list, DataRef]:

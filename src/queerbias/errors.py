@@ -11,7 +11,7 @@ class DataError(QueerbiasError):
     """Bad input data; names the file, row (1-based, as an editor shows it) and field."""
 
     def __init__(self, path, message: str, row: int | None = None, field: str | None = None):
-        self.path, self.row, self.field = str(path), row, field
+        self.path, self.row, self.field, self.message = str(path), row, field, message
         where = self.path
         if row is not None:
             where += f", row {row}"

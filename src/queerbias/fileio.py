@@ -122,6 +122,30 @@ def _parse_object(line: str, path: Path, row: int) -> dict[str, Any]:
     return parse_json_object(line, path, row, max_field=None)
 
 
+def cut_partial_line(path: Path) -> None:
+    """Cut the last line of an append-only file where a kill left it half-written, so that the
+    next appended line starts on a line of its own (and the file reads as whole lines)."""
+    if not path.is_file():
+        return
+    with open(path, "r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if not size:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        block, end = 1 << 16, size
+        while end > 0:  # back to the last newline, a block at a time
+            start = max(0, end - block)
+            handle.seek(start)
+            found = handle.read(end - start).rfind(b"\n")
+            if found >= 0:
+                handle.truncate(start + found + 1)
+                return
+            end = start
+        handle.truncate(0)
+
+
 def dumps_line(record: dict[str, Any]) -> str:
     """One JSONL line; non-ASCII kept readable (German text)."""
     return json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n"

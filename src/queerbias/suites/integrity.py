@@ -56,17 +56,24 @@ def chunk_record(key: str, index: int, n_items: int, rows: list[dict]) -> dict:
     return {"run": key, "chunk": index, "items": n_items, "sha256": rows_digest(rows), "rows": rows}
 
 
-def usable_chunk(record: dict, n_items: int, path: Path, line: int) -> bool:
-    """Whether a progress line of this run may stand for its chunk of `n_items` items.
+def usable_chunk(record: dict, n_items: int, n_rows: int, path: Path, line: int) -> bool:
+    """Whether a progress line of this run may stand for its chunk of `n_items` items, whose
+    evaluation gives `n_rows` rows (`Suite.chunk_rows`).
 
     A line of another chunking (a resume with another chunk size) or of an older queerbias
-    (no count) is evaluated again; rows that no longer match their digest are refused.
+    (no count) is evaluated again; rows that no longer match their digest, and a line that
+    holds fewer or more rows than its items give (a complete-looking chunk of two pairs out of
+    five), are refused.
     """
     if record.get("items") != n_items or "sha256" not in record:
         return False
     if rows_digest(record["rows"]) != record["sha256"]:
         raise DataError(path, f"chunk {record['chunk']}: its rows changed after they were saved (their digest "
                               f"differs); delete {path.parent} to start over", row=line)
+    if len(record["rows"]) != n_rows:
+        raise DataError(path, f"chunk {record['chunk']}: declares {n_items} items, whose results are {n_rows} rows, "
+                              f"but holds {len(record['rows'])}; not a line this run wrote; delete {path.parent} "
+                              "to start over", row=line)
     return True
 
 

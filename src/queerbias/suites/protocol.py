@@ -248,6 +248,11 @@ class Suite(Declaration, ABC):
         """Items per chunk: the unit of progress saving, resuming and sharding."""
         return 64
 
+    def chunk_rows(self, chunk: Sequence, settings) -> int:
+        """How many rows `evaluate` yields for `chunk` (one per item); a saved chunk holding
+        another number is not this chunk's result (`integrity.usable_chunk`)."""
+        return len(chunk)
+
     @abstractmethod
     def evaluate(self, lm, chunks: Iterable[Sequence], settings) -> Iterator[list[dict]]:
         """Score chunks of items in order, yielding each chunk's rows (dicts of `columns`)."""

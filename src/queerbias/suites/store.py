@@ -36,9 +36,10 @@ import pandas as pd
 
 from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_write, dump_json_strict
-from queerbias.options import from_mapping
+from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict
+from queerbias.options import from_mapping, result_settings
 from queerbias.outputs import OutputLock
+from queerbias.records import loads_strict
 from queerbias.suites import integrity
 from queerbias.suites import rows as row_io
 from queerbias.suites.markdown import summary_markdown
@@ -80,7 +81,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     summary_path = out_dir / SUMMARY_FILE
     if state.is_main_process:
         out_dir.mkdir(parents=True, exist_ok=True)
-        _check_previous(summary_path, key, overwrite)
+        _check_previous(summary_path, key, overwrite, {"model": lm.fingerprint, "data": ref.checksum,
+                                                      "settings": result_settings(settings)})
     state.wait_for_everyone()
     if summary_path.exists():
         log.info("%s already holds this finished run; nothing to do", out_dir)
@@ -90,12 +92,12 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     partial.mkdir(exist_ok=True)
     chunks = _chunks(items, suite.chunk_size(settings))
     mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
-    done = _read_partial(partial, key, chunks)
+    done = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
     todo = [c for c in mine if c not in done]
     if len(todo) < len(mine):
         log.info("resuming: %d of %d chunks already evaluated", len(mine) - len(todo), len(mine))
     sink_path = partial / f"rank{state.process_index}.jsonl"
-    _repair_tail(sink_path)
+    cut_partial_line(sink_path)
     total = sum(len(chunks[c]) for c in mine)
     with _eval_mode(lm, language), open(sink_path, "a", encoding="utf-8") as sink, _bar(
             total, total - sum(len(chunks[c]) for c in todo), suite.name,
@@ -108,7 +110,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     evaluated = time.perf_counter()
 
     if state.is_main_process:
-        found = _read_partial(partial, key, chunks)
+        found = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
         missing = [c for c in range(len(chunks)) if c not in found]
         if missing:
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
@@ -244,21 +246,43 @@ def _bar(total: int, initial: int, name: str, enabled: bool):
 
 # -- partial results ----------------------------------------------------------------
 
-def _check_previous(summary_path: Path, key: str, overwrite: bool) -> None:
-    """Keep a matching finished run; refuse to silently replace a different one."""
+def _check_previous(summary_path: Path, key: str, overwrite: bool, now: dict) -> None:
+    """Keep a matching finished run; refuse to silently replace a different one, naming what differs
+    (`now`: this run's model fingerprint, data checksum, settings and method)."""
     if not summary_path.exists():
         return
     try:
-        previous = read_json_file(summary_path, "run summary").get("meta", {}).get("run_key")
+        meta = read_json_file(summary_path, "run summary").get("meta", {})
+        previous = meta.get("run_key")
     except (QueerbiasError, AttributeError):  # damaged: never the same run
-        previous = None
+        meta, previous = {}, None
     if previous == key and not overwrite:
         return
     if not overwrite:
-        raise QueerbiasError(f"{summary_path.parent} already holds a finished run of another model, data set "
-                             "or settings; choose another --out or pass --overwrite")
+        raise QueerbiasError(f"{summary_path.parent} already holds a finished run of {_difference(meta, now)}; "
+                             "choose another --out or pass --overwrite to replace it")
     summary_path.unlink()
     shutil.rmtree(summary_path.parent / PARTIAL_DIR, ignore_errors=True)
+
+
+def _difference(meta: dict, now: dict) -> str:
+    """What a finished run's meta says differs from this run: "another model (weights fingerprint)",
+    "other settings: margin (0.693 in the folder, 1.5 now)", ..."""
+    if not meta:
+        return "another model, data set or settings (its summary cannot be read)"
+    found = []
+    if (meta.get("model") or {}).get("fingerprint") != now["model"]:
+        found.append("another model (weights fingerprint)")
+    if (meta.get("data") or {}).get("checksum") != now["data"]:
+        found.append("other data (checksum)")
+    settings = meta.get("settings") or {}
+    changed = [f"{name} ({settings.get(name)!r} in the folder, {value!r} now)" for name, value in now["settings"].items()
+               if settings.get(name) != value]
+    if changed:
+        found.append("other settings: " + ", ".join(changed))
+    if not found:
+        found.append("another scoring method or queerbias version (run key)")
+    return "; ".join(found)
 
 
 def _append(sink, key: str, index: int, n_items: int, rows: list[dict], suite: Suite) -> None:
@@ -285,17 +309,7 @@ def _item_name(suite: Suite, row: dict) -> str:
     return "/".join(str(row.get(column)) for column in suite.key_columns)
 
 
-def _repair_tail(path: Path) -> None:
-    """Cut a line left half-written by a kill, so that appended lines start on a line of their own."""
-    if not path.is_file():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as handle:
-            handle.truncate(data.rfind(b"\n") + 1)
-
-
-def _read_partial(partial: Path, key: str, chunks: list[Sequence]) -> dict[int, list[dict]]:
+def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[int]) -> dict[int, list[dict]]:
     """Rows by chunk from every shard file of this run (lines of other runs are ignored).
 
     A last line without its newline was cut short by a kill and is evaluated again, and so
@@ -313,7 +327,8 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence]) -> dict[int, 
             if record["run"] != key:
                 continue
             chunk = record["chunk"]
-            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, len(chunks[chunk]), path, number):
+            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, len(chunks[chunk]), n_rows[chunk], path,
+                                                                   number):
                 found[chunk] = record["rows"]
             else:
                 log.warning("%s, line %d: chunk %d does not hold the items it holds now; evaluating it again",
@@ -323,7 +338,7 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence]) -> dict[int, 
 
 def _partial_record(line: str, path: Path, number: int) -> dict:
     try:
-        record = json.loads(line, parse_constant=_reject_constant)
+        record = loads_strict(line)  # no repeated key, no NaN
     except (json.JSONDecodeError, ValueError) as err:
         raise DataError(path, f"not a progress record ({err}); delete {path.parent} to start over",
                         row=number) from None
@@ -333,10 +348,6 @@ def _partial_record(line: str, path: Path, number: int) -> dict:
         raise DataError(path, f"not a progress record (expected an object with run, chunk and rows); "
                               f"delete {path.parent} to start over", row=number)
     return record
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"non-finite number {name}")
 
 
 def read_json_file(path: Path, what: str):

@@ -1,8 +1,6 @@
 """Entry script for `queerbias compare`: `python eval/compare.py BEFORE AFTER... --out DIR`."""
 
-import sys
-
-from queerbias.cli import main
+from queerbias.launched import run
 
 if __name__ == "__main__":
-    sys.exit(main(["compare", *sys.argv[1:]]))
+    run("compare")

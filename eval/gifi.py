@@ -1,8 +1,6 @@
 """Thin entry point: `python eval/gifi.py run|compare ...` == `queerbias gifi run|compare ...`."""
 
-import sys
-
-from queerbias.cli import main
+from queerbias.launched import run
 
 if __name__ == "__main__":
-    sys.exit(main(["gifi", *sys.argv[1:]]))
+    run("gifi")

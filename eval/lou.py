@@ -1,8 +1,6 @@
 """Thin entry point: `python eval/lou.py lm|classify|compare ...` == `queerbias lou ...`."""
 
-import sys
-
-from queerbias.cli import main
+from queerbias.launched import run
 
 if __name__ == "__main__":
-    sys.exit(main(["lou", *sys.argv[1:]]))
+    run("lou")

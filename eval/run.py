@@ -1,8 +1,6 @@
 """Thin entry point: `python eval/run.py SUITE ...` == `queerbias run SUITE ...` (works under accelerate launch)."""
 
-import sys
-
-from queerbias.cli import main
+from queerbias.launched import run
 
 if __name__ == "__main__":
-    sys.exit(main(["run", *sys.argv[1:]]))
+    run("run")

@@ -1,8 +1,6 @@
 """Thin entry point: `python eval/score.py ...` == `queerbias score ...` (works under accelerate launch)."""
 
-import sys
-
-from queerbias.cli import main
+from queerbias.launched import run
 
 if __name__ == "__main__":
-    sys.exit(main(["score", *sys.argv[1:]]))
+    run("score")

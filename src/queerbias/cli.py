@@ -67,13 +67,25 @@ def main(argv: list[str] | None = None, report=None) -> int:
             raise QueerbiasError(problem)
         return int(args.func(args) or 0)
     except QueerbiasError as err:
-        report(f"queerbias {args.command}: error: {err}")
+        report(f"queerbias {args.command}: error: {one_line(str(err))}")
         return 2
     except (OSError, UnicodeEncodeError) as err:  # the machine's, not the input's: full disk, closed pipe, ...
         if isinstance(err, BrokenPipeError):
             os_errors.silence_stdout()
         report(f"queerbias {args.command}: error: {os_errors.describe(err)}")
         return 2
+    except Exception as err:  # a library's report of the machine's failure (a full disk while saving a model)
+        failure = os_errors.as_os_error(err)
+        if failure is None:
+            raise
+        report(f"queerbias {args.command}: error: {os_errors.describe(failure)}")
+        return 2
+
+
+def one_line(message: str) -> str:
+    """A refusal as one line, where it quotes a library's message of several (transformers' offline
+    advice, a YAML parser's context)."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
 def _to_stderr(line: str) -> None:

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 
 from queerbias.cache import ENV_VAR, cache_root
 
 _SAMPLE = "äöüß–"  # what our output holds: German text and dashes
+#: how a library written in Rust reports the operating system's error (safetensors: "... (os error 28)")
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+#: torch's zip writer failing mid-file (a full disk: torch.save of a checkpoint's optimizer state)
+_TORCH_WRITE = ("PytorchStreamWriter failed writing", "unexpected pos")
 
 
 def stdout_problem() -> str | None:
@@ -27,6 +32,21 @@ def stdout_problem() -> str | None:
     except (UnicodeEncodeError, LookupError):
         return (f"standard output takes only {encoding} text, but results hold German text; use a UTF-8 "
                 "locale or set PYTHONIOENCODING=utf-8")
+    return None
+
+
+def as_os_error(err: BaseException) -> OSError | None:
+    """The operating-system failure behind `err`, where a library reported one in its own exception
+    (safetensors' `SafetensorError: ... No space left on device (os error 28)` while a model is saved,
+    torch's stream writer failing mid-checkpoint); None for anything else."""
+    if isinstance(err, OSError):
+        return err
+    found = _RUST_OS_ERROR.search(str(err))
+    if found and type(err).__name__ == "SafetensorError":
+        return OSError(int(found[1]), os.strerror(int(found[1])))
+    if isinstance(err, RuntimeError) and any(mark in str(err) for mark in _TORCH_WRITE):
+        return OSError(errno.EIO, "torch could not finish writing a checkpoint (is the disk full?); free some space "
+                                  "and run the same command again to resume")
     return None
 
 

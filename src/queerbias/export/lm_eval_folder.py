@@ -5,11 +5,15 @@ and tokenizer fingerprint under `metadata.queerbias`), the pairs with their requ
 (`pairs.jsonl`) and a three-line `utils.py` that points lm-eval at
 `queerbias.export.lm_eval_task`, so scoring and aggregation are queerbias's own code
 (lm-eval's Python needs queerbias installed). The YAML is written last: lm-eval finds
-no task in a folder whose export was cut short.
+no task in a folder whose export was cut short. `overwrite` replaces only what an export
+wrote (its YAML files, known by their first line, its utils.py and pairs.jsonl): another
+tool's task YAML or a user's notes stay, and a file of ours by name that an export did not
+write is refused.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -24,6 +28,8 @@ from queerbias.pairs.schema import PairSet
 from queerbias.scoring.config import ScoringConfig
 
 DATA_FILE = "pairs.jsonl"
+#: the first line of every task YAML an export writes: how `--overwrite` knows its own
+YAML_MARK = "# written by `queerbias export lm-eval`"
 UTILS = '''"""lm-evaluation-harness glue written by `queerbias export lm-eval`.
 
 The task's code is queerbias's (queerbias.export.lm_eval_task), the same that
@@ -57,6 +63,7 @@ def export_lm_eval(pair_set: PairSet, tokenizer, tokenizer_name: str, out_dir: P
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
         raise QueerbiasError(f"{out_dir} is not empty; choose another --out or pass --overwrite")
+    stale = written_before(out_dir, f"{name}.yaml")
     bad = [g for g in pair_set.groups() if "," in g or "/" in g]
     if bad:
         raise QueerbiasError(f"group names {bad} contain ',' or '/', which lm-eval metric names "
@@ -70,8 +77,8 @@ def export_lm_eval(pair_set: PairSet, tokenizer, tokenizer_name: str, out_dir: P
              "probe": [list(r) for r in requests["probe"]]}
             for pair, requests in zip(pair_set.pairs, builder.build(pair_set.pairs))]
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob("*.yaml"):
-        stale.unlink()
+    for path in stale:
+        path.unlink()
     with atomic_open(out_dir / DATA_FILE) as sink:
         sink.writelines(dumps_line(doc) for doc in docs)
     atomic_write(out_dir / "utils.py", UTILS.format(data_file=DATA_FILE))
@@ -90,6 +97,39 @@ def export_lm_eval(pair_set: PairSet, tokenizer, tokenizer_name: str, out_dir: P
     body = yaml.safe_dump({"output_type": "loglikelihood", "test_split": "test",
                            "metadata": metadata}, sort_keys=False, allow_unicode=True)
     yaml_path = out_dir / f"{name}.yaml"
-    atomic_write(yaml_path, f"# written by `queerbias export lm-eval`; see docs/lm-eval.md\n"
+    atomic_write(yaml_path, f"{YAML_MARK}; see docs/lm-eval.md\n"
                             f"task: {name}\nclass: !function utils.PairsTask\n{body}")
     return yaml_path
+
+
+def written_before(out_dir: Path, task_file: str) -> list[Path]:
+    """The task YAML files an earlier export wrote into `out_dir` (to delete: lm-eval would find
+    their tasks beside the new one); refused, naming it, is a file that this export replaces
+    (pairs.jsonl, utils.py, the task's YAML) but that no export wrote."""
+    if not out_dir.is_dir():
+        return []
+    ours = [path for path in sorted(out_dir.glob("*.yaml")) if _first_line(path).startswith(YAML_MARK)]
+    exported = bool(ours) or _read(out_dir / "utils.py") == UTILS.format(data_file=DATA_FILE)
+    for name in (DATA_FILE, "utils.py", task_file):
+        path = out_dir / name
+        if not os.path.lexists(path):
+            continue
+        mine = path in ours if name == task_file else (exported if name == DATA_FILE else
+                                                       _read(path) == UTILS.format(data_file=DATA_FILE))
+        if not mine or not path.is_file():
+            raise QueerbiasError(f"--out {out_dir} holds {name}, which no `queerbias export lm-eval` wrote; "
+                                 "--overwrite replaces only what an export wrote; move it away or choose another "
+                                 "--out")
+    return ours
+
+
+def _first_line(path: Path) -> str:
+    return _read(path, 256).split("\n", 1)[0]
+
+
+def _read(path: Path, limit: int = 1 << 16) -> str:
+    """The start of a small text file, or "" for anything else (a folder, a FIFO, binary data)."""
+    if not path.is_file():
+        return ""
+    with open(path, "rb") as handle:
+        return handle.read(limit).decode("utf-8", errors="replace")

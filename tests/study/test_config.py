@@ -103,7 +103,7 @@ def test_an_option_added_later_at_its_default_changes_no_cell_and_a_running_cell
         prepare(study)
     with open(cell.folder / LOCK_FILE, "a") as lock:  # a study process is running the cell
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(QueerbiasError, match="another process is running it; not deleted"):
+        with pytest.raises(QueerbiasError, match="another process is running it; nothing was deleted"):
             prepare(study, force=True)
     assert (cell.folder / "config.yaml").is_file()
     earlier["equalise"]["anchor_term"] = 1.0  # a new option away from its default is a change

@@ -161,6 +161,9 @@ def prepare(study: StudyConfig, force: bool = False) -> list[Cell]:
             _delete_run(cell.folder)
         for base in bases:
             _delete_base(base)
+        if bases:
+            with contextlib.suppress(OSError):  # empty now, unless something not ours stayed
+                (root / BASE_DIR).rmdir()
     root.mkdir(parents=True, exist_ok=True)
     atomic_write(root / STUDY_FILE, yaml.safe_dump(study.record(), sort_keys=False, allow_unicode=True))
     cells = []

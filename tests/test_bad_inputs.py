@@ -141,7 +141,7 @@ def _train_config(inputs, name: str, model: str = "gpt2", **overrides) -> Path:
 
 
 def _in_folder(inputs, folder: str, name: str, text: str) -> Path:
-    (inputs.tmp / folder).mkdir(exist_ok=True)
+    (inputs.tmp / folder).mkdir(parents=True, exist_ok=True)
     return _write(inputs, f"{folder}/{name}", text)
 
 
@@ -228,6 +228,112 @@ def _base_of_another_model(inputs) -> Path:
     return _train_config(inputs, "base-from", eval__base_from=str(shared))
 
 
+def _study_inside_its_output(inputs) -> Path:
+    """S/study.yaml whose output_dir is S: the plan's study.yaml would replace it."""
+    import yaml
+
+    folder = inputs.tmp / "S"
+    folder.mkdir()
+    study = yaml.safe_load(_study(inputs, {}).read_text())
+    path = folder / "study.yaml"
+    path.write_text(yaml.safe_dump({**study, "output_dir": str(folder)}), encoding="utf-8")
+    return path
+
+
+def _trainer_folder(inputs) -> Path:
+    """What a Hugging Face Trainer leaves in its output_dir: checkpoint-100 with its state."""
+    folder = inputs.tmp / "hf-run"
+    (folder / "checkpoint-100").mkdir(parents=True)
+    (folder / "checkpoint-100" / "trainer_state.json").write_text('{"global_step": 100}\n')
+    (folder / "checkpoint-100" / "model.safetensors").write_bytes(b"weights")
+    return folder
+
+
+def _model_inside_output(inputs) -> Path:
+    """A training config whose model lies in a checkpoint folder inside its output_dir."""
+    import shutil
+
+    import yaml
+
+    from train.helpers import small_config
+
+    out = inputs.tmp / "run-inside"
+    shutil.copytree(inputs["gpt2"], out / "checkpoint-1")
+    path = inputs.tmp / "inside.yaml"
+    path.write_text(yaml.safe_dump(small_config(out / "checkpoint-1", out)), encoding="utf-8")
+    return path
+
+
+def _benchmark_through_dotdot(inputs) -> Path:
+    """A benchmark file named through `..` that lies inside the run's output_dir."""
+    out = inputs.tmp / "run-dotdot"
+    out.mkdir()
+    (inputs.tmp / "elsewhere").mkdir()
+    (out / "held-out.csv").write_text(PAIRS_HEADER + GOOD_ROWS, encoding="utf-8")
+    return _train_config(inputs, "dotdot", output_dir=str(out), eval__benchmarks=[
+        {"suite": "pairs", "data": str(inputs.tmp / "elsewhere" / ".." / "run-dotdot" / "held-out.csv")}])
+
+
+def _foreign_metrics_run(inputs) -> Path:
+    """A run folder holding this config's config.yaml and a metrics.jsonl that another tool wrote."""
+    from queerbias.train import benchmarks
+    from queerbias.train.config import load_config, save_config
+    from queerbias.train.objectives.registry import get_objective
+
+    path = _train_config(inputs, "foreign-metrics")
+    config = load_config(path)
+    config, _ = benchmarks.resolve(config, get_objective(config.objective).held_out)  # as the run saves it
+    Path(config.output_dir).mkdir()
+    save_config(config, Path(config.output_dir) / "config.yaml")
+    (Path(config.output_dir) / "metrics.jsonl").write_text('{"loss": 2.5, "epoch": 0.1}\n')
+    return path
+
+
+def _study_changed_while_running(inputs) -> Path:
+    """A study whose only cell another process is training (its lock held) and whose run config
+    then changed: --force must neither delete the cell nor wait for it."""
+    from queerbias.outputs import lock_file
+    from queerbias.study.cells import LOCK_FILE, prepare
+    from queerbias.study.config import load_study
+
+    cells = prepare(load_study(_study(inputs, {})))
+    (cells[0].folder / "config.yaml").write_text("model: started\n")
+    inputs.held_fd = lock_file(cells[0].folder / LOCK_FILE, 0o644, "busy")
+    return _study(inputs, {"runs": {"lm": {"overrides": {"objective": "lm", "learning_rate": 0.5}}}})
+
+
+def _study_base_in_use(inputs) -> Path:
+    """A study whose shared base another run is scoring now (its lock held), given other benchmarks."""
+    from queerbias.outputs import lock_file
+    from queerbias.study.cells import prepare
+    from queerbias.study.config import load_study
+
+    study = load_study(_study(inputs, {}))
+    prepare(study)
+    base = Path(study.output_dir) / "base" / "gpt2"
+    base.mkdir(parents=True)
+    inputs.held_fd = lock_file(base / ".lock", 0o644, "busy")
+    return _study(inputs, {"benchmarks": [{"suite": "pairs", "data": "queerbias-de:test", "sample": 5}]})
+
+
+def _study_with_cut_launches(inputs) -> Path:
+    """A prepared study whose cell's launches file a kill cut mid-line."""
+    from queerbias.study.cells import prepare
+    from queerbias.study.config import load_study
+
+    cells = prepare(load_study(_study(inputs, {})))
+    cells[0].launches_file.write_text('{"started": "2026-01-01T00:00:00+00:00", "seconds": 12, "retur')
+    return cells[0].folder.parents[3]
+
+
+def _finished_run(inputs) -> Path:
+    """A pair run of tiny BERT on the good pairs, finished (the default margin)."""
+    out = inputs.tmp / "finished"
+    assert main(["score", "--no-progress", "--pairs", inputs["pairs"], "--model", inputs["bert"],
+                 "--out", str(out)]) == 0
+    return out
+
+
 BUILDERS = {
     "tmp": lambda i: i.tmp,
     "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
@@ -303,6 +409,7 @@ BUILDERS = {
     "x_pairs": lambda i: _in_folder(i, "X", "pairs.csv", PAIRS_HEADER + GOOD_ROWS),
     "x_docs": lambda i: _in_folder(i, "X", "docs.jsonl", '{"text": "Ein Text."}\n'),
     "bert_copy": lambda i: _model_variant(i, "copy", "bert", lambda folder: None),
+    "gpt2_copy": lambda i: _model_variant(i, "gpt2-copy", "gpt2", lambda folder: None),
     "locked": _locked,
     # issue 21: the strict record reader
     "dup_column": lambda i: _write(i, "dup-col.csv", "sent_more,sent_less,sent_less,stereo_antistereo,bias_type\n"
@@ -350,6 +457,29 @@ BUILDERS = {
     "study_other": lambda i: _study_folder_of_another_config(i),
     "base_from_other_model": lambda i: _base_of_another_model(i),
     # -- end of the study block --------------------------------------------------------------------
+    # -- issue 34: write paths the guard did not see, folders of other tools, the last tracebacks --
+    "x_split": lambda i: f"{i['x_pairs']}:test?by=group",
+    "study_inside": _study_inside_its_output,
+    "study_run_config": lambda i: _study(i, {"runs": {"lm": str(_train_config(i, "study-run"))}}),
+    "trainer_folder": lambda i: _train_config(i, "trainer", output_dir=str(_trainer_folder(i))),
+    "model_inside": _model_inside_output,
+    "dotdot_benchmark": _benchmark_through_dotdot,
+    "big_seed": lambda i: _train_config(i, "big-seed", seed=2**32),
+    "big_rank": lambda i: _train_config(i, "big-rank", lora__r=4096),
+    "anchor_under_lm": lambda i: _train_config(i, "anchor-lm", equalise__anchor_term=10.0),
+    "dpo_other_pairs": lambda i: _train_config(i, "dpo-other", objective="dpo", pairs__train=i["pairs"],
+                                               eval__benchmarks=HELD_OUT),
+    "foreign_metrics": _foreign_metrics_run,
+    "foreign_metrics_card": lambda i: _folder(i, "card-run", {"config.yaml": "model: x\n",
+                                                              "metrics.jsonl": '{"loss": 0.5, "epoch": 1}\n'}),
+    "foreign_config": lambda i: _folder(i, "config-run", {"config.yaml": "model: a\nmodel: b\n"}),
+    "chunked": lambda i: _in_folder(i, "chunked/.partial", "rank0.jsonl", '{"step": 1, "loss": 0.5}\n').parents[1],
+    "study_busy": _study_changed_while_running,
+    "study_cut_launches": _study_with_cut_launches,
+    "study_base_busy": _study_base_in_use,
+    "export_foreign_utils": lambda i: _folder(i, "task", {"utils.py": "print('mine')\n"}),
+    "finished_run": _finished_run,
+    "foreign_summary": lambda i: _folder(i, "results", {"summary.json": '{"accuracy": 0.9}\n'}),
 }
 
 
@@ -458,7 +588,7 @@ CASES = [
     ("train --config {alpha0}", 2, "config key 'lora.alpha' must be positive, got 0"),
     ("train --config {decay}", 2, "config key 'weight_decay' must be at least 0, got -0.1"),
     ("train --config {clip0}", 2, "config key 'max_grad_norm' must be positive, got 0"),
-    ("train --config {seed}", 2, "config key 'seed' must be at least 0, got -1"),
+    ("train --config {seed}", 2, "config key 'seed' must be between 0 and 4294967295, got -1"),
     ("train --config {scheduler}", 2, "config key 'lr_scheduler' must be one of linear, cosine"),
     ("train --config {no_benchmarks}", 2, "config key 'eval.benchmarks' is empty"),
     ("train --config {nan_margin}", 2, "config key 'compare.ppl_margin' must be a (finite) number, got nan"),
@@ -473,7 +603,7 @@ CASES = [
     (SCORE + " --sample=--5", 2, "--sample must be an integer, got '--5'"),
     (SCORE + " --sample ²", 2, "--sample must be an integer, got '²'"),
     (SCORE + " --sample ٣", 2, "--sample must be an integer, got '٣'"),
-    (SCORE + " --seed -1", 2, "--seed must be at least 0, got -1"),
+    (SCORE + " --seed -1", 2, "--seed must be between 0 and 4294967295, got -1"),
     (SCORE + " --decimals nan", 2, "--decimals must be an integer, got 'nan'"),
     ("run gifi --temperature nan", 2, "--temperature must be a (finite) number, got 'nan'"),
     ("run gifi --top-p inf", 2, "--top-p must be a (finite) number, got 'inf'"),
@@ -535,6 +665,53 @@ CASES = [
     ("study report {tmp}", 2, "not a study folder (no study.yaml)"),
     ("train --config {base_from_other_model}", 2, "holds a base evaluation of another model (weights fingerprint)"),
     # -- end of the study block --------------------------------------------------------------------
+    # -- issue 34: every path resolved before the guard (split suffixes, .., ~), folders of other tools --
+    ("score --pairs {x_split} --model {bert} --out {tmp}/X", 2, "X contains the input"),
+    ("export lm-eval --pairs {x_split} --model {gpt2} --out {tmp}/X", 2, "X contains the input"),
+    ("study plan --config {study_inside}", 2, "contains the input"),
+    ("study plan --config {study_ok} --slurm-out {study_ok}", 2, "--slurm-out"),
+    ("study plan --config {study_run_config} --slurm-out {tmp}/study-run.yaml", 2, "is the input"),
+    ("train --config {trainer_folder}", 2, "hf-run is a Hugging Face Trainer output folder "
+                                           "(checkpoint-100/trainer_state.json shows it)"),
+    ("train --config {model_inside}", 2, "run-inside contains the input"),
+    ("train --config {dotdot_benchmark}", 2, "run-dotdot contains the input"),
+    ("score --pairs {pairs} --model {bert_copy} --out {gpt2}", 2, "is a model folder (config.json shows it)"),
+    ("export lm-eval --pairs {pairs} --model {gpt2} --out {export_foreign_utils} --overwrite", 2,
+     "holds utils.py, which no `queerbias export lm-eval` wrote"),
+    # an empty path is an error everywhere (argparse read '' as the working folder)
+    ("compare {pairs} {pairs} --out ''", 2, "argument --out: an empty value names no file or folder"),
+    ("report {pairs} --out ''", 2, "argument --out: an empty value names no file or folder"),
+    ("export lm-eval --pairs {pairs} --model {gpt2} --out ''", 2, "argument --out: an empty value"),
+    ("card {tmp} --out ''", 2, "argument --out: an empty value"),
+    ("score --pairs '' --model {bert}", 2, "argument --pairs: an empty value names nothing"),
+    ("score --pairs {pairs} --model ''", 2, "argument --model: an empty value names nothing"),
+    ("compare '' {pairs} --out {tmp}/d", 2, "an empty value names no run folder"),
+    ("corpus build --name x --source '' -o {tmp}/c", 2, "--source '': names no file"),
+    ("study --config ''", 2, "argument --config: an empty value"),
+    ("train --config ''", 2, "argument --config: an empty value"),
+    # numbers that reach a library
+    (SCORE + " --seed 4294967296", 2, "--seed must be between 0 and 4294967295, got 4294967296"),
+    ("train --config {big_seed}", 2, "config key 'seed' must be between 0 and 4294967295, got 4294967296"),
+    ("compare {pairs} {pairs} --out {tmp}/d --seed 4294967296", 2, "argument --seed: must be at most 4294967295"),
+    ("score --pairs queerbias-de:test?seed=4294967296 --model {bert}", 2, "seed must be between 0 and 4294967295"),
+    ("train --config {big_rank}", 2, "config key 'lora.r' is 4096, larger than the layer"),
+    # foreign files in a run folder: the strict reader names the file and line
+    ("train --config {foreign_metrics}", 2, "metrics.jsonl, row 1, field 'step': a metrics line without its "
+                                            "integer step"),
+    ("card {foreign_metrics_card}", 2, "metrics.jsonl, row 1, field 'step'"),
+    ("card {foreign_config}", 2, "config.yaml: duplicate key 'model' on lines 1 and 2"),
+    (SCORE.replace("{tmp}/out", "{chunked}"), 2, "rank0.jsonl, row 1: not a progress record"),
+    ("study report {study_cut_launches}", 2, "study-cell-launches.jsonl, row 1: invalid JSON"),
+    ("study --config {study_busy} --force", 2, "another process is running it; nothing was deleted"),
+    ("study --config {study_base_busy} --force", 2, "another process is scoring there; nothing was deleted"),
+    # messages that name the key and the fix
+    ("train --config {anchor_under_lm}", 2, "config key 'equalise.anchor_term' is set, but objective lm does not "
+                                            "read the equalise section"),
+    ("train --config {dpo_other_pairs}", 2, "or choose objective: equalise, which trains on any pair set"),
+    ("score --pairs {pairs} --model {bert} --out {finished_run} --margin 1.5", 2,
+     "other settings: margin (0.693 in the folder, 1.5 now)"),
+    (SCORE.replace("{tmp}/out", "{foreign_summary}") + " --overwrite", 2,
+     "summary.json is no summary a queerbias run wrote (no run key); --overwrite replaces only a run's"),
 ]
 
 
@@ -546,7 +723,7 @@ ON_PREPARED_RUNS = [
     ("batch 0", lambda t: ["run", "gruff", "--batch-size", "0"], "--batch-size must be auto or a positive integer"),
     ("not a number", lambda t: ["run", "lou", "--sample", "many"], "--sample must be an integer"),
     ("unknown choice", lambda t: ["run", "gruff", "--settings", "d9"], "--settings[0] must be one of none, d0"),
-    ("empty --out", lambda t: ["run", "gruff", "--out", ""], "--out must name a directory"),
+    ("empty --out", lambda t: ["run", "gruff", "--out", ""], "argument --out: an empty value names no file or folder"),
     ("--out is a file", lambda t: ["score", "--out", str(pair_run(t) / "pairs.csv")], "is a file, not a directory"),
     ("gifi config a list", lambda t: ["gifi", "run", "--config", config_file(t, "- a\n- b\n")],
      "a GIFI config must be a YAML mapping of keys to values, not a list"),
@@ -624,11 +801,13 @@ def test_bad_input_is_refused_in_one_line(command, status, fragment, tmp_path, m
     monkeypatch.chdir(tmp_path)
     _log_to_this_stderr(monkeypatch)
     torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
     if callable(command):
         argv = command(tmp_path)
     else:
-        argv = shlex.split(command.format_map(Inputs(tmp_path, model_variants, request)))
+        argv = shlex.split(command.format_map(inputs))
     existing = set(tmp_path.rglob("*"))
+    before = checksums([tmp_path, *inputs.values()])
     try:
         code = main(argv)
     except SystemExit as exit_:  # argparse
@@ -643,6 +822,24 @@ def test_bad_input_is_refused_in_one_line(command, status, fragment, tmp_path, m
             or (p.parent.name == ".partial" and p.stat().st_size)
             or (p.name == "queerbias-complete" and p.parent.name.startswith("checkpoint-"))]
     assert not left, f"a refused run left {left}"
+    changed = sorted(str(path) for path, digest in before.items() if checksums([path]).get(path) != digest)
+    assert not changed, f"a refused run changed or deleted {changed}"
+
+
+def checksums(roots) -> dict[Path, str]:
+    """sha256 of every regular file at or under `roots` (paths and folders; other values skipped)."""
+    import hashlib
+    import stat
+
+    found = {}
+    for root in roots:
+        root = Path(str(root))
+        if not root.exists():
+            continue
+        for path in [root] if root.is_file() else sorted(root.rglob("*")):
+            if stat.S_ISREG(path.lstat().st_mode):
+                found[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
 
 
 def _log_to_this_stderr(monkeypatch) -> None:
@@ -688,30 +885,35 @@ LAUNCHES = {
 }
 
 
-@pytest.mark.parametrize("launch", sorted(LAUNCHES))
-@pytest.mark.parametrize(("config", "message"), [
-    ("dup", "{config}: duplicate key 'seed' on lines 2 and 3; YAML keys must be unique (the second would "
-            "silently win)"),
-    ("diverging", "held-out perplexity is not finite"),  # refused once the processes train together
+@pytest.mark.parametrize(("launch", "config", "message"), [
+    *[(launch, config, message) for launch in sorted(LAUNCHES) for config, message in (
+        ("dup", "{config}: duplicate key 'seed' on lines 2 and 3; YAML keys must be unique (the second would "
+                "silently win)"),
+        ("diverging", "held-out perplexity is not finite"),  # refused once the processes train together
+    )],
+    # issue 34: the evaluation scripts end the launch the same way (GIFI with temperature nan printed two lines)
+    ("2 processes", "gifi", "queerbias gifi: error: --temperature must be a (finite) number, got 'nan'"),
 ])
 def test_accelerate_launch_shows_only_our_line(launch, config, message, tmp_path, request):
     """accelerate's launchers would add a CalledProcessError traceback (one process) or torch
     elastic's failure summary and a line per process (several)."""
+    path = None
     if config == "dup":
         path = tmp_path / "dup.yaml"
         path.write_text("model: x\nseed: 1\nseed: 2\n", encoding="utf-8")
-    else:
+    elif config == "diverging":
         path = _train_config(Inputs(tmp_path, tmp_path, request), config, learning_rate=1000, method="full")
+    script = ["eval/gifi.py", "run", "--temperature", "nan"] if config == "gifi" else \
+        ["train/finetune.py", "--config", str(path)]
     accelerate = Path(sys.executable).parent / "accelerate"
     result = subprocess.run([str(accelerate), "launch", *LAUNCHES[launch], "--num_machines", "1",
-                             "--mixed_precision", "no", "--dynamo_backend", "no",
-                             str(REPO / "train" / "finetune.py"), "--config", str(path)],
+                             "--mixed_precision", "no", "--dynamo_backend", "no", str(REPO / script[0]), *script[1:]],
                             capture_output=True, text=True, timeout=300,
                             env={**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""})
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "FAILED" not in result.stderr, result.stderr[-3000:]
     errors = [line for line in result.stderr.splitlines() if "error" in line.lower()]
-    assert len(errors) == 1 and errors[0].startswith("queerbias train: error: "), result.stderr[-3000:]
+    assert len(errors) == 1 and errors[0].startswith("queerbias "), result.stderr[-3000:]
     assert message.format(config=path) in errors[0]
 
 
@@ -769,6 +971,22 @@ API_ROWS = [
      "lies inside the input folder"),
     ("load an edited summary", lambda t, i: _qb().load_run(summary_edit(pair_run(t), lambda s: s["overall"].update(
         bias_score=1.0))), "headline.overall (1.0 written"),
+    # issue 34
+    ("score a split into the folder of its file", lambda t, i: qb_score(i["bert"], i["x_split"], out=t / "X"),
+     "X contains the input"),
+    ("score a split into its folder through ..", lambda t, i: qb_score(i["bert"], i["x_split"], out=t / "Y" / ".." / "X"),
+     "contains the input"),
+    ("score into the folder of a PairSet's file", lambda t, i: _qb().score(
+        i["bert"], __import__("queerbias.pairs.io", fromlist=["read_pairs"]).read_pairs(i["x_pairs"]), out=t / "X",
+        progress=False), "X contains the input"),
+    ("score into a model folder", lambda t, i: qb_score(i["bert"], i["pairs"], out=i["gpt2"]),
+     "is a model folder"),
+    ("score with an empty pair spec", lambda t, i: qb_score(i["bert"], ""), "pairs is empty"),
+    ("score with an empty out", lambda t, i: qb_score(i["bert"], i["pairs"], out=""), "out must name a directory"),
+    ("a PairSet whose two sentences are identical", lambda t, i: _qb().score(i["bert"], _api_pairs(
+        "Schwule Männer sind nett."), progress=False), "pair 1: its two sentences are identical"),
+    ("a seed numpy cannot take", lambda t, i: qb_score(i["bert"], i["pairs"], seed=2**32),
+     "seed must be between 0 and 4294967295"),
 ]
 
 
@@ -892,6 +1110,104 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
         run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], out, progress=False)
 
 
+def test_a_progress_chunk_holding_fewer_rows_than_it_declares_is_refused(tmp_path, model_variants, request):
+    """A line of this run and chunk whose digest holds, but whose 2 rows stand for 5 pairs (issue 34)."""
+    import json
+
+    from queerbias.errors import DataError
+    from queerbias.suites import integrity
+    from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+    from queerbias.suites.store import run_to_dir
+
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    pairs = _write(inputs, "six.csv", PAIRS_HEADER + "".join(GOOD_ROWS.replace("nett", word).replace("klug", word)
+                                                           for word in ("nett", "froh", "klug")))
+    settings = PairSettings(chunk_pairs=5)
+    full = run_to_dir(PairsSuite(), inputs["bert"], str(pairs), tmp_path / "full", settings, progress=False)
+    row = {"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
+           "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
+    out = tmp_path / "declared"
+    (out / ".partial").mkdir(parents=True)
+    (out / ".partial" / "rank0.jsonl").write_text(
+        json.dumps(integrity.chunk_record(full["meta"]["run_key"], 0, 5, [row, row])) + "\n")
+    with pytest.raises(DataError, match=r"rank0.jsonl, row 1: chunk 0: declares 5 items, whose results are 5 rows, "
+                                        "but holds 2"):
+        run_to_dir(PairsSuite(), inputs["bert"], str(pairs), out, settings, progress=False)
+    assert not (out / "summary.json").exists()
+
+
+def test_a_sample_read_from_the_stream_is_the_published_sample(tmp_path):
+    """`read_pairs(sample=n)` parses only the sampled rows, and takes exactly the pairs that sampling
+    the whole set takes (every published `--sample` run), under every duplicates/identical policy."""
+    import random
+
+    from queerbias.pairs.io import read_pairs
+    from queerbias.pairs.sampling import sample_pairs
+
+    rng = random.Random(34)
+    rows = [f"Person {i} ist schwul.,Person {i} ist hetero.,stereo,{rng.choice(['gay', 'lesbian', 'trans'])}\n"
+            for i in range(400)]
+    rows[10] = rows[3]  # a duplicate row
+    rows[20] = "Anna ist da.,Anna ist da.,stereo,gay\n"  # an identical pair
+    rows[30] = rows[31]  # another duplicate, next to its original
+    path = _write(Inputs(tmp_path, tmp_path, None), "pairs.csv", PAIRS_HEADER + "".join(rows))
+    for duplicates, identical in (("keep", "keep"), ("drop", "drop"), ("keep", "drop"), ("drop", "keep")):
+        whole = read_pairs(path, duplicates=duplicates, identical=identical)
+        for n, seed in ((5, 0), (37, 3), (len(whole) - 1, 1), (len(whole), 0), (10_000, 2)):
+            taken = sample_pairs(whole, n, seed)
+            streamed = read_pairs(path, duplicates=duplicates, identical=identical, sample=n, seed=seed)
+            assert (streamed.name, streamed.checksum, streamed.meta) == (taken.name, taken.checksum, taken.meta), \
+                (duplicates, identical, n, seed)
+    # a row the sample leaves out is not parsed (a bad group label there is not refused), but the
+    # file's structure, duplicates and identical pairs are checked whole
+    bad = _write(Inputs(tmp_path, tmp_path, None), "bad.csv", PAIRS_HEADER + "".join(rows[:2]) + rows[2].replace(
+        ",gay\n", ",g\u200bay\n").replace(",lesbian\n", ",g\u200bay\n").replace(",trans\n", ",g\u200bay\n")
+        + "".join(rows[3:10]) + "".join(rows[11:20]) + "".join(rows[21:30]))
+    chosen = {p.pair_id for p in read_pairs(bad, sample=3, seed=0).pairs}
+    assert "3" not in chosen
+    with pytest.raises(Exception, match="duplicate of row 5"):
+        read_pairs(path, sample=3, seed=0)
+
+
+def test_export_overwrite_deletes_only_what_an_export_wrote(tmp_path, model_variants, request, monkeypatch):
+    """notes.yaml and another tool's task YAML stay; the earlier export's own task YAML goes (issue 34)."""
+    monkeypatch.chdir(tmp_path)
+    inputs = Inputs(tmp_path, model_variants, request)
+    out = tmp_path / "task"
+    command = ["export", "lm-eval", "--pairs", inputs["pairs"], "--model", inputs["gpt2"], "--out", str(out)]
+    assert main([*command, "--task", "first"]) == 0
+    (out / "notes.yaml").write_text("my: notes\n")
+    (out / "other.yaml").write_text("task: other\nclass: !function theirs.Task\n")
+    assert main([*command, "--task", "second", "--overwrite"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["notes.yaml", "other.yaml", "pairs.jsonl", "second.yaml",
+                                                     "utils.py"]
+    assert (out / "notes.yaml").read_text() == "my: notes\n"
+
+
+def test_the_memory_a_training_run_needs_is_checked_before_it_is_allocated(tiny_gpt2):
+    """A LoRA rank no larger than the layers, then the adapter's (or the whole model's) weights,
+    gradients and AdamW state against the free memory, refused with the number it needed."""
+    from queerbias.errors import QueerbiasError
+    from queerbias.models import load_model
+    from queerbias.train.config import config_from_dict
+    from queerbias.train.modeling import check_memory
+
+    model = load_model(str(tiny_gpt2), dtype="float32").model
+    lora = config_from_dict({"model": "x", "data": {"train": "x"}, "lora": {"r": 4}})
+    check_memory(model, lora, available=1 << 30)
+    with pytest.raises(QueerbiasError, match=r"the adapter \(rank 4\) trains [\d,]+ parameters, whose weights, "
+                                             r"gradients and AdamW state need at least 0.00 GiB, but this machine "
+                                             r"has 0.00 GiB free; lower lora.r"):
+        check_memory(model, lora, available=1024)
+    full = config_from_dict({"model": "x", "data": {"train": "x"}, "method": "full"})
+    with pytest.raises(QueerbiasError, match=f"full fine-tuning trains {sum(p.numel() for p in model.parameters()):,} "
+                                             "parameters"):
+        check_memory(model, full, available=1024)
+    with pytest.raises(QueerbiasError, match="config key 'lora.r' is 64, larger than the layer"):
+        check_memory(model, config_from_dict({"model": "x", "data": {"train": "x"}, "lora": {"r": 64}}))
+
+
 # -- issue 21: failures of the machine are one line too ---------------------------------
 
 @pytest.mark.parametrize(("error", "fragment"), [
@@ -899,6 +1215,11 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
     (BrokenPipeError(32, "Broken pipe"), "the output was closed before everything was written"),
     (PermissionError(13, "Permission denied", "CACHE/models/x"), "make it writable or set QUEERBIAS_CACHE"),
     (UnicodeEncodeError("ascii", "Männer", 1, 2, "ordinal not in range"), "cannot write text as ascii"),
+    # issue 34: a full disk while a model is saved, as safetensors and torch report it
+    (__import__("safetensors").SafetensorError("Error while serializing: I/O error: No space left on device (os "
+                                               "error 28)"), "no space left on the device; free some space"),
+    (RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534"),
+     "torch could not finish writing a checkpoint (is the disk full?)"),
 ])
 def test_os_errors_are_one_line_and_status_2(error, fragment, monkeypatch):
     """A command that meets the error (a write, a print, the cache) ends in one line."""
@@ -915,6 +1236,22 @@ def test_os_errors_are_one_line_and_status_2(error, fragment, monkeypatch):
     monkeypatch.setattr(suites_command, "handler", fail)  # what `register` binds as the command
     assert main(["suites"], report=lines.append) == 2
     assert len(lines) == 1 and lines[0].startswith("queerbias suites: error: ") and fragment in lines[0], lines
+
+
+def test_a_refusal_quoting_a_library_message_of_several_lines_is_one_line(monkeypatch):
+    """transformers' offline advice comes in two lines; the refusal that quotes it is one (issue 34)."""
+    import queerbias.commands.suites as suites_command
+    from queerbias.errors import QueerbiasError
+
+    def fail(args):
+        raise QueerbiasError("cannot load a model config from 'x': We couldn't connect to 'https://huggingface.co'.\n"
+                             "Check your internet connection.")
+
+    lines = []
+    monkeypatch.setattr(suites_command, "handler", fail)
+    assert main(["suites"], report=lines.append) == 2
+    assert lines == ["queerbias suites: error: cannot load a model config from 'x': We couldn't connect to "
+                     "'https://huggingface.co'. Check your internet connection."]
 
 
 def test_a_stdout_that_cannot_take_german_is_refused_before_work(monkeypatch):
@@ -1023,6 +1360,98 @@ def test_random_damage_through_the_cli_never_scores_other_data(tmp_path, model_v
             assert figures == reference, f"{chosen} scored other data"
         else:
             assert code == 2 and len(lines) == 1 and figures is None, (chosen, lines)
+
+
+# -- issue 34: random output paths drawn from each command's own inputs ----------------------
+
+def _writers(t: Path, i: Inputs) -> dict:
+    """Each writing command: (its inputs, argv for an output path, whether the output must be refused
+    whatever it is: training is only given outputs that overlap its inputs, never trained)."""
+    import yaml
+
+    from train.helpers import small_config
+
+    a, b = pair_run(t, "a"), pair_run(t, "b")
+    split = lambda rng: rng.choice(["", ":test?by=group", ":train?by=group&seed=3"])  # noqa: E731
+    docs = i["x_docs"]
+    train = t / "train.yaml"
+    train.write_text(yaml.safe_dump(small_config(i["gpt2_copy"], t / "run", data={"train": docs}, eval={
+        "benchmarks": [{"suite": "pairs", "data": f"{i['x_pairs']}:test?by=group"}]})), encoding="utf-8")
+    study = Path(i["study_ok"])
+    return {
+        "score": ([i["x_pairs"], i["bert_copy"]], lambda out, rng: [
+            "score", "--no-progress", "--pairs", i["x_pairs"] + split(rng), "--model", i["bert_copy"],
+            "--out", out], False),
+        "export": ([i["x_pairs"], i["gpt2_copy"]], lambda out, rng: [
+            "export", "lm-eval", "--pairs", i["x_pairs"] + split(rng), "--model", i["gpt2_copy"], "--out", out,
+            *rng.choice([[], ["--overwrite"]])], False),
+        "compare": ([a, b], lambda out, rng: ["compare", str(a), str(b), "--out", out, "--resamples", "50"], False),
+        "report": ([a, b], lambda out, rng: ["report", str(a), str(b), "--out", out], False),
+        "corpus": ([docs], lambda out, rng: ["corpus", "build", "--name", "c", "--source", docs, "-o", out,
+                                             "--allow-stale"], False),
+        "study plan": ([study], lambda out, rng: ["study", "plan", "--config", str(study), "--out", out], False),
+        "slurm": ([study], lambda out, rng: ["study", "plan", "--config", str(study), "--out", str(t / "planned"),
+                                             "--slurm-out", out], False),
+        "train": ([train, docs, i["x_pairs"], i["gpt2_copy"]],
+                  lambda out, rng: ["train", "--config", str(train), f"output_dir={out}"], True),
+    }
+
+
+def _outputs_of(inputs: list, t: Path, rng, home: Path) -> list[str]:
+    """Output paths that overlap `inputs`: an input itself, its folder, a folder inside it, spelt with
+    `..`, `./`, `~`, a trailing slash or through a symbolic link."""
+    found = []
+    for given in inputs:
+        path = Path(str(given))
+        for target in (path, path.parent, path / "sub"):
+            found.append(str(target))
+            found.append(f"{target.parent}/{rng.choice(['x', 'y'])}/../{target.name}")
+            found.append(str(target) + "/")
+            if target.is_relative_to(t):
+                found.append("./" + str(target.relative_to(t)))
+            if target.is_relative_to(home):
+                found.append("~/" + str(target.relative_to(home)))
+            if target.exists():
+                link = t / f"link-{len(found)}"
+                if not link.exists():
+                    link.symlink_to(target)
+                found.append(str(link))
+    return found
+
+
+def test_random_outputs_never_change_an_input(tmp_path, model_variants, request, monkeypatch):
+    """A seeded loop (CI-sized: 36 commands): a writing command with its --out, output_dir or Slurm
+    script drawn from its own inputs (split suffixes, `..`, `~`, symbolic links) or a fresh folder.
+    Whatever it does, no input file changes (checksums before and after), and what overlaps an input
+    is refused in one line."""
+    import random
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _log_to_this_stderr(monkeypatch)
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    writers = _writers(tmp_path, inputs)
+    rng, outcomes = random.Random(34), {"refused": 0, "written": 0}
+    for number in range(36):
+        name = rng.choice(sorted(writers))
+        sources, argv, always_refused = writers[name]
+        overlapping = _outputs_of(sources, tmp_path, rng, tmp_path)
+        fresh = not always_refused and rng.random() < 0.2
+        out = str(tmp_path / f"fresh-{number}" / ("script.sh" if name == "slurm" else "out")) if fresh \
+            else rng.choice(overlapping)
+        before = checksums(sources)
+        lines = []
+        try:
+            code = main(argv(out, rng), report=lines.append)
+        except SystemExit as exit_:
+            code = exit_.code
+        changed = sorted(str(p) for p, digest in before.items() if checksums([p]).get(p) != digest)
+        assert not changed, (name, out, changed)
+        if not fresh:
+            assert code == 2 and len(lines) == 1, (name, out, code, lines)
+        outcomes["refused" if code == 2 else "written"] += 1
+    assert outcomes["refused"] > 20 and outcomes["written"] >= 1, outcomes
 
 
 def test_the_output_lock_refuses_a_second_writer_and_leaves_nothing(tmp_path):

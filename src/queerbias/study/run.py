@@ -7,6 +7,8 @@ job-array script, nothing run).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
@@ -26,8 +28,7 @@ def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: st
     """Run (or resume) the study of `config` and write STUDY/report/."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise QueerbiasError(f"--jobs must be a positive integer, got {jobs!r}")
-    study = load_study(config, output_dir=None if out is None else str(out))
-    study_folder(study, config, out)
+    study, _ = checked_study(config, out)
     cells = prepare(study, force=force)
     say(f"study {study.output_dir}: {len(cells)} cells, {sum(not c.finished() for c in cells)} to run, "
         f"{jobs} at a time")
@@ -40,22 +41,26 @@ def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: st
     return report
 
 
-def study_folder(study: StudyConfig, config: str | Path, out: str | Path | None) -> list:
-    """STUDY checked before anything is written (`outputs.output_path`): not holding the study
-    file, a run's config, a model or data it names, and no folder another tool owns; returns
-    the study's inputs (the study file and every value of the study that is a path here)."""
+def checked_study(config: str | Path, out: str | Path | None) -> tuple[StudyConfig, list]:
+    """The study, its folder (`out`, else the file's output_dir; `~` expanded) checked before anything
+    is written (`outputs.output_path`): not holding the study file, a run's config, a model or
+    data it names, and no folder another tool owns; and the study's inputs (the study file and
+    every value of the study that is a path here)."""
+    if out is not None and not os.fspath(out).strip():
+        raise QueerbiasError("--out is empty; give the study folder, or leave --out out to use the study file's "
+                             "output_dir")
+    study = load_study(config, output_dir=None if out is None else os.fspath(out))
     record = {key: value for key, value in study.record().items() if key != "output_dir"}
     inputs = [config, record]
-    output_path(study.output_dir, inputs, option="--out" if out is not None else f"study key 'output_dir' of {config}",
-                kind=STUDY)
-    return inputs
+    folder = output_path(study.output_dir, inputs, kind=STUDY,
+                         option="--out" if out is not None else f"study key 'output_dir' of {config}")
+    return dataclasses.replace(study, output_dir=str(folder)), inputs
 
 
 def plan_study(config: str | Path, *, force: bool = False, out: str | Path | None = None,
                slurm_out: str | Path | None = None) -> tuple[list[list[str]], Path]:
     """Prepare the cells; returns one `accelerate launch` command per cell and the Slurm script's path."""
-    study = load_study(config, output_dir=None if out is None else str(out))
-    inputs = study_folder(study, config, out)
+    study, inputs = checked_study(config, out)
     path = output_path(slurm_out, inputs, option="--slurm-out", file=True) if slurm_out is not None \
         else Path(study.output_dir) / SLURM_FILE
     cells = prepare(study, force=force)

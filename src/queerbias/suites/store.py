@@ -261,6 +261,9 @@ def _check_previous(summary_path: Path, key: str, overwrite: bool, now: dict) ->
     if not overwrite:
         raise QueerbiasError(f"{summary_path.parent} already holds a finished run of {_difference(meta, now)}; "
                              "choose another --out or pass --overwrite to replace it")
+    if previous is None:  # --overwrite replaces a run, never a file another tool wrote
+        raise QueerbiasError(f"{summary_path} is no summary a queerbias run wrote (no run key); --overwrite "
+                             "replaces only a run's; move the file away or choose another --out")
     summary_path.unlink()
     shutil.rmtree(summary_path.parent / PARTIAL_DIR, ignore_errors=True)
 

@@ -36,13 +36,13 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from queerbias.distributed import process_state
-
     settings = from_args(PairSettings, args)  # checked before any model loads
     models = args.model or [DEFAULT_MODEL]
     root = checked_out(args.out if args.out is not None else
                        Path("runs") / "score" / (slug(models[0]) if len(models) == 1 else "multi"),
                        (None if Path(args.data).is_dir() else args.data, *models))  # a folder: no pair file
+    from queerbias.distributed import process_state  # torch: after the checks, so a refusal comes first
+
     summaries = [(spec, evaluate(Pairs, args, spec, root if len(models) == 1 else root / slug(spec), settings))
                  for spec in models]
     if len(models) > 1 and process_state().is_main_process:

@@ -38,15 +38,16 @@ def register(subparsers) -> None:
 
 
 def run_lm_eval(args) -> int:
-    from queerbias.export.lm_eval_folder import export_lm_eval
-    from queerbias.models.loading import inspect_model
     from queerbias.outputs import output_path
+
+    settings = from_args(PairSettings, args)  # checked before anything loads
+    args.out = output_path(args.out, [args.pairs, args.model])
+    from queerbias.export.lm_eval_folder import export_lm_eval  # torch and transformers: after the checks
+    from queerbias.models.loading import inspect_model
     from queerbias.pairs.resolve import load_pairs
     from queerbias.pairs.schema import PairSet
     from queerbias.suites.pairs.suite import PairsSuite, data_of
 
-    settings = from_args(PairSettings, args)  # checked before anything loads
-    args.out = output_path(args.out, [args.pairs, args.model])
     config = settings.scoring()
     model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
     if model.kind != "causal":

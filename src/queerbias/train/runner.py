@@ -78,6 +78,8 @@ def training_folder(config: TrainConfig, config_file: str | Path | None = None) 
     (`checkpoints.check_run_folder`)."""
     inputs = {key: value for key, value in config.to_dict().items() if key != "output_dir"}
     inputs["eval"] = {key: value for key, value in inputs["eval"].items() if key != "base_from"}  # an output
+    if config_file is not None and Path(config_file).name.startswith(checkpoints.LAUNCHER_PREFIXES):
+        config_file = None  # a launcher's config beside the run (`queerbias study`), which no run writes
     run_dir = output_path(config.output_dir, [config_file, inputs], option="config key 'output_dir'",
                           kind=TRAINING)
     checkpoints.check_run_folder(run_dir)

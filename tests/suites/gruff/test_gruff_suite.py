@@ -63,7 +63,7 @@ def test_finished_run_is_reused_and_a_different_one_refused(gpt2_run, tiny_templ
     stamp = (out / "summary.json").stat().st_mtime_ns
     again = run_to_dir(GruffSuite(), lm, str(tiny_templates_dir), out, settings(), progress=False)
     assert again == summary and (out / "summary.json").stat().st_mtime_ns == stamp
-    with pytest.raises(QueerbiasError, match="another model"):
+    with pytest.raises(QueerbiasError, match=r"other settings: sample \(12 in the folder, 8 now\)"):
         run_to_dir(GruffSuite(), lm, str(tiny_templates_dir), out, settings(sample=8), progress=False)
 
 

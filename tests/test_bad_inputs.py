@@ -326,6 +326,18 @@ def _study_with_cut_launches(inputs) -> Path:
     return cells[0].folder.parents[3]
 
 
+def _study_with_foreign_report(inputs) -> Path:
+    """A prepared study whose report/ folder holds a file no report wrote."""
+    from queerbias.study.cells import prepare
+    from queerbias.study.config import load_study
+
+    study = load_study(_study(inputs, {}))
+    prepare(study)
+    (Path(study.output_dir) / "report").mkdir()
+    (Path(study.output_dir) / "report" / "notes.md").write_text("mine\n")
+    return Path(study.output_dir)
+
+
 def _finished_run(inputs) -> Path:
     """A pair run of tiny BERT on the good pairs, finished (the default margin)."""
     out = inputs.tmp / "finished"
@@ -477,6 +489,7 @@ BUILDERS = {
     "study_busy": _study_changed_while_running,
     "study_cut_launches": _study_with_cut_launches,
     "study_base_busy": _study_base_in_use,
+    "study_foreign_report": _study_with_foreign_report,
     "export_foreign_utils": lambda i: _folder(i, "task", {"utils.py": "print('mine')\n"}),
     "finished_run": _finished_run,
     "foreign_summary": lambda i: _folder(i, "results", {"summary.json": '{"accuracy": 0.9}\n'}),
@@ -704,6 +717,7 @@ CASES = [
     ("study report {study_cut_launches}", 2, "study-cell-launches.jsonl, row 1: invalid JSON"),
     ("study --config {study_busy} --force", 2, "another process is running it; nothing was deleted"),
     ("study --config {study_base_busy} --force", 2, "another process is scoring there; nothing was deleted"),
+    ("study report {study_foreign_report}", 2, "report is no report this study wrote (no status.json)"),
     # messages that name the key and the fix
     ("train --config {anchor_under_lm}", 2, "config key 'equalise.anchor_term' is set, but objective lm does not "
                                             "read the equalise section"),

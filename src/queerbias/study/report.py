@@ -11,12 +11,14 @@ gets a report that says so at the top of every file and names the missing cells.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.report.tables import Table, to_html, to_latex, to_markdown
 from queerbias.study import figures, html
@@ -61,6 +63,9 @@ class StudyReport:
 def write_report(root: str | Path) -> StudyReport:
     state = read_state(Path(root))
     final = state.root / REPORT_DIR
+    if os.path.lexists(final) and not (final / "status.json").is_file():  # the report replaces the folder whole
+        raise QueerbiasError(f"{final} is no report this study wrote (no status.json); writing the report would "
+                             "replace it: move it away, then write the report again")
     out = state.root / f".{REPORT_DIR}-incoming"
     shutil.rmtree(out, ignore_errors=True)
     (out / "figures").mkdir(parents=True)

@@ -22,10 +22,13 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from queerbias.train.checkpoints import training_folder
     from queerbias.train.config import load_config
-    from queerbias.train.runner import run_training
 
     overrides = list(args.overrides) + (["merge=true"] if args.merge else [])
     config = load_config(args.config, overrides)
+    training_folder(config, args.config)  # refused here, before peft and the trainer are imported
+    from queerbias.train.runner import run_training
+
     run_training(config, args.config)
     return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write, iter_jsonl
-from queerbias.outputs import LOCK_FILE, TRAINING, folder_owner
+from queerbias.outputs import LOCK_FILE, TRAINING, folder_owner, output_path
 
 MARKER = "queerbias-complete"
 #: written last by a training run (after final/, compare/ and the card): a rerun leaves it as it is
@@ -30,6 +30,21 @@ _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 RUN_ENTRIES = (METRICS, FINISHED, "base", "final", "merged", "compare", "runs")
 #: what a launcher keeps beside the run (`queerbias study`: the cell's config, log, launches and lock)
 LAUNCHER_PREFIXES = ("study-cell", ".study-cell")
+
+
+def training_folder(config, config_file: str | Path | None = None) -> Path:
+    """The run folder, checked before any file is touched: it holds no input of the run (its
+    config file, the model, the corpus, pair and benchmark files: every path the config names,
+    with `..` and split specs resolved) and is empty or a training run's own
+    (`check_run_folder`)."""
+    inputs = {key: value for key, value in config.to_dict().items() if key != "output_dir"}
+    inputs["eval"] = {key: value for key, value in inputs["eval"].items() if key != "base_from"}  # an output
+    if config_file is not None and Path(config_file).name.startswith(LAUNCHER_PREFIXES):
+        config_file = None  # a launcher's config beside the run (`queerbias study`), which no run writes
+    run_dir = output_path(config.output_dir, [config_file, inputs], option="config key 'output_dir'",
+                          kind=TRAINING)
+    check_run_folder(run_dir)
+    return run_dir
 
 
 def owned_entry(name: str) -> bool:

@@ -1,7 +1,8 @@
 """One training run, start to finish: the same code for 1 CPU process, GPUs and nodes.
 
-Order: check the run folder before anything else (`training_folder`: no input inside it, and
-empty or a training run's own; then locked while this run writes it); resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
+Order: check the run folder before anything else (`checkpoints.training_folder`: no input
+inside it, and empty or a training run's own; then locked while this run writes it);
+resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
 rewrites one); load the training pairs, the benchmarks' data and the corpus, and refuse
 evaluation items that overlap what the run trains on (before any model loads); check the
 run folder (resume from the last complete checkpoint); load the base model, score it as
@@ -31,7 +32,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.models.loading import inspect_model
 from queerbias.options import without_new_defaults
-from queerbias.outputs import TRAINING, OutputLock, output_path
+from queerbias.outputs import OutputLock
 from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
@@ -65,25 +66,10 @@ def run_training(config: TrainConfig, config_file: str | Path | None = None) -> 
     """Train (or resume) the configured run; returns paths and the final metrics. A run folder that
     holds a finished run of this config is left as it is: the result is read back from it.
     `config_file`: the YAML it was read from (an input the run folder must not hold)."""
-    run_dir = training_folder(config, config_file)
+    run_dir = checkpoints.training_folder(config, config_file)
     main = process_state().is_main_process
     with OutputLock(run_dir, "a training run") if main else contextlib.nullcontext():
         return _run_training(config)
-
-
-def training_folder(config: TrainConfig, config_file: str | Path | None = None) -> Path:
-    """The run folder, checked before any file is touched: it holds no input of the run (its
-    config file, the model, the corpus, pair and benchmark files: every path the config names,
-    with `..` and split specs resolved) and is empty or a training run's own
-    (`checkpoints.check_run_folder`)."""
-    inputs = {key: value for key, value in config.to_dict().items() if key != "output_dir"}
-    inputs["eval"] = {key: value for key, value in inputs["eval"].items() if key != "base_from"}  # an output
-    if config_file is not None and Path(config_file).name.startswith(checkpoints.LAUNCHER_PREFIXES):
-        config_file = None  # a launcher's config beside the run (`queerbias study`), which no run writes
-    run_dir = output_path(config.output_dir, [config_file, inputs], option="config key 'output_dir'",
-                          kind=TRAINING)
-    checkpoints.check_run_folder(run_dir)
-    return run_dir
 
 
 def _run_training(config: TrainConfig) -> dict:
@@ -91,7 +77,7 @@ def _run_training(config: TrainConfig) -> dict:
     check_installed(config)
     objective = get_objective(config.objective)
     config, skipped = benchmarks.resolve(config, objective.held_out)
-    run_dir = Path(config.output_dir).expanduser()  # as `training_folder` checked it
+    run_dir = Path(config.output_dir).expanduser()  # as `checkpoints.training_folder` checked it
     if checkpoints.is_finished(run_dir):
         return _finished(config, run_dir, state)
     if config.threads:

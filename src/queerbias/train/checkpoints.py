@@ -26,8 +26,9 @@ FINISHED = "queerbias-finished"
 METRICS = "metrics.jsonl"
 CONFIG = "config.yaml"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-#: what a training run writes beside its config.yaml (runs/: the trainer's TensorBoard logs)
-RUN_ENTRIES = (METRICS, FINISHED, "base", "final", "merged", "compare", "runs")
+#: what a training run writes beside its config.yaml (runs/: the trainer's TensorBoard logs;
+#: README.md: the model card TRL's trainers write into their output_dir)
+RUN_ENTRIES = (METRICS, FINISHED, "base", "final", "merged", "compare", "runs", "README.md")
 #: what a launcher keeps beside the run (`queerbias study`: the cell's config, log, launches and lock)
 LAUNCHER_PREFIXES = ("study-cell", ".study-cell")
 

@@ -340,9 +340,8 @@ def _check_training_pairs(config: TrainConfig, objective, require) -> None:
 def check_installed(config: TrainConfig) -> None:
     """What only transformers can check, when a run starts (before any model loads): the learning-rate
     scheduler is one of transformers' (`SchedulerType`), and each `report_to` destination a Trainer
-    integration whose package is installed."""
-    from transformers.integrations import get_available_reporting_integrations
-    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+    integration whose package is installed (transformers' integrations, seconds to import, only
+    for a destination to check)."""
     from transformers.trainer_utils import SchedulerType
 
     schedulers = [s.value for s in SchedulerType]
@@ -350,9 +349,15 @@ def check_installed(config: TrainConfig) -> None:
         raise QueerbiasError(f"config key 'lr_scheduler' must be one of {', '.join(schedulers)}, got "
                              f"{config.lr_scheduler!r}")
     report_to = config.report_to
-    for name in [report_to] if isinstance(report_to, str) else report_to:
-        if name == "none":
-            continue
+    names = [name for name in ([report_to] if isinstance(report_to, str) else report_to) if name != "none"]
+    if not names:
+        return
+    from transformers.integrations import (
+        get_available_reporting_integrations,  # seconds: only to check a name
+    )
+    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+
+    for name in names:
         if name not in INTEGRATION_TO_CALLBACK:
             raise QueerbiasError(f"config key 'report_to' must be 'none' or one of "
                                  f"{', '.join(sorted(INTEGRATION_TO_CALLBACK))}, got {name!r}")

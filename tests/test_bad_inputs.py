@@ -601,7 +601,7 @@ CASES = [
     ("train --config {alpha0}", 2, "config key 'lora.alpha' must be positive, got 0"),
     ("train --config {decay}", 2, "config key 'weight_decay' must be at least 0, got -0.1"),
     ("train --config {clip0}", 2, "config key 'max_grad_norm' must be positive, got 0"),
-    ("train --config {seed}", 2, "config key 'seed' must be between 0 and 4294967295, got -1"),
+    ("train --config {seed}", 2, "config key 'seed' must be between 0 and 4,294,967,295, got -1"),
     ("train --config {scheduler}", 2, "config key 'lr_scheduler' must be one of linear, cosine"),
     ("train --config {no_benchmarks}", 2, "config key 'eval.benchmarks' is empty"),
     ("train --config {nan_margin}", 2, "config key 'compare.ppl_margin' must be a (finite) number, got nan"),
@@ -616,11 +616,11 @@ CASES = [
     (SCORE + " --sample=--5", 2, "--sample must be an integer, got '--5'"),
     (SCORE + " --sample ²", 2, "--sample must be an integer, got '²'"),
     (SCORE + " --sample ٣", 2, "--sample must be an integer, got '٣'"),
-    (SCORE + " --seed -1", 2, "--seed must be between 0 and 4294967295, got -1"),
+    (SCORE + " --seed -1", 2, "--seed must be between 0 and 4,294,967,295, got -1"),
     (SCORE + " --decimals nan", 2, "--decimals must be an integer, got 'nan'"),
     ("run gifi --temperature nan", 2, "--temperature must be a (finite) number, got 'nan'"),
     ("run gifi --top-p inf", 2, "--top-p must be a (finite) number, got 'inf'"),
-    ("compare {pairs} {pairs} --out {tmp}/d --seed -1", 2, "--seed must be at least 0, got -1"),
+    ("compare {pairs} {pairs} --out {tmp}/d --seed -1", 2, "--seed must be between 0 and 4,294,967,295, got -1"),
     ("compare {pairs} {pairs} --out {tmp}/d --ppl-margin nan", 2,
      "--ppl-margin must be a (finite) number, got 'nan'"),
     # -- end of the block --
@@ -703,10 +703,10 @@ CASES = [
     ("study --config ''", 2, "argument --config: an empty value"),
     ("train --config ''", 2, "argument --config: an empty value"),
     # numbers that reach a library
-    (SCORE + " --seed 4294967296", 2, "--seed must be between 0 and 4294967295, got 4294967296"),
-    ("train --config {big_seed}", 2, "config key 'seed' must be between 0 and 4294967295, got 4294967296"),
-    ("compare {pairs} {pairs} --out {tmp}/d --seed 4294967296", 2, "argument --seed: must be at most 4294967295"),
-    ("score --pairs queerbias-de:test?seed=4294967296 --model {bert}", 2, "seed must be between 0 and 4294967295"),
+    (SCORE + " --seed 4294967296", 2, "--seed must be between 0 and 4,294,967,295, got 4,294,967,296"),
+    ("train --config {big_seed}", 2, "config key 'seed' must be between 0 and 4,294,967,295, got 4,294,967,296"),
+    ("compare {pairs} {pairs} --out {tmp}/d --seed 4294967296", 2, "--seed must be between 0 and 4,294,967,295, got 4,294,967,296"),
+    ("score --pairs queerbias-de:test?seed=4294967296 --model {bert}", 2, "seed must be between 0 and 4,294,967,295"),
     ("train --config {big_rank}", 2, "config key 'lora.r' is 4096, larger than the layer"),
     # foreign files in a run folder: the strict reader names the file and line
     ("train --config {foreign_metrics}", 2, "metrics.jsonl, row 1, field 'step': a metrics line without its "
@@ -779,7 +779,7 @@ ON_PREPARED_RUNS = [
      "--resamples must be between 1 and 1,000,000, got 0"),
     ("resamples huge", lambda t: [*compare(pair_run(t), pair_run(t, "b"))[:-1], "10000000000"],
      "--resamples must be between 1 and 1,000,000, got 10,000,000,000"),
-    ("negative seed", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--seed", "-1"], "--seed must be at least 0, got -1"),
+    ("negative seed", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--seed", "-1"], "--seed must be between 0 and 4,294,967,295, got -1"),
     ("NaN perplexity margin", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--ppl-margin", "nan"],
      "--ppl-margin must be a (finite) number, got 'nan'"),
     ("edited headline", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s["overall"].update(
@@ -1000,7 +1000,7 @@ API_ROWS = [
     ("a PairSet whose two sentences are identical", lambda t, i: _qb().score(i["bert"], _api_pairs(
         "Schwule Männer sind nett."), progress=False), "pair 1: its two sentences are identical"),
     ("a seed numpy cannot take", lambda t, i: qb_score(i["bert"], i["pairs"], seed=2**32),
-     "seed must be between 0 and 4294967295"),
+     "seed must be between 0 and 4,294,967,295"),
 ]
 
 
@@ -1130,7 +1130,8 @@ def test_a_progress_chunk_holding_fewer_rows_than_it_declares_is_refused(tmp_pat
 
     from queerbias.errors import DataError
     from queerbias.suites import integrity
-    from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+    from queerbias.suites.pairs.declaration import PairSettings
+    from queerbias.suites.pairs.suite import PairsSuite
     from queerbias.suites.store import run_to_dir
 
     torch.set_num_threads(1)

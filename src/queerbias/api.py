@@ -62,6 +62,7 @@ def score(model: ModelLike, pairs: str | os.PathLike | PairSet, *, out: str | os
     `out=None` evaluates in memory and writes nothing; a folder gets pairs.csv, summary.md,
     summary.png and summary.json, and resumes there after an interruption.
     """
+    _refuse_empty("score", model=model, pairs=pairs)
     return _run(registry.DEFAULT_SUITE, "score", model, pairs, out, label, overwrite, progress, options)
 
 
@@ -73,16 +74,21 @@ def run_suite(suite: str, model: ModelLike, data: Any = None, *, out: str | os.P
     suite's settings by field name (`list_suites()` shows them with their defaults) and the
     loading options of `score`. `out` as in `score`.
     """
+    _refuse_empty(f"run_suite({suite!r})", model=model, data=data)
     return _run(suite, f"run_suite({suite!r})", model, data, out, label, overwrite, progress, settings)
+
+
+def _refuse_empty(where: str, **arguments) -> None:
+    """An empty spec is no name and no path (argparse refuses it on the command line)."""
+    for argument, value in arguments.items():
+        if isinstance(value, (str, os.PathLike)) and not os.fspath(value).strip():
+            raise QueerbiasError(f"{where}: {argument} is empty; give a name or a path")
 
 
 def _run(name: str, where: str, model, data, out, label, overwrite: bool, progress: bool, options: dict) -> RunRecord:
     """Options checked and the output folder too, before any model loads; then the store runs."""
     suite = registry.get_suite(name)
     settings, load_options = _options(suite, options, where)
-    for argument, value in (("model", model), ("data" if name != "pairs" else "pairs", data)):
-        if isinstance(value, (str, os.PathLike)) and not os.fspath(value).strip():
-            raise QueerbiasError(f"{where}: {argument} is empty; give a name or a path")
     out = None if out is None else checked_out(out, (model, data))  # paths, or objects read from them
     model = _model(suite, model, load_options, where)
     data = os.fspath(data) if isinstance(data, os.PathLike) else data

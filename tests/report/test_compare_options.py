@@ -14,7 +14,7 @@ from queerbias.train.config import config_from_dict
 REFUSED = [
     ("resamples", 0, "must be between 1 and 1,000,000, got 0"),
     ("resamples", MAX_RESAMPLES + 1, "must be between 1 and 1,000,000, got 1,000,001"),
-    ("seed", -1, "must be at least 0, got -1"),
+    ("seed", -1, "must be between 0 and 4,294,967,295, got -1"),
     ("ppl_margin", -0.5, "must be at least 0, got -0.5"),
     ("soft_test", "sign", "must be one of wilcoxon, ttest, got 'sign'"),
     ("correction", "bonferroni", "must be one of holm, bh, got 'bonferroni'"),

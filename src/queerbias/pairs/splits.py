@@ -64,7 +64,7 @@ def parse_split(spec: str) -> SplitSpec | None:
         raise QueerbiasError(f"pair split {spec!r}: test must be a number and seed an "
                              "integer") from None
     if not 0 <= seed <= MAX_SEED:
-        raise QueerbiasError(f"pair split {spec!r}: seed must be between 0 and {MAX_SEED}, got {seed}")
+        raise QueerbiasError(f"pair split {spec!r}: seed must be between 0 and {MAX_SEED:,}, got {seed}")
     if not 0 < fraction < 1:
         raise QueerbiasError(f"pair split {spec!r}: test must be between 0 and 1, got {fraction}")
     by = tuple(c for c in options["by"].split("+") if c) if "by" in options else None

@@ -193,7 +193,7 @@ def _seeds(value) -> tuple[int, ...]:
     for index, seed in enumerate(value):
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
             raise QueerbiasError(f"study key 'seeds[{index}]' must be a non-negative integer, got {seed!r}; seeds "
-                                 f"are 0 to {MAX_SEED} (2^32 - 1)")
+                                 f"are 0 to {MAX_SEED:,} (2^32 - 1)")
         if seed in value[:index]:
             raise QueerbiasError(f"study key 'seeds[{index}]': seed {seed} is listed twice")
     return tuple(value)

@@ -352,9 +352,8 @@ def check_installed(config: TrainConfig) -> None:
     names = [name for name in ([report_to] if isinstance(report_to, str) else report_to) if name != "none"]
     if not names:
         return
-    from transformers.integrations import (
-        get_available_reporting_integrations,  # seconds: only to check a name
-    )
+    # transformers' integrations take seconds to import: only for a destination to check
+    from transformers.integrations import get_available_reporting_integrations
     from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
 
     for name in names:

@@ -1397,6 +1397,9 @@ def _writers(t: Path, i: Inputs) -> dict:
         "score": ([i["x_pairs"], i["bert_copy"]], lambda out, rng: [
             "score", "--no-progress", "--pairs", i["x_pairs"] + split(rng), "--model", i["bert_copy"],
             "--out", out], False),
+        "run": ([i["x_pairs"], i["bert_copy"]], lambda out, rng: [
+            "run", "pairs", "--no-progress", "--data", i["x_pairs"] + split(rng), "--model", i["bert_copy"],
+            "--out", out], False),
         "export": ([i["x_pairs"], i["gpt2_copy"]], lambda out, rng: [
             "export", "lm-eval", "--pairs", i["x_pairs"] + split(rng), "--model", i["gpt2_copy"], "--out", out,
             *rng.choice([[], ["--overwrite"]])], False),

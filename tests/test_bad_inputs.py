@@ -1418,6 +1418,8 @@ def _writers(t: Path, i: Inputs) -> dict:
 def _outputs_of(inputs: list, t: Path, rng, home: Path) -> list[str]:
     """Output paths that overlap `inputs`: an input itself, its folder, a folder inside it, spelt with
     `..`, `./`, `~`, a trailing slash or through a symbolic link."""
+    import hashlib
+
     found = []
     for given in inputs:
         path = Path(str(given))
@@ -1429,9 +1431,9 @@ def _outputs_of(inputs: list, t: Path, rng, home: Path) -> list[str]:
                 found.append("./" + str(target.relative_to(t)))
             if target.is_relative_to(home):
                 found.append("~/" + str(target.relative_to(home)))
-            if target.exists():
-                link = t / f"link-{len(found)}"
-                if not link.exists():
+            if target.exists():  # one link per target: a name reused for another target would lead elsewhere
+                link = t / f"link-{hashlib.sha256(str(target).encode()).hexdigest()[:12]}"
+                if not link.is_symlink():
                     link.symlink_to(target)
                 found.append(str(link))
     return found

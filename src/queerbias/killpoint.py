@@ -7,8 +7,9 @@ cleanup, as a real kill) the N-th time it reaches `POINT`: `chunk` (a progress c
 a run is fsynced), `checkpoint` (a training checkpoint is marked complete), `document` (a
 document is written to a corpus split's temporary file), `sources-read` (a corpus build has
 read all its sources), `renamed` (a build's split files are in place, before stats.json),
-`removal` (a removal list, or a file a takedown rewrites, is written). Unset, as always
-outside tests, `reached` is one dictionary lookup.
+`removal` (a removal list, or a file a takedown rewrites, is written). `POINT:N:group` kills
+the process's whole process group instead, as ending a job kills a study together with the
+training it launched. Unset, as always outside tests, `reached` is one dictionary lookup.
 
 A test that must run something at exactly such a point (a takedown while a build reads)
 sets `QUEERBIAS_PAUSE_AT=POINT:N:FIFO`: the N-th time the process reaches `POINT` it opens
@@ -34,11 +35,14 @@ def reached(point: str) -> None:
     spec = os.environ.get(ENV)
     if not spec:
         return
-    name, _, times = spec.partition(":")
+    name, _, rest = spec.partition(":")
     if name != point:
         return
+    times, _, scope = rest.partition(":")
     _reached[point] += 1
     if _reached[point] >= int(times or 1):
+        if scope == "group":
+            os.killpg(os.getpgid(0), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
 
 

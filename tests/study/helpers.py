@@ -47,8 +47,9 @@ def write_study(path: Path, config: dict) -> Path:
 
 
 def run_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`queerbias ARGS` in its own process (the stop hook ends that process as a kill would)."""
+    """`queerbias ARGS` in its own process and process group (the stop hook ends that process as a
+    kill would; a kill point of scope `group` ends it with every process it started)."""
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1",
                    **(env or {})}
     return subprocess.run([sys.executable, "-m", "queerbias.cli", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, start_new_session=True)

@@ -14,7 +14,8 @@ def register(subparsers) -> None:
                     "training run in STUDY/runs/<model>/<run>/seed-<s>/ (resumable; finished cells are "
                     "skipped; a failed cell does not stop the others), base models scored once per model, "
                     "then STUDY/report/ (tables over seeds as Markdown, LaTeX and CSV, figures, index.html). "
-                    "`study plan` prints the cells' commands and writes a Slurm job array instead; "
+                    "`study plan` prints the cells' commands and writes a Slurm job array instead (each array "
+                    "task runs `study cell STUDY INDEX`: the cell exactly as the study runs it); "
                     "`study report STUDY` writes the report again.")
     p.add_argument("--config", type=path_arg, help="the study file (see configs/study-*.yaml)")
     _common(p)
@@ -23,13 +24,21 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     plan = actions.add_parser("plan", help="prepare the cells, print their commands, write a Slurm job array",
-                              description="Prepare the study's cells (nothing is trained), print one "
-                                          "`accelerate launch` command per cell and write a Slurm job-array "
+                              description="Prepare the study's cells (nothing is trained), print each cell's "
+                                          "command (as `queerbias study` runs it) and write a Slurm job-array "
                                           "script with one array index per cell.")
     plan.add_argument("--config", type=path_arg, required=True, help="the study file")
     _common(plan)
     plan.add_argument("--slurm-out", type=path_arg, help="where the Slurm script goes (default STUDY/slurm-array.sh)")
     plan.set_defaults(func=run_plan)
+    cell = actions.add_parser("cell", help="run one cell of a prepared study (a Slurm array task)",
+                              description="Run cell INDEX of the prepared study STUDY exactly as "
+                                          "`queerbias study` runs it: its command, its log, its launch "
+                                          "recorded with the commit and package versions. The Slurm "
+                                          "array of `study plan` runs this for each index.")
+    cell.add_argument("study", type=Path, metavar="STUDY", help="the study folder")
+    cell.add_argument("index", type=int, metavar="INDEX", help="the cell's index in STUDY/plan.json (from 0)")
+    cell.set_defaults(func=run_cell)
     report = actions.add_parser("report", help="write STUDY/report/ from the cells' files",
                                 description="Aggregate what the cells of STUDY wrote (also cells run by a "
                                             "scheduler) into STUDY/report/.")
@@ -60,8 +69,14 @@ def run_plan(args) -> int:
     commands, slurm = plan_study(args.config, force=args.force, out=args.out, slurm_out=args.slurm_out)
     for command in commands:
         print(shlex.join(command))
-    print(f"Slurm job array ({len(commands)} cells): sbatch {slurm}")
+    print(f"Slurm job array ({len(commands)} cells): sbatch {shlex.quote(str(slurm))}")
     return 0
+
+
+def run_cell(args) -> int:
+    from queerbias.study.run import run_planned_cell
+
+    return run_planned_cell(args.study, args.index)
 
 
 def run_report(args) -> int:

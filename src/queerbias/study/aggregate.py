@@ -41,7 +41,7 @@ from queerbias.comparison.compare import soft_test as soft_test_of
 from queerbias.comparison.runs import align_rows
 from queerbias.errors import QueerbiasError
 from queerbias.report.paired_stats import adjust_pvalues, sign_test, stars
-from queerbias.study.cells import STUDY_FILE, Cell, read_plan
+from queerbias.study.cells import RUNS_DIR, STUDY_FILE, Cell, read_plan
 from queerbias.study.config import StudyConfig, load_study
 from queerbias.study.execution import last_line
 from queerbias.suites.paths import SUMMARY_FILE
@@ -148,7 +148,13 @@ class CellRecord:
 
     @property
     def seconds(self) -> float | None:
-        return sum(launch.get("seconds", 0) for launch in self.launches) if self.launches else None
+        """Wall time over every launch, an interrupted one up to its last write to the log."""
+        return sum(launch.get("seconds") or 0 for launch in self.launches) if self.launches else None
+
+    @property
+    def interrupted(self) -> int:
+        """Launches killed with their launcher (their end never recorded)."""
+        return sum(bool(launch.get("interrupted")) for launch in self.launches)
 
 
 @dataclass
@@ -156,6 +162,9 @@ class StudyState:
     root: Path
     study: StudyConfig
     records: list[CellRecord]
+    #: cell folders under STUDY/runs/ that the study no longer has (seeds, runs or models dropped
+    #: from the study file): never aggregated, listed in the report
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def missing(self) -> list[CellRecord]:
@@ -202,14 +211,20 @@ def read_state(root: Path) -> StudyState:
     if not (root / STUDY_FILE).is_file():
         raise QueerbiasError(f"{root}: not a study folder (no {STUDY_FILE})")
     study = load_study(root / STUDY_FILE, output_dir=str(root))
-    return StudyState(root, study, [_record(cell) for cell in read_plan(root)])
+    cells = read_plan(root)
+    planned = {cell.folder.resolve() for cell in cells}
+    dropped = sorted(str(folder.relative_to(root)) for folder in root.glob(f"{RUNS_DIR}/*/*/seed-*")
+                     if folder.is_dir() and folder.resolve() not in planned)
+    return StudyState(root, study, [_record(cell) for cell in cells], dropped)
 
 
 def _record(cell: Cell) -> CellRecord:
+    """A cell's status: finished (its model card written), failed (its last launch ended with an
+    error), unfinished (started: a launch, a config.yaml or a checkpoint, but no final) or not run."""
     launches = cell.launches()
     if not cell.finished():
         status = ("failed" if launches and launches[-1].get("returncode") not in (0, None)
-                  else "unfinished" if launches else "not run")
+                  else "unfinished" if cell.started() else "not run")
         return CellRecord(cell, status, launches)
     config = load_yaml_mapping(cell.folder / "config.yaml", what="saved run config")
     skipped = list((config.get("record") or {}).get("skipped_benchmarks") or [])
@@ -440,7 +455,8 @@ def provenance(record: CellRecord) -> dict:
     """Commit, versions, model fingerprint and data checksums of one cell, from its own files."""
     info = {"cell": record.cell.name, "status": record.status, "last_line": record.last_line,
             "commits": sorted({str(launch.get("commit")) for launch in record.launches}),
-            "launches": len(record.launches), "seconds": record.seconds, "benchmarks": {}}
+            "launches": len(record.launches), "interrupted": record.interrupted, "seconds": record.seconds,
+            "benchmarks": {}}
     for benchmark in record.cell.benchmarks:
         base = record.cell.folder / "base" / benchmark / SUMMARY_FILE
         if not base.is_file():

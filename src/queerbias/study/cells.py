@@ -26,13 +26,15 @@ import json
 import logging
 import os
 import shutil
+import sys
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import yaml
 
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_write, iter_jsonl
+from queerbias.fileio import atomic_write, cut_partial_line, iter_jsonl
 from queerbias.options import without_new_defaults
 from queerbias.outputs import LOCK_FILE as RUN_LOCK
 from queerbias.outputs import lock_file
@@ -95,35 +97,76 @@ class Cell:
         return (self.folder / FINISHED_MARK).is_file()
 
     def launches(self) -> list[dict]:
-        """Every launch recorded for this cell (by the study or a Slurm array task), oldest first; a
-        line that is no launch record (cut short by a kill, written by another tool) is refused,
-        naming the file and line."""
+        """Every launch recorded for this cell (by the study or a Slurm array task), oldest first.
+
+        A launch is recorded when it starts (a line with its `launch` id) and again when it ends
+        (`seconds`, `returncode`). One whose end its launcher never wrote was killed with it (or
+        is still running): it reads `interrupted: True`, `returncode: None` and, for `seconds`,
+        the time up to the last write to the cell's log (`record_interrupted` fixes that time
+        when the next launch starts). A line that is no launch record (cut short by a kill,
+        written by another tool) is refused, naming the file and line.
+        """
         if not self.launches_file.is_file():
             return []
         try:
-            return [record for _, record in iter_jsonl(self.launches_file)]
+            records = list(iter_jsonl(self.launches_file))
         except DataError as err:
             raise DataError(err.path, f"{err.message}; not a launch record: delete that line (the "
                                       "cell's launches are a record of its runs, not needed to resume it)",
                             row=err.row) from None
+        merged: dict[str, dict] = {}
+        for number, record in records:
+            key = str(record.get("launch", f"line {number}"))  # an older study's line is a whole launch
+            merged[key] = {**merged.get(key, {}), **record}
+        launches = list(merged.values())
+        for launch in launches:
+            if "seconds" not in launch:  # no end line: `open`
+                launch.update(interrupted=True, open=True, returncode=None,
+                              seconds=self.seconds_since(launch["started"]))
+            launch.setdefault("interrupted", False)
+        return launches
+
+    def record_launch(self, record: dict) -> None:
+        """Append one line to the launches file (a launch's start or its end), after cutting a
+        line a kill left unfinished."""
+        cut_partial_line(self.launches_file)
+        with open(self.launches_file, "a", encoding="utf-8") as launches:
+            launches.write(json.dumps(record) + "\n")
+
+    def record_interrupted(self) -> None:
+        """Before a new launch: end the launch a kill left open, at its last write to the log."""
+        for launch in self.launches():
+            if launch.get("open"):
+                self.record_launch({"launch": launch["launch"], "seconds": launch["seconds"], "returncode": None,
+                                    "interrupted": True})
+
+    def started(self) -> bool:
+        """Whether training ever began here: a launch, the run's config.yaml or a checkpoint."""
+        return (self.launches_file.is_file() or (self.folder / "config.yaml").is_file()
+                or any(self.folder.glob("checkpoint-*")))
+
+    def seconds_since(self, started: str) -> float | None:
+        """Seconds from `started` (ISO time) to the last write to the cell's log."""
+        if not self.log_file.is_file():
+            return None
+        begin = datetime.fromisoformat(started).timestamp()
+        return round(max(0.0, self.log_file.stat().st_mtime - begin), 1)
 
 
 def launch_command(cell: Cell, accelerate_config: str | None = None) -> list[str]:
-    """`accelerate launch [--config_file F] train/finetune.py --config CELL` (the entry script of a
-    checkout; an installed package launches the CLI module instead)."""
-    launcher = ["accelerate", "launch"]
-    if accelerate_config:
-        launcher += ["--config_file", accelerate_config, "--main_process_port", "0"]
-    target = [_shown(FINETUNE)] if FINETUNE.is_file() else ["-m", "queerbias.cli", "train"]
-    return [*launcher, *target, "--config", str(cell.config_file)]
-
-
-def _shown(path: Path) -> str:
-    """A path relative to the working directory where it lies inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    """The one command that runs a cell, on this machine (`queerbias study`) and on a cluster (the
+    Slurm array of `study plan`, through `queerbias study cell`) alike: `queerbias train --config
+    CELL` in one process, or with an accelerate config `accelerate launch --config_file F
+    train/finetune.py --config CELL` (the entry script of a checkout; an installed package
+    launches the CLI module). Absolute paths of the interpreter running the study, so that every
+    cell runs the same installation wherever it runs."""
+    config = ["--config", str(cell.config_file.absolute())]
+    if not accelerate_config:
+        return [sys.executable, "-m", "queerbias.cli", "train", *config]
+    accelerate = Path(sys.executable).with_name("accelerate")
+    target = [str(FINETUNE)] if FINETUNE.is_file() else ["-m", "queerbias.cli", "train"]
+    return [str(accelerate) if accelerate.is_file() else "accelerate", "launch", "--config_file",
+            str(Path(accelerate_config).absolute()), "--main_process_port", "0", *target, *config]
 
 
 def cell_folder(root: Path, model: str, run: str, seed: int) -> Path:

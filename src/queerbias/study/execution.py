@@ -17,7 +17,6 @@ folder for as long as its process lives, so two studies never train the same cel
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import queue
 import shlex
@@ -25,13 +24,13 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
-from queerbias.fileio import cut_partial_line
 from queerbias.study.cells import LOCK_FILE, Cell, launch_command
 from queerbias.suites.provenance import package_versions
 
@@ -60,7 +59,7 @@ def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = 
         todo = todo[:int(stop_after)]
     for cell in skipped:
         say(f"{cell.name}: finished earlier, skipped")
-    provenance = {"commit": code_version(), "versions": package_versions()}
+    provenance = launch_provenance()
     free: queue.Queue[int] = queue.Queue()
     for slot in range(jobs):
         free.put(slot)
@@ -68,7 +67,7 @@ def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = 
     def work(cell: Cell) -> Outcome:
         slot = free.get()
         try:
-            return run_cell(cell, command(cell, accelerate_config), environments[slot], provenance)
+            return run_cell(cell, launch_command(cell, accelerate_config), environments[slot], provenance)
         finally:
             free.put(slot)
 
@@ -83,38 +82,35 @@ def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = 
     return [outcomes.get(cell, Outcome(cell, "not run")) for cell in cells]
 
 
-def command(cell: Cell, accelerate_config: str | None) -> list[str]:
-    """What this machine runs for a cell: the plan's `accelerate launch` with an accelerate config,
-    else the CLI in one process (the same training, without the launcher)."""
-    if accelerate_config:
-        argv = launch_command(cell, accelerate_config)
-        accelerate = Path(sys.executable).with_name("accelerate")
-        return [str(accelerate) if accelerate.is_file() else argv[0], *argv[1:]]
-    return [sys.executable, "-m", "queerbias.cli", "train", "--config", str(cell.config_file)]
+def launch_provenance() -> dict:
+    """What every launch records besides its times: the commit and package versions running it."""
+    return {"commit": code_version(), "versions": package_versions()}
 
 
-def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict) -> Outcome:
-    """One launch of one cell: its log appended, the launch recorded, the outcome read back."""
+def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict, launcher: str = "queerbias study") -> Outcome:
+    """One launch of one cell: its log appended, the launch recorded as it starts and when it ends
+    (a launch killed with the study keeps its start line: `Cell.launches`), the outcome read back."""
     cell.folder.mkdir(parents=True, exist_ok=True)
     with open(cell.folder / LOCK_FILE, "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return Outcome(cell, "busy", last_line=f"another process is running {cell.folder}")
+        cell.record_interrupted()
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        launch = f"{started} {os.getpid()} {uuid.uuid4().hex[:8]}"
+        cell.record_launch({"launch": launch, "started": started, "launcher": launcher, **provenance,
+                            "command": argv, "threads": env.get("OMP_NUM_THREADS"),
+                            "gpus": env.get("CUDA_VISIBLE_DEVICES")})
         with open(cell.log_file, "ab") as sink:
-            sink.write(f"== queerbias study, {started}: {shlex.join(argv)}\n".encode())
+            sink.write(f"== {launcher}, {started}: {shlex.join(argv)}\n".encode())
             sink.flush()
             clock = time.monotonic()
             # the lock travels with the child: it is held for as long as the training lives
             returncode = subprocess.run(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
                                         pass_fds=(lock.fileno(),), check=False).returncode
             seconds = round(time.monotonic() - clock, 1)
-        record = {"started": started, "seconds": seconds, "returncode": returncode, "launcher": "queerbias study",
-                  **provenance, "threads": env.get("OMP_NUM_THREADS"), "gpus": env.get("CUDA_VISIBLE_DEVICES")}
-        cut_partial_line(cell.launches_file)  # a record a kill cut short
-        with open(cell.launches_file, "a", encoding="utf-8") as launches:
-            launches.write(json.dumps(record) + "\n")
+        cell.record_launch({"launch": launch, "seconds": seconds, "returncode": returncode})
     if returncode == 0 and cell.finished():
         return Outcome(cell, "finished", returncode, seconds=seconds)
     return Outcome(cell, "failed", returncode, last_line(cell.log_file), seconds)

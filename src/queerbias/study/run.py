@@ -1,8 +1,9 @@
 """A study in one call: check it whole, prepare its cells, run what is unfinished, report.
 
 `run_study` is `queerbias study --config FILE` and `qb.study(FILE)`; `plan_study` is
-`queerbias study plan` (the cells prepared, one `accelerate launch` per cell and a Slurm
-job-array script, nothing run).
+`queerbias study plan` (the cells prepared, each cell's command and a Slurm job-array script,
+nothing run); `run_planned_cell` is `queerbias study cell` (one cell of a prepared study, as the
+Slurm array's tasks run them).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from pathlib import Path
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.outputs import STUDY, output_path
-from queerbias.study.cells import launch_command, prepare
+from queerbias.study.cells import STUDY_FILE, launch_command, prepare, read_plan
 from queerbias.study.config import StudyConfig, load_study
-from queerbias.study.execution import run_cells
+from queerbias.study.execution import describe, launch_provenance, run_cell, run_cells, slot_environments
 from queerbias.study.plan import slurm_script
 from queerbias.study.report import StudyReport, write_report
 
@@ -59,12 +60,33 @@ def checked_study(config: str | Path, out: str | Path | None) -> tuple[StudyConf
 
 def plan_study(config: str | Path, *, force: bool = False, out: str | Path | None = None,
                slurm_out: str | Path | None = None) -> tuple[list[list[str]], Path]:
-    """Prepare the cells; returns one `accelerate launch` command per cell and the Slurm script's path."""
+    """Prepare the cells; returns each cell's command (as `queerbias study` runs it) and the Slurm
+    script's path."""
     study, inputs = checked_study(config, out)
     path = output_path(slurm_out, inputs, option="--slurm-out", file=True) if slurm_out is not None \
         else Path(study.output_dir) / SLURM_FILE
     cells = prepare(study, force=force)
     commands = [launch_command(cell, study.accelerate_config) for cell in cells]
-    atomic_write(path, slurm_script(cells, commands, Path(study.output_dir).name))
+    atomic_write(path, slurm_script(cells, Path(study.output_dir), Path(study.output_dir).name))
     path.chmod(0o755)
     return commands, path
+
+
+def run_planned_cell(root: str | Path, index: int, say=print) -> int:
+    """Cell `index` of a prepared study, run as `queerbias study` runs it (a Slurm array task);
+    returns 0 when it is finished, 1 when it failed."""
+    root = Path(root)
+    cells = read_plan(root)
+    if not 0 <= index < len(cells):
+        raise QueerbiasError(f"no cell {index} in the study {root} (its cells are 0-{len(cells) - 1})")
+    cell = cells[index]
+    if cell.finished():
+        say(f"{cell.name}: finished earlier, skipped")
+        return 0
+    study = load_study(root / STUDY_FILE, output_dir=str(root))
+    job = os.environ.get("SLURM_ARRAY_JOB_ID")
+    launcher = f"slurm {job}_{os.environ.get('SLURM_ARRAY_TASK_ID', index)}" if job else "queerbias study cell"
+    outcome = run_cell(cell, launch_command(cell, study.accelerate_config), slot_environments(1)[0],
+                       launch_provenance(), launcher)
+    say(describe(outcome))
+    return 0 if outcome.status == "finished" else 1

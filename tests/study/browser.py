@@ -31,6 +31,8 @@ class PageCheck:
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     image_widths: list[int] = field(default_factory=list)
+    #: what `probe` (a JavaScript expression) evaluated to in the loaded page
+    probed: object = None
 
 
 class _Pipe:
@@ -86,8 +88,11 @@ class _Pipe:
             os.close(self.replies)
 
 
-def check_page(page: Path, screenshot: Path, profile: Path, size=(1280, 2000)) -> PageCheck:
-    """Load `page` from disk, wait for its load event, decode its images, write a screenshot."""
+def check_page(page: Path, screenshot: Path, profile: Path, size=(1280, 2000), probe: str | None = None,
+               full_page: bool = False) -> PageCheck:
+    """Load `page` from disk, wait for its load event, decode its images, evaluate `probe` (a
+    JavaScript expression whose value comes back as JSON), write a screenshot (`full_page`: the
+    whole page at the window's width)."""
     pipe = _Pipe(profile)
     try:
         target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -101,11 +106,15 @@ def check_page(page: Path, screenshot: Path, profile: Path, size=(1280, 2000)) -
             pipe.events.append(pipe.receive())
         widths = pipe.call("Runtime.evaluate", {"expression": IMAGES, "awaitPromise": True, "returnByValue": True},
                            session)["result"]["value"]
-        shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session)["data"]
+        probed = None if probe is None else pipe.call("Runtime.evaluate", {
+            "expression": probe, "awaitPromise": True, "returnByValue": True}, session)["result"].get("value")
+        shot = pipe.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": full_page}, session)["data"]
         screenshot.write_bytes(base64.b64decode(shot))
     finally:
         pipe.close()
-    return _read(pipe.events, widths)
+    check = _read(pipe.events, widths)
+    check.probed = probed
+    return check
 
 
 def _read(events: list[dict], widths: list[int]) -> PageCheck:

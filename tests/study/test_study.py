@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shlex
 import shutil
 import subprocess
 
@@ -44,9 +45,9 @@ def test_a_killed_study_resumes_and_runs_every_cell_exactly_once(finished_study)
         assert f"{name}: finished earlier, skipped" in out
     for name in CELLS:
         lines = (finished_study.root / "runs" / name / "study-cell-launches.jsonl").read_text().splitlines()
-        assert len(lines) == 1, name  # launched once over both runs of the study
-        launch = json.loads(lines[0])
-        assert launch["returncode"] == 0 and launch["versions"]["queerbias"] and launch["threads"] == threads
+        start, end = map(json.loads, lines)  # launched once over both runs of the study: its start, its end
+        assert start["launch"] == end["launch"] and end["returncode"] == 0, name
+        assert start["versions"]["queerbias"] and start["threads"] == threads and start["command"]
     assert "study complete" in out
     # base models scored once per model: the other cells of a model adopted the shared evaluation
     for model in ("bert", "gpt2"):
@@ -149,7 +150,8 @@ def test_method_table_reads_every_comparison_figure_and_the_metrics(finished_stu
             metrics = [[json.loads(line) for line in (c / "metrics.jsonl").read_text().splitlines()] for c in cells]
             assert _number(row["before"]) == pytest.approx(np.mean([m[0]["perplexity"] for m in metrics]))
             assert _number(row["after"]) == pytest.approx(np.mean([m[-1]["perplexity"] for m in metrics]))
-            launches = [json.loads((c / "study-cell-launches.jsonl").read_text())["seconds"] for c in cells]
+            launches = [sum(json.loads(line).get("seconds", 0) for line in
+                            (c / "study-cell-launches.jsonl").read_text().splitlines()) for c in cells]
             assert _number(row["minutes"]) == pytest.approx(np.mean(launches) / 60)
         else:  # general perplexity is switched off in these cells: no figure, never a made-up one
             assert row["before"] == "" and row["missing"] == ""
@@ -160,9 +162,11 @@ def test_method_table_reads_every_comparison_figure_and_the_metrics(finished_stu
 
 
 def test_a_new_comparison_figure_appears_in_the_method_table_without_code(finished_study, tmp_path):
-    """Issue 20's figures (pair-level indifference, stereotype excess, ...) are read by their shape."""
+    """Issue 20's figures (pair-level indifference, stereotype excess, ...) are read by their shape; and
+    (on the same copy, to build one report) a cell folder the study file no longer has is named, not used."""
     root = tmp_path / "STUDY"
     shutil.copytree(finished_study.root, root)
+    shutil.copytree(root / "runs/bert/lm/seed-1", root / "runs/bert/lm/seed-7")  # a seed dropped from the file
     for delta in root.glob("runs/*/*/*/compare/bias/delta.json"):
         document = json.loads(delta.read_text())
         document["comparisons"][-1]["excess"] = {"excess_before": 4.0, "excess_after": 1.0, "delta_excess": -3.0,
@@ -172,25 +176,38 @@ def test_a_new_comparison_figure_appears_in_the_method_table_without_code(finish
     rows = [r for r in _rows(root / "report/methods.csv") if r["figure"] == "bias:excess:excess"]
     assert len(rows) == 4 and all(r["delta"] == "-3.0" and r["every_seed_significant"] == "True" for r in rows)
     assert "bias: excess (excess)" in (root / "report/methods.md").read_text()
+    note = ("1 cell folder(s) in this STUDY are not in its study file (seeds, runs or models dropped from it) and "
+            "are not reported: runs/bert/lm/seed-7")
+    assert note in (root / "report/methods.md").read_text() and note in (root / "report/index.html").read_text()
+    assert "seed-7" not in (root / "report/methods.csv").read_text()
 
 
-def test_plan_and_slurm_script_list_every_cell(finished_study, tmp_path, capsys, monkeypatch):
+def test_the_slurm_array_runs_each_cell_as_the_study_does(finished_study, tmp_path, capsys, monkeypatch):
+    """One launcher: plan.json, `study plan`'s printed commands and what the local study ran (each
+    cell's log) are the same argv; the array's tasks are `study cell`; every hint is shell-quoted."""
     monkeypatch.chdir(finished_study.config.parent)
-    slurm = tmp_path / "array.sh"
+    slurm = tmp_path / "the array's script.sh"  # a space and a quote: the printed hint must quote them
     assert main(["study", "plan", "--config", str(finished_study.config), "--slurm-out", str(slurm)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    commands = [line for line in printed if line.startswith("accelerate launch ")]
-    assert len(commands) == len(CELLS) and printed[-1] == f"Slurm job array ({len(CELLS)} cells): sbatch {slurm}"
+    planned = json.loads((finished_study.root / "plan.json").read_text())["cells"]
+    assert [shlex.split(line) for line in printed[:-1]] == [cell["command"] for cell in planned]
+    hint, _, command = printed[-1].partition(": ")
+    assert hint == f"Slurm job array ({len(CELLS)} cells)" and shlex.split(command) == ["sbatch", str(slurm)]
+    for cell, name in zip(planned, CELLS, strict=True):
+        ran = (finished_study.root / "runs" / name / "study-cell.log").read_text().splitlines()[0]
+        assert shlex.split(ran.split(": ", 1)[1]) == cell["command"], name  # the local run ran the plan's command
+        assert cell["command"][1:4] == ["-m", "queerbias.cli", "train"]  # one process, as `queerbias train`
     script = slurm.read_text()
     assert f"#SBATCH --array=0-{len(CELLS) - 1}" in script
-    for index, name in enumerate(CELLS):
-        config = str(finished_study.root / "runs" / name / "study-cell.yaml")
-        assert commands[index].endswith(f"train/finetune.py --config {config}")
-        assert f"    {index}) run_cell {finished_study.root / 'runs' / name} {commands[index]} ;;  # {name}" in script
+    assert all(f"#   {index}: {name}" in script for index, name in enumerate(CELLS))
     assert subprocess.run(["bash", "-n", str(slurm)], check=False).returncode == 0
-    unknown = subprocess.run(["bash", str(slurm)], env={"SLURM_ARRAY_TASK_ID": "99", "PATH": "/usr/bin:/bin"},
-                             capture_output=True, text=True, check=False)
-    assert unknown.returncode == 2 and "no cell 99" in unknown.stderr
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(["bash", str(slurm)], env={**env, "SLURM_ARRAY_TASK_ID": "1"}, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0 and f"{CELLS[1]}: finished earlier, skipped" in done.stdout, done.stderr
+    unknown = subprocess.run(["bash", str(slurm)], env={**env, "SLURM_ARRAY_TASK_ID": "99"}, capture_output=True,
+                             text=True, check=False)
+    assert unknown.returncode == 2 and "no cell 99 in the study" in unknown.stderr
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
@@ -200,7 +217,7 @@ def test_html_report_opens_in_headless_chromium(finished_study, tmp_path):
     check = check_page(page, shot, tmp_path / "profile")
     assert check.errors == []
     figures = sorted((finished_study.root / "report/figures").glob("*.png"))
-    assert len(figures) == 10  # per benchmark: heatmap and forest per run, one trade-off
+    assert len(figures) == 11  # the first figure; per benchmark: heatmap and forest per run, one trade-off
     assert len(check.image_widths) == len(figures) and all(width > 0 for width in check.image_widths)
     assert all(url.startswith(("file:", "data:")) for url in check.requests), check.requests
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000

@@ -209,10 +209,11 @@ def new_figure(size_px: tuple[int, int], **subplots):
     return fig, fig.subplots(squeeze=False, **subplots).ravel()
 
 
-def save_figure(fig, path: Path) -> Path:
-    """Write the PNG via a temporary file, so a crash never leaves a truncated image."""
+def save_figure(fig, path: Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write the PNG via a temporary file, so a crash never leaves a truncated image; `metadata`
+    goes into its text chunks."""
     path = Path(path)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=DPI)
+    fig.savefig(tmp, dpi=DPI, metadata=metadata)
     os.replace(tmp, path)
     return path

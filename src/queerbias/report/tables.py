@@ -24,11 +24,13 @@ _TEX_MINUS = re.compile(r"(?<![\w.])-(?=\d)")
 
 @dataclass(frozen=True)
 class Cell:
-    """Cell text, optionally bold, with marks set as a superscript (e.g. stars)."""
+    """Cell text, optionally bold, with marks set as a superscript (e.g. stars) and, in HTML, a
+    `detail` shown on hover (what a compact cell leaves out: the interval, p)."""
 
     text: str
     bold: bool = False
     marks: str = ""
+    detail: str = ""
 
 
 #: a table cell: text, a Cell, or several parts shown as "a / b"
@@ -47,10 +49,12 @@ class Table:
 
 
 def fmt(value: float | None, digits: int = 2, signed: bool = False) -> str:
-    """A number with fixed decimals (a sign on deltas); a dash where there is none."""
+    """A number with fixed decimals (a sign on deltas); a dash where there is none. A value that
+    rounds to zero is written 0 without a sign (floating-point noise never reads "-0.000")."""
     if value is None:
         return MISSING
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return text.lstrip("+-") if float(text) == 0 else text
 
 
 def to_markdown(table: Table) -> str:
@@ -103,7 +107,9 @@ def _html_cell(cell: CellLike) -> str:
     rendered = []
     for part in _parts(cell):
         text = html.escape(part.text) + (f"<sup>{html.escape(part.marks)}</sup>" if part.marks else "")
-        rendered.append(f"<strong>{text}</strong>" if part.bold else text)
+        text = f"<strong>{text}</strong>" if part.bold else text
+        rendered.append(f'<span class="detail" title="{html.escape(part.detail)}">{text}</span>' if part.detail
+                        else text)
     return " / ".join(rendered)
 
 

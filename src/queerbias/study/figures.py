@@ -1,21 +1,25 @@
-"""The study's figures: the change per group × model as a heatmap, the forest plot over seeds,
-and the trade-off of a bias figure against perplexity per method.
+"""The study's figures: the answer first (each method's distance change against its costs, the
+verdict marked), the change per group × model as a heatmap, the forest plot over seeds, and
+the trade-off of every bias figure against perplexity per method.
 
 Drawn with `report.plots`' figure helpers (outside pyplot, fixed pixel sizes, the
 Okabe-Ito palette, atomic PNG writes); the heatmap's colours are a diverging map
-centred on no change.
+centred on no change, each cell's label black or white by the cell's luminance.
 """
 
 from __future__ import annotations
 
-import statistics
+import json
 from pathlib import Path
 
 import numpy as np
 from matplotlib import colormaps
 
 from queerbias.report.plots import NEUTRAL, PALETTE, forest_figure, new_figure, save_figure
+from queerbias.report.tables import fmt
 from queerbias.study.aggregate import Column, GroupTable, MethodRow
+from queerbias.study.judging import JudgeSettings, Verdict, headline_column
+from queerbias.study.tables import Change, change_of, perplexity_cost, short_title
 from queerbias.suites.protocol import OVERALL
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -23,6 +27,10 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 DIVERGING = colormaps["PuOr_r"].with_extremes(bad="#dddddd")
 CELL_PX, ROW_PX, MARGIN_PX = 130, 30, 230
 TRADEOFF_PX, TRADEOFF_COLUMNS = (560, 480), 3
+OVERVIEW_PANEL_PX, OVERVIEW_HEIGHT_PX = 580, 520
+#: the PNG text chunk in which the first figure records the points it drew (tests compare them with the table)
+POINTS_KEY = "queerbias:points"
+FAIL_REGION = "#f6d5d1"
 
 
 def _labels(entries: list[str]) -> list[str]:
@@ -47,8 +55,10 @@ def heatmap(table: GroupTable, run: str, models: list[str], path: Path) -> Path:
         image = ax.imshow(np.ma.masked_invalid(values), cmap=DIVERGING, vmin=-(limit or 1.0), vmax=limit or 1.0,
                           aspect="auto")
         for (row, col), value in np.ndenumerate(values):
-            text = "n/a" if np.isnan(value) else f"{value:+.{measure.get('digits', 2)}f}{marks.get((row, col), '')}"
-            ax.text(col, row, text, ha="center", va="center", fontsize="small")
+            text = "n/a" if np.isnan(value) else fmt(float(value), measure.get("digits", 2), signed=True) \
+                + marks.get((row, col), "")
+            background = image.cmap(image.norm(value)) if np.isfinite(value) else image.cmap.get_bad()
+            ax.text(col, row, text, ha="center", va="center", fontsize="small", color=label_colour(background))
         ax.set_xticks(range(len(models)), models, rotation=20, ha="right")
         ax.set_yticks(range(len(table.entries)), _labels(table.entries))
         ax.axhline(len(table.entries) - 1.5, color=NEUTRAL, linewidth=0.8)
@@ -56,6 +66,16 @@ def heatmap(table: GroupTable, run: str, models: list[str], path: Path) -> Path:
         fig.colorbar(image, ax=ax, shrink=0.8)
     fig.suptitle(f"{table.benchmark}, run {run}: change base → final, mean over seeds")
     return save_figure(fig, path)
+
+
+def label_colour(rgba) -> str:
+    """Black or white, whichever reads on a cell of this colour: black where the cell's relative
+    luminance (WCAG 2.x, from linearised sRGB) exceeds 0.179, where both contrast ratios are equal."""
+    def linear(channel: float) -> float:
+        return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (linear(c) for c in rgba[:3])
+    return "black" if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.179 else "white"
 
 
 def seeds_forest(table: GroupTable, run: str, models: list[str], path: Path) -> Path:
@@ -111,11 +131,10 @@ def tradeoff(rows: list[MethodRow], columns: list[Column], runs: list[str], mode
             ppl = row.general_perplexity if general else row.perplexity
             if figure is None or ppl is None:
                 continue
-            relative = [100.0 * (a - b) / b for a, b in zip(ppl.afters, ppl.befores, strict=True) if b]
-            if len(relative) != ppl.seeds:
+            x, y = change_of(ppl), Change(figure.deltas, "")
+            if x.unit != "%":
                 continue
-            x, y = statistics.fmean(relative), figure.delta
-            ax.errorbar(x, y, xerr=_spread(relative, x), yerr=_spread(figure.deltas, y),
+            ax.errorbar(x.mean, y.mean, xerr=_bars(x), yerr=_bars(y),
                         fmt=MARKERS[models.index(row.model) % len(MARKERS)], markersize=8,
                         color=PALETTE[runs.index(row.run) % len(PALETTE)], capsize=3, linewidth=1)
             drawn = True
@@ -134,10 +153,101 @@ def tradeoff(rows: list[MethodRow], columns: list[Column], runs: list[str], mode
     return save_figure(fig, path)
 
 
-def _spread(values: list[float] | tuple[float, ...], centre: float) -> list[list[float]]:
-    """Error bar lengths below and above: to min and max for 2 values, ± SD for 3 or more."""
-    if len(values) == 2:
-        return [[centre - min(values)], [max(values) - centre]]
-    sd = statistics.stdev(values) if len(values) >= 3 else 0.0
-    return [[sd], [sd]]
+def _bars(change: Change) -> list[list[float]]:
+    below, above = change.bars
+    return [[below], [above]]
 
+
+def overview(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
+             judge: JudgeSettings, models: list[str], runs: list[str], path: Path) -> Path | None:
+    """The answer first: per run and model the headline benchmark's change of distance to
+    indifference (y) against each cost (x): general perplexity (in-domain where not measured) and
+    each guard's first measure. The numbers are the compact method table's (`tables.change_of`),
+    bars the seed spread; a filled marker passes the judge, a hollow one fails, the chosen run is
+    ringed and named, and where a cost fails the judge is shaded. The points drawn are read back
+    from the plot and recorded in the PNG (`POINTS_KEY`). None when nothing can be drawn."""
+    headline = headline_column(columns, judge.headline)
+    if headline is None:
+        return None
+    title, perplexity = perplexity_cost(rows)
+    costs = [(title, "% of base", lambda row: change_of(perplexity(row)),
+              ("above", judge.general_perplexity_pct) if title == "general perplexity" else None)]
+    for name, allowed in judge.guards.items():
+        guard = next((c for c in columns if c.benchmark == name and c.figure == OVERALL), None)
+        if guard is not None:
+            costs.append((short_title(guard), "points",
+                          lambda row, guard=guard: change_of(row.figures[guard], absolute=True),
+                          ("below", -allowed)))
+    fig, axes = new_figure((OVERVIEW_PANEL_PX * len(costs), OVERVIEW_HEIGHT_PX), ncols=len(costs))
+    points = []
+    for ax, (title, unit, cost, limit) in zip(axes, costs, strict=True):
+        for row in rows:
+            y, x = change_of(row.figures[headline]), cost(row)
+            if x is None or y is None:
+                continue
+            verdict = found[(row.run, row.model)]
+            colour = PALETTE[runs.index(row.run) % len(PALETTE)]
+            drawn = ax.errorbar(x.mean, y.mean, xerr=_bars(x), yerr=_bars(y), capsize=3, linewidth=1,
+                                fmt=MARKERS[models.index(row.model) % len(MARKERS)], markersize=9, color=colour,
+                                markeredgewidth=1.8, markerfacecolor=colour if not verdict.failures else "white")
+            label = row.run if len(models) == 1 else f"{row.run} ({row.model})"
+            if verdict.chosen:
+                ax.plot(x.mean, y.mean, "o", markersize=22, markerfacecolor="none", markeredgecolor="black",
+                        markeredgewidth=1.5)
+                label = f"chosen: {label}"
+            ax.annotate(label, (x.mean, y.mean), xytext=(8, 6), textcoords="offset points", fontsize="small",
+                        fontweight="bold" if verdict.chosen else "normal")
+            points.append({"panel": title, "run": row.run, "model": row.model, **_read_back(drawn),
+                           "verdict": "chosen" if verdict.chosen else "fails" if verdict.failures
+                           else "passes" if verdict.judged else "not judged"})
+        _shade_failing(ax, limit)
+        ax.axhline(0, color=NEUTRAL, linewidth=1, linestyle="--")
+        ax.axvline(0, color=NEUTRAL, linewidth=1, linestyle="--")
+        ax.set_xlabel(f"Δ {title} ({unit})")
+        ax.set_ylabel(f"Δ {short_title(headline)} (% of base)")
+        ax.set_title(f"against {title}", fontsize="medium")
+        ax.grid(alpha=0.3)
+    if not points:
+        return None
+    fig.suptitle(chosen_title(found, models), fontweight="bold")
+    handles = [axes[0].plot([], [], "o", color=PALETTE[i % len(PALETTE)], label=run)[0] for i, run in enumerate(runs)]
+    if len(models) > 1:
+        handles += [axes[0].plot([], [], MARKERS[i % len(MARKERS)], color=NEUTRAL, label=model)[0]
+                    for i, model in enumerate(models)]
+    handles += [axes[0].plot([], [], "o", color=NEUTRAL, label="passes")[0],
+                axes[0].plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="fails")[0]]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), fontsize="small")
+    return save_figure(fig, path, metadata={POINTS_KEY: json.dumps(points)})
+
+
+def chosen_title(found: dict[tuple[str, str], Verdict], models: list[str]) -> str:
+    """`Chosen: targeted` (one model), `Chosen: gemma: targeted; bert: none` (several)."""
+    chosen = {model: run for (run, model), verdict in found.items() if verdict.chosen}
+    if len(models) == 1:
+        return f"Chosen: {chosen[models[0]]}" if chosen else "No run passes the judge"
+    return "Chosen: " + "; ".join(f"{model}: {chosen.get(model, 'none')}" for model in models)
+
+
+def _read_back(container) -> dict:
+    """The point and bar ends an errorbar call drew, read from its artists."""
+    (x, y), = container.lines[0].get_xydata()
+    (x_low, _), (x_high, _) = container.lines[2][0].get_segments()[0]
+    (_, y_low), (_, y_high) = container.lines[2][1].get_segments()[0]
+    return {"x": float(x), "y": float(y), "x_low": float(x_low), "x_high": float(x_high),
+            "y_low": float(y_low), "y_high": float(y_high)}
+
+
+def _shade_failing(ax, limit: tuple[str, float | None] | None) -> None:
+    """Shade where a cost fails the judge: above a limit on a rise, below a limit on a fall."""
+    if limit is None or limit[1] is None:
+        return
+    side, value = limit
+    low, high = ax.get_xlim()
+    margin = 0.2 * max(abs(value), high - low, 1.0)
+    if side == "above":
+        high = max(high, value + margin)
+        ax.axvspan(value, high, color=FAIL_REGION, zorder=0, linewidth=0)
+    else:
+        low = min(low, value - margin)
+        ax.axvspan(low, value, color=FAIL_REGION, zorder=0, linewidth=0)
+    ax.set_xlim(low, high)

@@ -14,15 +14,18 @@ from pathlib import Path
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; width: 100%; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; overflow-wrap: break-word; }
+.long td { overflow-wrap: anywhere; }
 th { background: #f3f3f3; } tfoot td { font-weight: 600; background: #fafafa; }
+td .detail { text-decoration: underline dotted #999; cursor: help; }
 caption { text-align: left; font-weight: 600; padding: 0.3em 0; }
 .notes { font-size: 0.8em; color: #555; max-width: 80em; }
 .status { padding: 0.6em 1em; border-radius: 4px; }
 .complete { background: #e7f5ec; } .incomplete { background: #fdecea; border: 2px solid #c0392b; }
-figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
-pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 0.8em; }
+figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; box-sizing: border-box; }
+details { margin: 0.5em 0 1em; } summary { cursor: pointer; font-weight: 600; }
+pre { background: #f6f6f6; padding: 1em; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.8em; }
 """
 
 
@@ -53,11 +56,22 @@ def preformatted(text: str) -> str:
     return f"<pre>{escape(text)}</pre>"
 
 
-def status(complete: bool, lines: list[str]) -> str:
+def long_values(table_html: str) -> str:
+    """A table whose cells hold long unbroken values (checksums, paths), which may break anywhere."""
+    return f'<div class="long">{table_html}</div>'
+
+
+def folded(title: str, *parts: str) -> str:
+    """Content behind a one-line summary, opened with a click (no script)."""
+    return f"<details><summary>{escape(title)}</summary>\n" + "\n".join(parts) + "\n</details>"
+
+
+def status(complete: bool, lines: list[str], note: str = "") -> str:
+    extra = f"<p>{escape(note)}</p>" if note else ""
     if complete:
-        return '<div class="status complete"><strong>Complete</strong>: every cell finished.</div>'
+        return f'<div class="status complete"><strong>Complete</strong>: every cell finished.{extra}</div>'
     return ('<div class="status incomplete"><strong>INCOMPLETE</strong>: figures are given only for models '
-            "and runs with every seed; missing:" + listing(lines) + "</div>")
+            "and runs with every seed; missing:" + listing(lines) + extra + "</div>")
 
 
 def page(title: str, body: list[str]) -> str:

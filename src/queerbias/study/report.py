@@ -5,7 +5,15 @@ benchmark, the group × model tables of every run and measure), `figures/*.png`,
 `status.json` (complete or not, what is missing, every cell's provenance) and
 `index.html`. The report is built in a temporary folder and then replaces the previous
 one, so no file of an older report survives beside a newer one. An incomplete study
-gets a report that says so at the top of every file and names the missing cells.
+gets a report that says so at the top of every file and names the missing cells (a cell
+started but not finished, with its launches) and the cell folders the study file no
+longer has.
+
+The page opens on the answer: the figure of each method's distance change against its
+costs with the verdict marked and the chosen run named (`figures.overview`), the one
+sentence of the choice, and the compact method table (one number and its spread per cell,
+the rest on hover) whose numbers the figure plots; the full method table is folded below
+it, then the benchmarks' tables and figures, the study file and every cell's provenance.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ from queerbias.study.aggregate import (
 )
 from queerbias.study.judging import choice_line, verdicts
 from queerbias.study.tables import (
+    by_model,
+    compact_table,
+    dropped_text,
     group_csv,
     group_table,
     method_csv,
@@ -72,16 +83,28 @@ def write_report(root: str | Path) -> StudyReport:
     lines = status_lines(state)
     banner = [] if state.complete else ["INCOMPLETE study: figures are given only for models and runs with every "
                                         "seed. Missing:", *(f"- {line}" for line in lines), ""]
+    dropped = dropped_text(state.dropped)
+    banner += [dropped, ""] if dropped else []
     models, runs = list(state.study.models), list(state.study.runs)
-    body = [html.status(state.complete, lines)]
+    judge = state.study.judge
+    body = [html.status(state.complete, lines, dropped)]
 
     columns = method_columns(state)
     rows = method_rows(state, columns)
-    found = verdicts(rows, columns, state.study.judge)
-    table = method_table(rows, columns, found, choice_line(rows, columns, state.study.judge, found))
-    summary = summary_table(rows, columns, found, state.study.judge)
+    found = verdicts(rows, columns, judge)
+    choice = choice_line(rows, columns, judge, found)
+    table = method_table(rows, columns, found, choice)
+    summary = summary_table(rows, columns, found, judge)
     _write_table(out / "methods", [summary, table], banner, intro(state), method_csv(rows, columns, found))
-    body.append(html.section("Method table", html.paragraph(intro(state)), to_html(summary), to_html(table)))
+    answer = [html.paragraph(choice), to_html(compact_table(rows, columns, found, judge)),
+              html.folded("The full method table: before → after, intervals, every figure, time per cell",
+                          *map(to_html, by_model(table))), html.paragraph(intro(state))]
+    first = figures.overview(rows, columns, found, judge, models, runs, out / "figures" / "overview.png")
+    if first is not None:
+        answer.insert(0, html.figure(first, "Each run's change of the headline distance to indifference against "
+                                            "its costs, mean over seeds, bars the seed spread; filled: passes the "
+                                            "judge, hollow: fails, ringed: chosen; shaded: where a cost fails"))
+    body.append(html.section("Which method, at what cost", *answer))
     for benchmark in state.benchmarks:
         body.append(_benchmark(state, benchmark, out, banner, models, runs, rows, columns))
 
@@ -89,7 +112,7 @@ def write_report(root: str | Path) -> StudyReport:
     body.append(html.section("Study config (study.yaml)",
                              html.preformatted(yaml.safe_dump(state.study.record(), sort_keys=False,
                                                               allow_unicode=True))))
-    body.append(html.section("Provenance of every cell", to_html(provenance_table(cells))))
+    body.append(html.section("Provenance of every cell", html.long_values(to_html(provenance_table(cells)))))
     atomic_write(out / "status.json", json.dumps({"complete": state.complete, "missing": lines, "cells": cells},
                                                  indent=2, ensure_ascii=False, default=str) + "\n")
     atomic_write(out / "index.html", html.page(f"Study {state.root.name}", body))
@@ -118,14 +141,17 @@ def _benchmark(state: StudyState, benchmark: str, out: Path, banner: list[str], 
     scopes = group_tables(state, benchmark)
     for scope_table in scopes:
         for run in runs:
+            shown = []
             for measure in scope_table.measures:
                 table = group_table(scope_table, run, measure, models)
                 tables.append(table)
-                parts.append(to_html(table))
+                shown.append(to_html(table))
             stem = f"{benchmark}-{scope_table.scope}-{run}"
             for kind, draw in (("heatmap", figures.heatmap), ("forest", figures.seeds_forest)):
                 path = draw(scope_table, run, models, out / "figures" / f"{kind}-{stem}.png")
                 parts.append(html.figure(path, f"{kind}: {benchmark}, {scope_table.scope}, run {run}"))
+            parts.append(html.folded(f"Tables: {benchmark}, {scope_table.scope}, run {run} (before → after, "
+                                     "intervals, markers)", *shown))
     mine = [c for c in columns if c.benchmark == benchmark]
     if mine:
         path = figures.tradeoff(rows, mine, runs, models, out / "figures" / f"tradeoff-{benchmark}.png")
@@ -150,10 +176,11 @@ def provenance_table(cells: list[dict]) -> Table:
         versions = info.get("versions") or {}
         data = "; ".join(f"{name}: {b['data']} {b['checksum']} ({b['n_items']} items)"
                          for name, b in info["benchmarks"].items())
+        launches = str(info["launches"]) + (f" ({info['interrupted']} interrupted)" if info["interrupted"] else "")
         rows.append([info["cell"], info["status"] + (f": {info['last_line']}" if info["last_line"] else ""),
                      ", ".join(info["commits"]) or "–",
                      ", ".join(f"{k} {v}" for k, v in versions.items() if v) or "–",
-                     info.get("fingerprint") or "–", data or "–", str(info["launches"]),
+                     info.get("fingerprint") or "–", data or "–", launches,
                      "–" if info["seconds"] is None else f"{info['seconds']:.0f} s"])
     return Table(header=["cell", "status", "commit", "versions", "model fingerprint", "data (checksum)",
                          "launches", "time"], rows=rows)

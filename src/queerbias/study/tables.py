@@ -10,6 +10,7 @@ a model and run lacking seeds reads `missing: CELLS` instead, never a number.
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from queerbias.report.formatting import star_legend
 from queerbias.report.tables import Cell, Table, fmt, to_csv
@@ -119,18 +120,41 @@ def method_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple
                        "summed); the first cell of a model also scored the shared base. " + choice)
 
 
-def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
-                  judge: JudgeSettings) -> Table:
-    """The method table narrowed to what judges a run, as the suites declare it (`Judged`): every
-    benchmark's headline figure (pairs: the binary distance), the headline benchmark's details (pairs:
-    soft distance, pair-level |d| and stereotype excess), each guard's figure, general perplexity and
-    the verdict, each cell `before → after (relative change, SD over seeds)`; the full table holds the
-    rest."""
+def by_model(table: Table) -> list[Table]:
+    """A table of one row per run and model (run and model its first two columns) as the page shows
+    it: one table per model, a row per figure and a column per run, so that its many figures wrap
+    within the page instead of running off it."""
+    tables = []
+    for model in dict.fromkeys(row[1] for row in table.rows):
+        rows = [row for row in table.rows if row[1] == model]
+        body = [[title, *(row[index] for row in rows)] for index, title in enumerate(table.header) if index >= 2]
+        tables.append(Table(header=["", *(str(row[0]) for row in rows)], rows=body,
+                            caption=f"{table.caption}: {model}", notes=table.notes))
+    return tables
+
+
+def summary_columns(columns: list[Column], judge: JudgeSettings) -> list[Column]:
+    """What judges a run, as the suites declare it (`Judged`): every benchmark's headline figure
+    (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, pair-level
+    |d| and stereotype excess) and each guard's figure."""
     headline = headline_column(columns, judge.headline)
     chosen = [c for c in columns if "headline" in c.roles]
     if headline is not None:
         chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names and "detail" in c.roles]
     chosen += [guard_column(columns, name) for name in judge.guards if guard_column(columns, name) is not None]
+    return chosen
+
+
+def short_title(column: Column) -> str:
+    return column.short or column.title
+
+
+def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
+                  judge: JudgeSettings) -> Table:
+    """The method table narrowed to what judges a run (`summary_columns`), general perplexity and
+    the verdict, each cell `before → after (relative change, SD over seeds)`; the full table holds
+    the rest."""
+    chosen = summary_columns(columns, judge)
     body = []
     for row in rows:
         cells = [f"{row.run} ({'/'.join(map(str, row.steps)) or '?'} steps)", row.model]
@@ -143,8 +167,7 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
         cells += [relative_text(row.general_perplexity, 2),
                   missing_text(row.missing) if not verdict.judged and row.missing else verdict.text]
         body.append(cells)
-    titles = [c.short or c.title for c in chosen]
-    return Table(header=["run", "model", *titles, "general perplexity", "verdict"], rows=body,
+    return Table(header=["run", "model", *map(short_title, chosen), "general perplexity", "verdict"], rows=body,
                  caption="Method table, summary: base → final checkpoint, mean over seeds",
                  notes="Each cell: before → after (mean change in % of before, or in points for a guard's "
                        "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same direction. "
@@ -152,18 +175,112 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
                        "harmful groups, time) follows.")
 
 
+@dataclass(frozen=True)
+class Change:
+    """A figure's change over seeds as the summary, the compact table and the first figure show it:
+    each seed's change in % of its own before (`unit` "%"), or in the figure's points for a
+    guard's measure (""), their mean and their spread."""
+
+    values: tuple[float, ...]
+    unit: str
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values)
+
+    @property
+    def sd(self) -> float | None:
+        return statistics.stdev(self.values) if len(self.values) >= 3 else None
+
+    @property
+    def bars(self) -> tuple[float, float]:
+        """Error bar lengths below and above the mean: to min and max for 2 seeds, ± SD for 3 or
+        more, none for 1."""
+        if len(self.values) == 2:
+            return self.mean - min(self.values), max(self.values) - self.mean
+        return (self.sd, self.sd) if self.sd is not None else (0.0, 0.0)
+
+    def text(self) -> str:
+        """`-46.8% ± 3.1` (3+ seeds), `-46.8% (-50.1 to -43.5)` (2 seeds), `-46.8%` (1 seed)."""
+        mean = fmt(self.mean, 1, signed=True) + self.unit
+        if len(self.values) == 2:
+            return f"{mean} ({fmt(min(self.values), 1, signed=True)} to {fmt(max(self.values), 1, signed=True)})"
+        return f"{mean} ± {fmt(self.sd, 1)}" if self.sd is not None else mean
+
+
+def change_of(figure: OverSeeds | None, absolute: bool = False) -> Change | None:
+    """The change over seeds of `figure`, in % of before (`absolute`, or a before of 0: in points)."""
+    if figure is None:
+        return None
+    if absolute or figure.relative is None:
+        return Change(figure.deltas, "")
+    return Change(tuple(100.0 * (a - b) / b for a, b in zip(figure.afters, figure.befores, strict=True)), "%")
+
+
 def relative_text(figure: OverSeeds | None, digits: int = 2, absolute: bool = False) -> str:
     """`before → after (±x%, SD y)`: the mean relative change with its SD over seeds (`absolute`:
     the change itself, for measures in points such as accuracy)."""
-    if figure is None:
+    change = change_of(figure, absolute)
+    if change is None:
         return "–"
-    if absolute or figure.relative is None:
-        change, unit = figure.deltas, ""
-    else:
-        change, unit = tuple(100.0 * (a - b) / b for a, b in zip(figure.afters, figure.befores, strict=True)), "%"
-    mean = sum(change) / len(change)
-    spread = f", SD {statistics.stdev(change):.1f}" if len(change) >= 3 else ""
-    return f"{fmt(figure.before, digits)} → {fmt(figure.after, digits)} ({mean:+.1f}{unit}{spread})"
+    spread = f", SD {fmt(change.sd, 1)}" if change.sd is not None else ""
+    return f"{fmt(figure.before, digits)} → {fmt(figure.after, digits)} ({fmt(change.mean, 1, signed=True)}" \
+           f"{change.unit}{spread})"
+
+
+def detail_text(figure: OverSeeds, digits: int) -> str:
+    """What a compact cell leaves out, shown on hover: before → after, the change with its interval,
+    each seed's change and p."""
+    parts = [f"{fmt(figure.before, digits)} → {fmt(figure.after, digits)}",
+             f"change {fmt(figure.delta, digits, signed=True)}"
+             + (f", 95% CI [{fmt(figure.ci[0], digits, signed=True)}, {fmt(figure.ci[1], digits, signed=True)}]"
+                if figure.ci is not None else ""),
+             "per seed: " + ", ".join(fmt(d, digits, signed=True) for d in figure.deltas)]
+    if figure.ps and all(p is not None for p in figure.ps):
+        parts.append("p per seed: " + ", ".join(p_text(p) for p in figure.ps))
+    return "; ".join(parts)
+
+
+def p_text(p: float) -> str:
+    return "<.001" if p < 0.001 else f"{p:.3f}"
+
+
+def perplexity_cost(rows: list[MethodRow]):
+    """(title, row -> figure) of the perplexity a run's cost is read from: general perplexity where
+    the cells measured it, else in-domain perplexity (the compact table and the first figure alike)."""
+    if any(row.general_perplexity for row in rows):
+        return "general perplexity", lambda row: row.general_perplexity
+    return "in-domain perplexity", lambda row: row.perplexity
+
+
+def compact_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
+                  judge: JudgeSettings) -> Table:
+    """The summary as the page shows it first: per cell one number, the mean change over seeds (in %
+    of before, or in points for a guard's measure), and its spread; before → after, the interval,
+    each seed's change and p on hover. The first figure plots these same numbers."""
+    chosen = summary_columns(columns, judge)
+    title, cost = perplexity_cost(rows)
+    body = []
+    for row in rows:
+        cells = [row.run, row.model]
+        for column in chosen:
+            figure = row.figures[column]
+            change = change_of(figure, absolute=column.figure == OVERALL)
+            cells.append(Cell(change.text(), marks="*" if figure.every_seed_significant() else "",
+                              detail=detail_text(figure, column.digits)) if change is not None
+                         else ("missing" if row.missing else "–"))
+        perplexity = cost(row)
+        cells.append(Cell(change_of(perplexity).text(), detail=detail_text(perplexity, 2)) if perplexity is not None
+                     else "–")
+        verdict = found[(row.run, row.model)]
+        cells.append(missing_text(row.missing) if not verdict.judged and row.missing else verdict.text)
+        body.append(cells)
+    return Table(header=["run", "model", *map(short_title, chosen), title, "verdict"], rows=body,
+                 caption="Method table: change base → final checkpoint, mean over seeds",
+                 notes="Each cell: the mean change over seeds in % of before (in points for a guard's measure) "
+                       "and its spread (2 seeds: min to max; 3 or more: ± SD). Hover a number for before → after, "
+                       "the 95% interval, each seed's change and p. * every seed's own test p < .05, all in the "
+                       "same direction. The full table follows, folded.")
 
 
 def names_text(counts: dict[str, int], seeds: int) -> str:
@@ -177,7 +294,7 @@ def _perplexity(figure: OverSeeds | None) -> str:
         return "–"
     relative = figure.relative
     text = change_text(figure, 2)
-    return text if relative is None else text.replace(" (Δ", f" ({relative:+.1f}%; Δ", 1)
+    return text if relative is None else text.replace(" (Δ", f" ({fmt(relative, 1, signed=True)}%; Δ", 1)
 
 
 def method_csv(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict]) -> str:
@@ -211,8 +328,24 @@ def status_lines(state: StudyState) -> list[str]:
     for record in state.missing:
         reason = {"failed": f"failed: {record.last_line}", "not run": "not run yet",
                   "unfinished": "started, not finished (resume: run the study again)"}[record.status]
-        lines.append(f"{record.cell.name}: {reason}")
+        lines.append(f"{record.cell.name}: {reason}{launches_text(record.launches)}")
     for benchmark in state.benchmarks:
         for name in state.unevaluated(benchmark):
             lines.append(f"{name}: no comparison for {benchmark}")
     return lines
+
+
+def launches_text(launches: list[dict]) -> str:
+    """`; 2 launches, 1 interrupted (412 s so far)`: what a cell's launches tell beside its status."""
+    if not launches:
+        return ""
+    interrupted = [launch for launch in launches if launch.get("interrupted")]
+    seconds = sum(launch.get("seconds") or 0 for launch in launches)
+    return (f"; {len(launches)} launch{'es' if len(launches) > 1 else ''}"
+            + (f", {len(interrupted)} interrupted" if interrupted else "") + f" ({seconds:.0f} s so far)")
+
+
+def dropped_text(dropped: list[str]) -> str:
+    """The cell folders the study no longer has, named in the report (never aggregated)."""
+    return (f"{len(dropped)} cell folder(s) in this STUDY are not in its study file (seeds, runs or models "
+            f"dropped from it) and are not reported: {', '.join(dropped)}") if dropped else ""

@@ -16,4 +16,4 @@ if [ ! -e "$stamp" ]; then
     rm -f .venv/.installed-*
     touch "$stamp"
 fi
-
+bash scripts/accelerate-default.sh

@@ -931,6 +931,26 @@ def test_accelerate_launch_shows_only_our_line(launch, config, message, tmp_path
     assert message.format(config=path) in errors[0]
 
 
+def test_a_bare_accelerate_launch_after_setup_is_one_process_without_warnings(tmp_path):
+    """`accelerate launch train/finetune.py` with no flags: setup writes accelerate's default config where
+    there is none (scripts/accelerate-default.sh), so it runs one CPU process here, as `queerbias train`,
+    without five lines of "values were not passed", and a refusal is our one line."""
+    assert "bash scripts/accelerate-default.sh" in (REPO / "scripts" / "setup.sh").read_text()
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    subprocess.run(["bash", str(REPO / "scripts" / "accelerate-default.sh")], env=env, check=True,
+                   capture_output=True)
+    written = (tmp_path / "hf" / "accelerate" / "default_config.yaml").read_text()
+    assert '"num_processes": 1' in written and '"use_cpu": true' in written
+    path = tmp_path / "dup.yaml"
+    path.write_text("model: x\nseed: 1\nseed: 2\n", encoding="utf-8")
+    result = subprocess.run([str(Path(sys.executable).parent / "accelerate"), "launch", str(REPO / "train" / "finetune.py"),
+                             "--config", str(path)], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode != 0 and "were not passed" not in result.stderr, result.stderr[-3000:]
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [
+        f"queerbias train: error: {path}: duplicate key 'seed' on lines 2 and 3; YAML keys must be unique (the "
+        "second would silently win)"], result.stderr[-3000:]
+
+
 @pytest.mark.parametrize(("pairs", "option", "n", "recorded"), [
     ("long_pair", "--long-sentences=skip", 2, {"long_pairs": 1}),
     ("long_pair", "--long-sentences=truncate", 3, {"long_pairs": 1}),

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from queerbias.cli import main
+from queerbias.cli import exit_after, main
 
 #: how long a rank other than 0 waits, after refusing, for rank 0 to end the launch
 SIBLING_GRACE_S = 5.0
@@ -94,4 +94,4 @@ def run(*command: str) -> None:
         os.kill(os.getppid(), signal.SIGTERM)
     for line in held:
         print(line, file=sys.stderr)
-    sys.exit(status)
+    exit_after(status)  # after a refusal at once, without seconds of the interpreter's teardown

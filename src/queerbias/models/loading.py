@@ -36,6 +36,7 @@ from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.kinds import CAUSAL, MASKED, check_causal, for_kind, settle_kind
 from queerbias.models.languages import bind_language, bound_language, run_language
 from queerbias.models.weights import WeightsSource, locate_weights, no_conversion_requests
+from queerbias.progress import quiet_transformers
 from queerbias.records import loads_strict
 
 log = logging.getLogger(__name__)
@@ -339,7 +340,7 @@ def load_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
     """
     weights = locate_weights(path, options.get("revision"), allow_pickle)
     try:
-        with no_conversion_requests():
+        with no_conversion_requests(), quiet_transformers():
             model, info = auto.from_pretrained(path, dtype=dtype, output_loading_info=True,
                                                **{**options, **weights.load_options()}, **extra)
     except pickle.UnpicklingError as err:  # torch.load(weights_only=True) met more than tensors

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, option
+from queerbias.report.tables import fmt
 from queerbias.suites.registry import get_declaration, list_declarations
 
 
@@ -158,9 +159,11 @@ def _failures(row, columns, judge: JudgeSettings) -> list[str]:
         if first is None:
             failures.append(f"{name} not evaluated (its guard cannot pass)")
         elif row.figures[first].delta < -allowed:
-            failures.append(f"{name} {first.measure} {row.figures[first].delta:+.1f} (allowed -{allowed:g})")
+            failures.append(f"{name} {first.measure} {fmt(row.figures[first].delta, 1, signed=True)} "
+                            f"(allowed -{allowed:g})")
     general = row.general_perplexity
     if judge.general_perplexity_pct is not None and general is not None and general.relative is not None \
             and general.relative > judge.general_perplexity_pct:
-        failures.append(f"general perplexity {general.relative:+.1f}% (allowed +{judge.general_perplexity_pct:g}%)")
+        failures.append(f"general perplexity {fmt(general.relative, 1, signed=True)}% "
+                        f"(allowed +{judge.general_perplexity_pct:g}%)")
     return failures

@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tqdm.auto import tqdm
 from transformers import TrainerCallback
 
 from queerbias.distributed import process_state
+from queerbias.progress import bar
 from queerbias.train import checkpoints
 
 #: what a benchmark's entry in a metrics line holds besides its headline's extras
@@ -83,7 +83,10 @@ def extra_figures(bench: dict) -> dict[str, dict[str, float | None]]:
 
 
 def summary_line(label: str, base: dict, now: dict) -> str:
-    """`checkpoint-40: bias 57.5 -> 55.0, bias distance 27.9 -> 20.1 (soft 30.1 -> 25.0), perplexity 31.2 -> 29.8`."""
+    """`checkpoint-40: bias 57.5 -> 55.0, bias distance 27.9 -> 20.1 (soft 30.1 -> 25.0), perplexity 31.2 -> 29.8`.
+
+    An extra's figure that reads the same in the base and now is left out: the line tells what
+    moved, and a setting carried beside the figures (the pair gap's margin) never does."""
     parts = []
     for name, b in now["benchmarks"].items():
         before = base["benchmarks"][name]
@@ -92,9 +95,14 @@ def summary_line(label: str, base: dict, now: dict) -> str:
             was = extra_figures(before).get(extra)
             if not figures or was is None:
                 continue
-            (_, first), *rest = [(key, f"{_figure(was.get(key))} -> {_figure(value)}") for key, value in figures.items()]
+            changes = [(key, f"{_figure(was.get(key))} -> {_figure(value)}") for key, value in figures.items()
+                       if value is None or was.get(key) != value]
+            if not changes:
+                continue
+            (key, first), *rest = changes
             others = ", ".join(f"{key} {change}" for key, change in rest)
-            parts.append(f"{name} {extra} {first}" + (f" ({others})" if others else ""))
+            named = "" if key == next(iter(figures)) else f" {key}"
+            parts.append(f"{name} {extra}{named} {first}" + (f" ({others})" if others else ""))
     for key, name in (("perplexity", "perplexity"), ("general_perplexity", "general perplexity")):
         if now.get(key) is not None and base.get(key) is not None:
             parts.append(f"{name} {base[key]:.2f} -> {now[key]:.2f}")
@@ -106,10 +114,17 @@ def _figure(value) -> str:
     return "n/a" if value is None else f"{value:.1f}"
 
 
+def rate_text(rate: float) -> str:
+    """Two significant digits below 10 (a slow CPU run reads 2.4, not 2), whole numbers above."""
+    return f"{rate:.2g}" if rate < 10 else f"{rate:.0f}"
+
+
 class Progress(TrainerCallback):
     """One bar over the optimizer steps: loss, tokens/s and time left (main process only).
 
-    Tokens/s counts training time only (step begin to step end), not checkpoint evaluation.
+    Tokens/s counts the real tokens a step reads over every process (the corpus batch, and the
+    pair batch where the objective adds one: `EqualiseTrainer`) and training time only (step
+    begin to step end), not checkpoint evaluation.
     """
 
     def __init__(self):
@@ -118,8 +133,7 @@ class Progress(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_local_process_zero:
-            self.bar = tqdm(total=state.max_steps, initial=state.global_step, unit="step",
-                            desc="training", dynamic_ncols=True)
+            self.bar = bar(total=state.max_steps, initial=state.global_step, unit="step", desc="training")
             self.train_seconds, self.start_tokens = 0.0, state.num_input_tokens_seen
 
     def on_step_begin(self, args, state, control, **kwargs):
@@ -130,7 +144,7 @@ class Progress(TrainerCallback):
             return
         self.train_seconds += time.perf_counter() - self.step_started
         tokens = state.num_input_tokens_seen - self.start_tokens  # 0 where a trainer counts none (DPO)
-        rate = f"tok/s={tokens / max(self.train_seconds, 1e-9):.0f}" if tokens else ""
+        rate = f"tok/s={rate_text(tokens / max(self.train_seconds, 1e-9))}" if tokens else ""
         loss = "" if self.loss is None else f" loss={self.loss:.4f}"
         self.bar.set_postfix_str(f"{rate}{loss}".strip(), refresh=False)
         self.bar.update(state.global_step - self.bar.n)

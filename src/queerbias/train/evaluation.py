@@ -7,6 +7,9 @@ writes the folder. The in-training model is scored as it is in memory (eval mode
 float32, adapter active), and put back into training mode afterwards. A benchmark's data
 is loaded once per training run.
 
+Every part shows a bar on the main process (`base: bias`, `step 24: perplexity`, ...), so the
+minutes of a base or final evaluation are never silent.
+
 Perplexity: causal LMs: exp of the mean next-token negative log-likelihood over every
 validation token. Masked LMs have no such quantity; their figure is exp of the mean
 loss at a fixed, seeded 15% of non-special positions replaced by the mask token, which
@@ -23,6 +26,7 @@ import torch
 from queerbias.distributed import process_state
 from queerbias.models import LoadedModel
 from queerbias.models.fingerprint import weights_fingerprint
+from queerbias.progress import bar
 from queerbias.suites.registry import get_suite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.benchmarks import suite_settings
@@ -53,16 +57,19 @@ def fp32_eval(model: torch.nn.Module):
 
 
 def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, tokenizer,
-               mlm_probability: float, batch_size: int = 8, seed: int = 0) -> float:
-    """Held-out perplexity over `chunks` (each process takes its share; sums are all-reduced)."""
+               mlm_probability: float, batch_size: int = 8, seed: int = 0, progress: str | None = None) -> float:
+    """Held-out perplexity over `chunks` (each process takes its share; sums are all-reduced);
+    `progress`: the label of a bar over the main process's documents."""
     state = process_state()
     mine = chunks[state.process_index::state.num_processes]
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     totals = torch.zeros(2, dtype=torch.float64, device=device)  # (nll sum, token count)
     generator = torch.Generator().manual_seed(seed)
-    with torch.inference_mode():
+    with torch.inference_mode(), bar(total=len(mine), unit="doc", desc=progress or "perplexity",
+                                     disable=progress is None or not state.is_local_main_process) as shown:
         for start in range(0, len(mine), batch_size):
+            shown.update(len(mine[start:start + batch_size]))
             batch = mine[start:start + batch_size]
             width = max(len(ids) for ids in batch)
             ids = torch.full((len(batch), width), pad, dtype=torch.long)
@@ -101,15 +108,18 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
     `data`: the benchmarks' loaded data (`train.benchmarks.load_data`).
     """
     record = {**extra_meta, "perplexity": None, "general_perplexity": None, "benchmarks": {}}
+    step = extra_meta.get("step")
+    stage = "base" if not step else f"step {step}"  # each bar says what it evaluates, on the main process
     with fp32_eval(model):
         view = scoring_view(model)
         if config.eval.perplexity and validation:
             record["perplexity"] = perplexity(view, validation, lm_template.kind, lm_template.tokenizer,
-                                              config.mlm_probability, seed=config.seed)
+                                              config.mlm_probability, seed=config.seed,
+                                              progress=f"{stage}: perplexity")
         if general:
             record["general_perplexity"] = perplexity(view, general, lm_template.kind,
                                                       lm_template.tokenizer, config.mlm_probability,
-                                                      seed=config.seed)
+                                                      seed=config.seed, progress=f"{stage}: general perplexity")
         lm = LoadedModel(spec=spec, model=view, tokenizer=lm_template.tokenizer,
                          kind=lm_template.kind, fingerprint=weights_fingerprint(view),
                          source={**lm_template.source, "base_spec": lm_template.spec})
@@ -119,7 +129,7 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
             suite = get_suite(bench.suite)
             settings = suite_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
             summary = run_to_dir(suite, lm, data[name], out_root / name, settings,
-                                 extra_meta=meta, progress=False)
+                                 extra_meta=meta, progress=f"{stage}: {name}")
             # label, overall, groups and the suite's extras (pairs: the distance to indifference)
             record["benchmarks"][name] = {"suite": bench.suite, "data": bench.data or suite.data_default,
                                           **summary["headline"]}

@@ -64,7 +64,7 @@ def _perplexity_sentence(run: TrainingRun) -> str:
 
 
 def _percent(before: float, after: float) -> str:
-    return f"{100 * (after / before - 1):+.1f}%"
+    return f"{fmt(100 * (after / before - 1), 1, signed=True)}%"
 
 
 def _model_section(run: TrainingRun) -> str:

@@ -49,6 +49,7 @@ class EqualiseTrainer(Trainer):
         micro = self._micro[1] if self._micro[0] == step else 0
         self._micro = (step, micro + 1)
         pairs = self.batches.draw(step, micro, self.process_index)
+        self._count_tokens(pairs)
         with self.accelerator.autocast():
             loss = pair_loss(self.scorer, pairs, self.settings)
         self._pair_losses.append(loss.detach())
@@ -69,6 +70,16 @@ class EqualiseTrainer(Trainer):
             total = total + self.settings.anchor_term * (
                 anchor / self.current_gradient_accumulation_steps if scaled else anchor)
         return (total, result[1]) if return_outputs else total
+
+    def _count_tokens(self, pairs) -> None:
+        """The pair batch's real tokens (each distinct sentence once, every process) join the trainer's
+        count of input tokens, so that tokens/s counts what a step reads, not the corpus batch alone."""
+        if self.args.include_num_input_tokens_seen in (False, "no"):
+            return
+        sentences = {text for pair in pairs for text in (pair.sent_more, pair.sent_less)}
+        local = torch.tensor([sum(len(self.scorer.encode(text).ids) for text in sentences)],
+                             device=self.accelerator.device)
+        self.state.num_input_tokens_seen += int(self.accelerator.gather(local).sum())
 
     def log(self, logs: dict, *args, **kwargs) -> None:
         if "loss" in logs and self._pair_losses:

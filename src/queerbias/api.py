@@ -20,7 +20,7 @@ import pandas as pd
 from queerbias.comparison import delta_plots
 from queerbias.comparison.compare import compare_runs, write_outputs
 from queerbias.comparison.delta_tables import delta_rows, render_delta_tables
-from queerbias.comparison.runs import check_labels
+from queerbias.comparison.runs import check_labels, unique_defaults
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, to_dict
 from queerbias.report import plots
@@ -243,7 +243,8 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
     options = from_mapping(CompareOptions, {"soft_test": soft_test, "correction": correction, "resamples": resamples,
                                             "seed": seed, "best": best, "ppl_margin": ppl_margin}, "compare")
     afters = list(after) if isinstance(after, (list, tuple)) else [after]
-    runs = check_labels([_record(run) for run in (before, *afters)],
+    given = (before, *afters)
+    runs = check_labels(unique_defaults([_record(run) for run in given], [not isinstance(run, RunRecord) for run in given]),
                         "give them labels: load_run(path, label=...) or score(..., label=...)")
     out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from queerbias.report.plots import forest_height_px
 from .score_dirs import GROUPS, make_pairs, png_size, shifted, write_score_dir
 
 FAST = CompareOptions(resamples=2000, seed=7)
+REPO = Path(__file__).resolve().parents[2]
 GROUPS_WITH_UNCHANGED = {**GROUPS, "asexual": 3}
 
 
@@ -285,3 +287,30 @@ def test_compare_reports_the_distance_in_delta_json_tables_and_trajectory(runs, 
     assert "Distance to indifference" in markdown and "Distance to indifference" in (tmp_path / "out" / "delta.tex").read_text()
     assert json.loads((tmp_path / "out" / "delta.json").read_text())["comparisons"][0]["distance"] == distance
     assert paths
+
+
+def _training_dir(path, pairs, step: int):
+    """A benchmark folder of a training run's base (step 0) or checkpoint, as the run writes it."""
+    write_score_dir(path, pairs, step=step)
+    summary = json.loads((path / "summary.json").read_text())
+    summary["meta"]["run"] = str(path.parents[1])
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def test_checkpoints_of_a_run_are_labelled_by_step(tmp_path, cli, capsys):
+    """Every checkpoint's benchmark folder has the same name: the default label is the step (docs/compare.md)."""
+    before = make_pairs()
+    dirs = [_training_dir(tmp_path / "RUN" / folder / "B", shifted(before, seed=step, shift=step / 4) if step else before,
+                          step) for folder, step in (("base", 0), ("checkpoint-2", 2), ("checkpoint-4", 4))]
+    assert cli(["compare", *map(str, dirs), "--out", str(tmp_path / "out"), "--resamples", "200"]) == 0, \
+        capsys.readouterr().err
+    saved = json.loads((tmp_path / "out" / "delta.json").read_text())
+    assert [c["after"]["label"] for c in saved["comparisons"]] == ["step-2", "step-4"]
+    assert saved["comparisons"][0]["before"]["label"] == "base"
+    other = _training_dir(tmp_path / "OTHER" / "checkpoint-4" / "B", shifted(before, seed=9, shift=1.0), 4)
+    assert cli(["compare", str(dirs[0]), str(dirs[2]), str(other), "--out", str(tmp_path / "two"),
+                "--resamples", "200"]) == 0
+    saved = json.loads((tmp_path / "two" / "delta.json").read_text())
+    assert [c["after"]["label"] for c in saved["comparisons"]] == ["RUN/step-4", "OTHER/step-4"]
+    assert "`queerbias compare RUN/checkpoint-2/B RUN/checkpoint-4/B" in (REPO / "docs" / "compare.md").read_text()

@@ -56,10 +56,11 @@ SCHEMA_VERSION = 2  # 1: summaries before the suite protocol (pair runs without 
 # -- running ------------------------------------------------------------------------
 
 def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, extra_meta: dict | None = None,
-               overwrite: bool = False, progress: bool = True, **load_options) -> dict:
+               overwrite: bool = False, progress: bool | str = True, **load_options) -> dict:
     """Evaluate `lm` (a loaded model or a spec) on `data` (a spec, or `load_data`'s result) into
     `out_dir`; returns the summary on every process. The main process holds the folder's lock
-    throughout: a second run into the same folder is refused while this one runs."""
+    throughout: a second run into the same folder is refused while this one runs. `progress`: a
+    bar on the main process (a text: the bar's label, else the suite's name)."""
     from queerbias.distributed import process_state
 
     state = process_state()
@@ -100,8 +101,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     cut_partial_line(sink_path)
     total = sum(len(chunks[c]) for c in mine)
     with _eval_mode(lm, language), open(sink_path, "a", encoding="utf-8") as sink, _bar(
-            total, total - sum(len(chunks[c]) for c in todo), suite.name,
-            progress and state.is_local_main_process) as bar:
+            total, total - sum(len(chunks[c]) for c in todo), progress if isinstance(progress, str) else suite.name,
+            bool(progress) and state.is_local_main_process) as bar:
         produced = suite.evaluate(lm, (chunks[c] for c in todo), settings)
         for index, rows in zip(todo, produced, strict=True):
             _append(sink, key, index, len(chunks[index]), rows, suite)
@@ -239,9 +240,9 @@ class _eval_mode:
 
 
 def _bar(total: int, initial: int, name: str, enabled: bool):
-    from tqdm.auto import tqdm
+    from queerbias.progress import bar
 
-    return tqdm(total=total, initial=initial, unit="item", desc=name, disable=not enabled, dynamic_ncols=True)
+    return bar(total=total, initial=initial, unit="item", desc=name, disable=not enabled)
 
 
 # -- partial results ----------------------------------------------------------------
@@ -477,7 +478,7 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
         raise QueerbiasError(f"{summary_path}: written by a newer queerbias (schema "
                              f"{summary['schema_version']}); update queerbias to read it")
     suite = get_suite(name)
-    record = RunRecord(suite, label or path.resolve().name, path, summary)
+    record = RunRecord(suite, label or default_label(path, summary), path, summary)
     missing = [key for key in suite.summary_keys if key not in summary]
     if missing or not isinstance(summary.get("meta"), dict):
         raise QueerbiasError(f"{summary_path}: not a {name} summary (no {', '.join(missing) or 'meta'})")
@@ -486,6 +487,17 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
         raise QueerbiasError(f"{summary_path}: the run has no {headline.label} (an empty run)")
     integrity.check_summary(suite, record.rows(), summary, record.settings, summary_path)
     return record
+
+
+def default_label(path: Path, summary: dict) -> str:
+    """A run's label when none is given: a training run's evaluation by its step (`base`, `step-N`,
+    as the run's own compare report names them; every checkpoint's benchmark folder has the same
+    name), any other run by its folder's name."""
+    meta = summary.get("meta") if isinstance(summary.get("meta"), dict) else {}
+    step = meta.get("step")
+    if isinstance(step, int) and not isinstance(step, bool) and "run" in meta:
+        return "base" if step == 0 else f"step-{step}"
+    return path.resolve().name
 
 
 def _read_rows(record: RunRecord):

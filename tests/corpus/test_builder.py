@@ -247,6 +247,13 @@ def test_cli_builds_from_a_manifest_with_overrides(tmp_path: Path, inputs, capsy
     assert "cli: " in capsys.readouterr().out
 
 
+def test_output_folder_alone_names_the_corpus(tmp_path: Path, capsys):
+    source = write_jsonl(tmp_path / "a.jsonl", [article("t1", ARTICLE, "2021-04-01")])
+    assert cli_main(["corpus", "build", "--source", str(source), "-o", str(tmp_path / "my-corpus")]) == 0
+    stats = json.loads((tmp_path / "my-corpus" / "stats.json").read_text(encoding="utf-8"))
+    assert stats["name"] == "my-corpus" and capsys.readouterr().out.startswith("my-corpus: ")
+
+
 def test_opt_out_urls_match_at_a_path_boundary_and_ignore_host_case(tmp_path: Path):
     docs = [article(f"t{i}", ARTICLE + f" Teil {i}.", "2021-04-01") | {"url": url}
             for i, url in enumerate(["https://taz.de/@alice/1", "https://taz.de/@alice2/2",

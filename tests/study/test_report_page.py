@@ -11,6 +11,7 @@ import json
 import re
 import statistics
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -170,3 +171,27 @@ def _markdown_tables(text: str) -> dict[str, list[list[str]]]:
 
 def _unescape(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
+
+
+def test_each_heatmap_label_reads_on_its_cell(finished_study, tmp_path, monkeypatch):
+    from queerbias.study import figures
+    from queerbias.study.aggregate import group_tables, read_state
+
+    drawn = []
+    monkeypatch.setattr(figures, "save_figure", lambda fig, path, **kwargs: drawn.append(fig) or path)
+    table = group_tables(read_state(finished_study.root), "bias")[0]
+    figures.heatmap(table, "lm", list(MODELS), tmp_path / "heatmap.png")
+    checked = 0
+    for ax in drawn[0].axes:
+        if not ax.images:
+            continue  # a colour bar
+        image = ax.images[0]
+        values = image.get_array()
+        for text in ax.texts:
+            col, row = (round(v) for v in text.get_position())
+            value = values[row, col]
+            background = image.cmap.get_bad() if np.ma.getmaskarray(values)[row, col] else image.cmap(image.norm(value))
+            assert text.get_color() == label_colour(background)
+            checked += 1
+    assert checked == len(table.entries) * len(MODELS) * len(table.measures)
+    assert {text.get_color() for ax in drawn[0].axes for text in ax.texts} == {"black", "white"}

@@ -10,6 +10,7 @@ import torch
 from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.pair_scores import pair_requests
+from queerbias.scoring.scorer import group_requests
 from queerbias.train.config import config_from_dict
 from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import batch_tensors, pair_loss, training_scorer
@@ -136,3 +137,41 @@ def test_coarsened_divergence_is_a_lower_bound_equal_without_rest_mass():
     peaked_b = torch.log_softmax(torch.tensor([[8.0, 9.0, -40.0, -40.0]]), -1)
     assert divergence(*coarsened(peaked_a, peaked_b, 2), "js").item() == pytest.approx(
         divergence(peaked_a, peaked_b, "js").item(), rel=1e-4)
+
+
+@pytest.mark.parametrize("family", ["tiny_gpt2", "tiny_llama", "tiny_gemma"])
+def test_the_prefix_tree_pass_gives_the_padded_rows(family, request):
+    """Training scores a pair batch in one pass over the prefix tree of its sentences (what they share
+    computed once, nothing padded): the same rows as the padded pass, checked once per scorer."""
+    lm = load_model(str(request.getfixturevalue(family)))
+    scorer = training_scorer(lm.model, lm.tokenizer, lm.kind)
+    _, requests = pair_requests(scorer, PAIRS)
+    tree = scorer.distribution_tensor(requests)
+    assert scorer._tree is True
+    keys, padded = scorer._distributions(list(group_requests(requests).items()))
+    order = [keys.index(request) for request in requests]
+    assert torch.allclose(tree, padded[order], atol=1e-5)
+
+
+def test_a_model_without_4d_masks_keeps_the_padded_pass(tiny_llama, monkeypatch):
+    lm = load_model(str(tiny_llama))
+    scorer = training_scorer(lm.model, lm.tokenizer, lm.kind)
+
+    def refuses(*args, **kwargs):
+        raise TypeError("forward() got an unexpected keyword argument 'position_ids'")
+
+    monkeypatch.setattr(scorer, "_tree_distributions", refuses)
+    _, requests = pair_requests(scorer, PAIRS)
+    rows = scorer.distribution_tensor(requests)
+    assert scorer._tree is False and rows.shape == (len(requests), lm.model.config.vocab_size)
+
+
+@pytest.mark.parametrize("family", ["tiny_llama", "tiny_bert"])
+def test_the_pair_loss_skips_what_both_sentences_share_without_changing_d(family, request):
+    """A causal LM's positions before the first differing token add the same to both scores: training
+    leaves them out (fewer rows through the LM head), and s_more - s_less stays what it was."""
+    lm = load_model(str(request.getfixturevalue(family)))
+    scorer = training_scorer(lm.model, lm.tokenizer, lm.kind)
+    every, only = (batch_tensors(scorer, PAIRS, difference_only=flag) for flag in (False, True))
+    assert torch.allclose(every.more - every.less, only.more - only.less, atol=1e-5)
+    assert (len(only.requests) < len(every.requests)) == (lm.kind == "causal")

@@ -121,3 +121,40 @@ def test_masked_lora_trains_head_transform_not_decoder(tiny_bert, tmp_path):
     assert any("predictions.transform.dense" in k for k in keys)
     assert any("lora_A" in k and "query" in k for k in keys)
     assert not any("decoder" in k for k in keys)
+
+
+@pytest.mark.parametrize("family", ["tiny_gpt2", "tiny_bert"])
+def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request):
+    """exp of the mean NLL over every held-out token (causal) or over a seeded 15% of positions
+    masked per batch of 8 (masked), each document through the model alone, unpadded."""
+    import math
+
+    import torch
+
+    from queerbias.models import load_model
+    from queerbias.train.evaluation import _fixed_masking, perplexity
+
+    lm = load_model(str(request.getfixturevalue(family)))
+    lm.model.eval()
+    tokenizer = lm.tokenizer
+    docs = [tokenizer(text)["input_ids"] for text in ("Schwule Männer sind nett.", "Lesbische Frauen sind klug.",
+                                                       "Queere Menschen lesen gern und lachen viel.")]
+    total, count = 0.0, 0
+    with torch.no_grad():
+        if lm.kind == "causal":
+            for ids in docs:
+                logits = lm.model(input_ids=torch.tensor([ids])).logits[0, :-1]
+                total += float(torch.nn.functional.cross_entropy(logits, torch.tensor(ids[1:]), reduction="sum"))
+                count += len(ids) - 1
+        else:
+            width = max(map(len, docs))
+            ids = torch.tensor([d + [tokenizer.pad_token_id] * (width - len(d)) for d in docs])
+            mask = torch.tensor([[1] * len(d) + [0] * (width - len(d)) for d in docs])
+            inputs, targets = _fixed_masking(ids, mask, tokenizer, 0.5, torch.Generator().manual_seed(0))
+            logits = lm.model(input_ids=inputs, attention_mask=mask).logits
+            total = float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum",
+                                                            ignore_index=-100))
+            count = int((targets != -100).sum())
+    assert count > 0
+    measured = perplexity(lm.model, docs, lm.kind, tokenizer, mlm_probability=0.5, seed=0)
+    assert measured == pytest.approx(math.exp(total / count), rel=1e-5)

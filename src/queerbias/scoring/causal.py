@@ -4,6 +4,17 @@ The reference feeds the prefix before each scored token to the model again; a
 causal model's logits at position p-1 of the full sentence are the same numbers,
 so one pass serves every position. Batches are padded on the right (position
 ids then match an unpadded pass) and the LM head runs only where a score is read.
+
+Training (`distribution_tensor`) reads one batch of counterfactual pairs per step, whose
+sentences share long beginnings (a frame's opening, the words before the identity
+phrase). There the batch is one prefix tree: every distinct beginning is one token of a
+single row, its position id its depth and its attention restricted to its ancestors
+(a 4D mask), so what the sentences share is computed once and nothing is padded; each
+hidden state is the one a sentence's own pass computes. Whether a model honours such a
+mask (position ids and a custom 4D mask; ALiBi models, for one, do not) is checked once
+against the padded pass, with dropout off, and the padded pass is kept where it does not, and
+for a batch with a sentence longer than the model's sliding attention window (one mask serves
+every layer).
 """
 
 from __future__ import annotations
@@ -11,7 +22,7 @@ from __future__ import annotations
 import torch
 
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.scorer import Request, Scorer, group_requests, picked
+from queerbias.scoring.scorer import Request, Scorer, group_requests
 
 
 class _SoftcappedHead(torch.nn.Module):
@@ -35,11 +46,9 @@ class CausalScorer(Scorer):
         cap = getattr(self.model.config, "final_logit_softcapping", None)
         return body, (_SoftcappedHead(head, cap) if cap else head)
 
-    def _distributions(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
-        """(requests, log-softmax rows over the vocabulary) of every wanted position of these
-        sentences from one right-padded forward pass: the row of (ids, p) is the model's
-        next-token distribution after ids[:p]. Keeps the autograd graph unless called under
-        inference mode."""
+    def _padded(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """One right-padded batch of the sentences: (ids, mask, rows, cols, requests), where the
+        request (ids, p) is read at (row, p - 1), the model's next-token distribution after ids[:p]."""
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         input_ids, attention = pad_right([ids for ids, _ in wanted], pad_id, self.lm.device)
         rows, cols, keys = [], [], []
@@ -48,18 +57,25 @@ class CausalScorer(Scorer):
                 rows.append(row)
                 cols.append(p - 1)
                 keys.append((ids, p))
+        device = self.lm.device
+        return input_ids, attention, torch.tensor(rows, device=device), torch.tensor(cols, device=device), keys
+
+    def _distributions(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """(requests, log-softmax rows over the vocabulary) of every wanted position of these
+        sentences from one right-padded forward pass. Keeps the autograd graph unless called under
+        inference mode."""
+        input_ids, attention, rows, cols, keys = self._padded(wanted)
         if not keys:
             return keys, None
-        device = self.lm.device
-        return keys, self._logits_at(input_ids, attention, torch.tensor(rows, device=device),
-                                     torch.tensor(cols, device=device))
+        return keys, self._logits_at(input_ids, attention, rows, cols)
 
     def _forward(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
-        """(requests, log-probabilities of their true tokens), from `_distributions`."""
-        keys, rows = self._distributions(wanted)
-        if rows is None:
+        """(requests, log-probabilities of their true tokens) from one padded pass, the LM head and
+        log-softmax a bounded number of rows at a time (`Scorer._picked_at`)."""
+        input_ids, attention, rows, cols, keys = self._padded(wanted)
+        if not keys:
             return keys, torch.zeros(0, device=self.lm.device)
-        return keys, picked(rows, [ids[p] for ids, p in keys])
+        return keys, self._picked_at(input_ids, attention, rows, cols, [ids[p] for ids, p in keys])
 
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = list(group_requests(requests).items())
@@ -74,6 +90,80 @@ class CausalScorer(Scorer):
         return results
 
     def distribution_tensor(self, requests: list[Request]) -> torch.Tensor:
+        if self._tree is None:
+            self._tree = self._tree_matches_padded()
+        if self._tree and self._within_window(requests):
+            return self._tree_distributions(requests)
         keys, rows = self._distributions(list(group_requests(requests).items()))
         order = {key: i for i, key in enumerate(keys)}
         return rows[torch.tensor([order[r] for r in requests], dtype=torch.long, device=rows.device)]
+
+    _tree: bool | None = None  # whether this model computes a prefix tree as its padded pass (checked once)
+
+    def _tree_distributions(self, requests: list[Request]) -> torch.Tensor:
+        """The rows of `distribution_tensor`, in request order, from one pass over the prefix tree
+        of the sentences: the row of (ids, p) is the hidden state of the tree node ids[:p] (shared
+        by every sentence that begins so) through the LM head."""
+        tree = PrefixTree(list(dict.fromkeys(ids for ids, _ in requests)))
+        device = self.lm.device
+        ids, positions, mask = tree.tensors(device)
+        nodes = torch.tensor([tree.node(ids_[:p]) for ids_, p in requests], dtype=torch.long, device=device)
+        return self._logits_at(ids, mask, torch.zeros_like(nodes), nodes, position_ids=positions)
+
+    def _within_window(self, requests: list[Request]) -> bool:
+        """Whether every sentence fits the model's sliding attention window (if it has one): one 4D
+        mask serves every layer, so a sliding layer must see each sentence whole, as it does then."""
+        window = getattr(self.model.config, "sliding_window", None)
+        return not window or max(len(ids) for ids, _ in requests) <= window
+
+    def _tree_matches_padded(self) -> bool:
+        """Whether the prefix-tree pass gives the padded pass's rows on two sentences that share their
+        beginning (float32, dropout off, within 1e-4)."""
+        probe = [self.encoder(text).ids[:self.lm.max_length] for text in
+                 ("Das ist ein kurzer Test, ob alles passt.", "Das ist ein langer Test.")]
+        wanted = [(ids, set(range(1, len(ids)))) for ids in probe]
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode(), torch.autocast(self.lm.device.type, enabled=False):
+                keys, padded = self._distributions(wanted)
+                tree = self._tree_distributions(keys)
+        except (RuntimeError, TypeError, ValueError):  # a model that takes no 4D mask or position ids
+            return False
+        finally:
+            self.model.train(was_training)
+        return torch.allclose(padded, tree, atol=1e-4, rtol=1e-4)
+
+
+class PrefixTree:
+    """The distinct beginnings of some token sequences as the nodes of one tree, parents first:
+    node i holds one token at depth i (its position id) and attends to its ancestors and itself."""
+
+    def __init__(self, sequences: list[tuple[int, ...]]):
+        self._index: dict[tuple[int, ...], int] = {}
+        self.tokens: list[int] = []
+        self.depths: list[int] = []
+        self.parents: list[int] = []
+        for ids in sequences:
+            for end in range(1, len(ids) + 1):
+                prefix = ids[:end]
+                if prefix not in self._index:
+                    self._index[prefix] = len(self.tokens)
+                    self.tokens.append(ids[end - 1])
+                    self.depths.append(end - 1)
+                    self.parents.append(self._index[ids[:end - 1]] if end > 1 else -1)
+
+    def node(self, prefix: tuple[int, ...]) -> int:
+        return self._index[prefix]
+
+    def tensors(self, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """input ids and position ids ([1, nodes]) and the attention mask ([1, 1, nodes, nodes], True
+        where a node may attend)."""
+        size = len(self.tokens)
+        mask = torch.zeros((size, size), dtype=torch.bool)
+        for node, parent in enumerate(self.parents):
+            if parent >= 0:
+                mask[node] = mask[parent]
+            mask[node, node] = True
+        return (torch.tensor([self.tokens], device=device), torch.tensor([self.depths], device=device),
+                mask[None, None].to(device))

@@ -86,13 +86,31 @@ def _more_less(pair: Pair, first, second):
     return (second, first) if pair.direction == "antistereo" else (first, second)
 
 
-def pair_requests(scorer: Scorer, pairs: Sequence[Pair]) -> tuple[list, list[Request]]:
+def pair_requests(scorer: Scorer, pairs: Sequence[Pair], difference_only: bool = False) -> tuple[list, list[Request]]:
     """Each pair's plan (encoding and scored positions of both sentences, in the reference's
-    order) and the distinct (sentence, position) requests the plans need, in order."""
+    order) and the distinct (sentence, position) requests the plans need, in order.
+
+    `difference_only` (training, which reads only s_more - s_less): positions whose context and
+    token the two sentences share are left out of both plans. A causal LM's scored tokens
+    before the first differing token add the same log-probability to both sums, so with the
+    sum reduction the difference stays what it is (a mean would change); nothing else is left out.
+    """
     plans = [pair_positions(scorer, pair) for pair in pairs]
+    if difference_only and scorer.kind == "causal" and scorer.config.reduction == "sum":
+        plans = [_without_shared_context(plan) for plan in plans]
     requests = list(dict.fromkeys((enc.ids, p) for plan in plans for enc, positions in plan
                                   for p in positions))
     return plans, requests
+
+
+def _without_shared_context(plan):
+    """A causal pair's plan without the aligned positions p == p' before the first difference:
+    there both sentences predict the same token from the same context."""
+    (first, pos1), (second, pos2) = plan
+    differ = next((i for i, (a, b) in enumerate(zip(first.ids, second.ids)) if a != b),
+                  min(len(first.ids), len(second.ids)))
+    kept = [(p1, p2) for p1, p2 in zip(pos1, pos2, strict=True) if not (p1 == p2 < differ)]
+    return (first, [p1 for p1, _ in kept]), (second, [p2 for _, p2 in kept])
 
 
 def oriented_scores(scorer: Scorer, pairs: Sequence[Pair], plans: list, requests: list[Request],

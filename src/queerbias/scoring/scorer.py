@@ -27,6 +27,8 @@ from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import Encoding, SentenceEncoder
 
 Request = tuple[tuple[int, ...], int]  # (token ids, position)
+#: rows of the LM head at a time where only the true tokens' log-probabilities are kept
+HEAD_ROWS = 256
 
 
 class NonFiniteScores(QueerbiasError):
@@ -168,15 +170,30 @@ class Scorer(ABC):
     def _split_model(self): ...
 
     def _logits_at(self, ids: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor,
-                   cols: torch.Tensor) -> torch.Tensor:
+                   cols: torch.Tensor, position_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Log-softmax (fp32) over the vocabulary at (rows[i], cols[i]) of the batch."""
+        hidden, head = self._states_at(ids, mask, rows, cols, position_ids)
+        return torch.log_softmax(head(hidden).float(), dim=-1)
+
+    def _picked_at(self, ids: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                   targets: Sequence[int]) -> torch.Tensor:
+        """`picked(_logits_at(...), targets)`, the LM head and log-softmax run `HEAD_ROWS` rows at a
+        time: each row's numbers are the same, and a batch never holds its rows x vocabulary twice
+        over (2,000 positions of Gemma's 262k vocabulary: 2 GB each)."""
+        hidden, head = self._states_at(ids, mask, rows, cols)
+        targets = torch.tensor(list(targets), dtype=torch.long, device=hidden.device)
+        return torch.cat([torch.log_softmax(head(hidden[start:start + HEAD_ROWS]).float(), dim=-1)
+                          .gather(-1, targets[start:start + HEAD_ROWS, None]).squeeze(-1)
+                          for start in range(0, len(targets), HEAD_ROWS)])
+
+    def _states_at(self, ids, mask, rows, cols, position_ids=None):
+        """(what the LM head reads at (rows[i], cols[i]), the head): the body's hidden states where the
+        head splits off (`_positionwise_head`), else the full model's logits and no-op."""
+        extra = {} if position_ids is None else {"position_ids": position_ids}
         if self._project is not None:
             body, head = self._project
-            hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
-            logits = head(hidden[rows, cols])
-        else:
-            logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
-        return torch.log_softmax(logits.float(), dim=-1)
+            return body(input_ids=ids, attention_mask=mask, **extra).last_hidden_state[rows, cols], head
+        return self.model(input_ids=ids, attention_mask=mask, **extra).logits[rows, cols], torch.nn.Identity()
 
 
 def picked(rows: torch.Tensor, targets: Sequence[int]) -> torch.Tensor:

@@ -28,7 +28,10 @@ def anchor_loss(logits: torch.Tensor, base: torch.Tensor, attention_mask: torch.
     """Mean over attended positions of KL(P_base || P_model) ([batch, length, vocabulary] logits)."""
     vocabulary = logits.shape[-1]
     model_rows = torch.log_softmax(logits.float(), -1).reshape(-1, vocabulary)
-    base_rows = torch.log_softmax(base.float(), -1).reshape(-1, vocabulary)
+    with torch.no_grad():  # the base's logits serve nothing else: normalised in place, no second copy
+        base_rows = base.float()
+        base_rows -= torch.logsumexp(base_rows, -1, keepdim=True)
+        base_rows = base_rows.reshape(-1, vocabulary)
     if attention_mask is not None:
         keep = attention_mask.reshape(-1).bool()
         model_rows, base_rows = model_rows[keep], base_rows[keep]

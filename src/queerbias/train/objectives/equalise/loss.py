@@ -72,10 +72,12 @@ class BatchTensors:
     requests: list
 
 
-def batch_tensors(scorer: Scorer, pairs: list[Pair]) -> BatchTensors:
+def batch_tensors(scorer: Scorer, pairs: list[Pair], difference_only: bool = False) -> BatchTensors:
     """s(sent_more), s(sent_less) (the positions, BOS handling and reduction of `score_pairs`,
-    unrounded, with the autograd graph) and the log-probability rows behind them."""
-    plans, requests = pair_requests(scorer, pairs)
+    unrounded, with the autograd graph) and the log-probability rows behind them.
+    `difference_only`: without the positions that add the same to both scores
+    (`pair_requests`), which is all a loss on s_more - s_less needs."""
+    plans, requests = pair_requests(scorer, pairs, difference_only)
     rows = scorer.distribution_tensor(requests)
     more, less = oriented_scores(scorer, pairs, plans, requests, picked(rows, [ids[p] for ids, p in requests]))
     return BatchTensors(more, less, rows, plans, requests)
@@ -85,7 +87,7 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
     """The bracketed pair loss of one batch (without the weight): the score terms on
     s(sent_more) - s(sent_less), plus `clp_term` times the counterfactual pairing term
     (`equalise.pairing`) on the same forward pass's next-token distributions."""
-    batch = batch_tensors(scorer, pairs)
+    batch = batch_tensors(scorer, pairs, difference_only=True)
     loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
                          settings.group_term, settings.sign_term, settings.temperature)
     if settings.clp_term:

@@ -52,20 +52,38 @@ def divergence(a: torch.Tensor, b: torch.Tensor, kind: str) -> torch.Tensor:
     raise ValueError(f"unknown divergence {kind!r}; expected one of {DIVERGENCES}")
 
 
-def coarsened(a: torch.Tensor, b: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Both batches of log-probability rows on the k tokens most likely under either, plus one
-    outcome for the rest of the vocabulary ([n, vocabulary] -> [n, k + 1])."""
+def coarsened(a: torch.Tensor, b: torch.Tensor, k: int, index_a: torch.Tensor | None = None,
+              index_b: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows `index_a` of a and `index_b` of b (all rows where None; batches of log-probability rows)
+    on the k tokens most likely under either, plus one outcome for the rest of the vocabulary
+    ([n, vocabulary] -> [n, k + 1]). Only those k columns are gathered with the autograd graph, in
+    one gather where a and b are the same rows, so the backward pass fills one buffer of a's size
+    rather than one per copy of whole rows."""
+    if index_a is not None or index_b is not None:
+        every = torch.arange(a.shape[0], device=a.device)
+        index_a = every if index_a is None else index_a
+        index_b = every if index_b is None else index_b
     if k >= a.shape[-1]:
-        return a, b
+        return (a, b) if index_a is None else (a[index_a], b[index_b])
     with torch.no_grad():
-        chosen = torch.topk(torch.maximum(a, b), k, dim=-1).indices
+        first, second = (a, b) if index_a is None else (a[index_a], b[index_b])
+        chosen = torch.topk(torch.maximum(first, second, out=first if index_a is not None else None), k,
+                            dim=-1).indices
+        del first, second
+    if a is b and index_a is not None:
+        kept = a[torch.cat([index_a, index_b]).unsqueeze(-1), torch.cat([chosen, chosen])]
+        kept_a, kept_b = kept[:len(index_a)], kept[len(index_a):]
+    elif index_a is not None:
+        kept_a, kept_b = a[index_a.unsqueeze(-1), chosen], b[index_b.unsqueeze(-1), chosen]
+    else:
+        kept_a, kept_b = a.gather(-1, chosen), b.gather(-1, chosen)
+    return with_rest(kept_a), with_rest(kept_b)
 
-    def with_rest(rows: torch.Tensor) -> torch.Tensor:
-        kept = rows.gather(-1, chosen)
-        rest = torch.log1p(-kept.exp().sum(-1).clamp(max=1.0 - 1e-6))
-        return torch.cat([kept, rest.unsqueeze(-1)], dim=-1)
 
-    return with_rest(a), with_rest(b)
+def with_rest(kept: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of the kept tokens, plus one outcome for all the others."""
+    rest = torch.log1p(-kept.exp().sum(-1).clamp(max=1.0 - 1e-6))
+    return torch.cat([kept, rest.unsqueeze(-1)], dim=-1)
 
 
 def paired_positions(kind: str, first, second, limit: int | None = None) -> list[tuple[int, int]]:
@@ -110,9 +128,8 @@ def pairing_loss(rows: torch.Tensor, requests: Sequence, couples: list[list[tupl
             owner.append(number)
     if not owner:
         return rows.sum() * 0.0
-    a, b = rows[index_a], rows[index_b]
-    if top_k is not None:
-        a, b = coarsened(a, b, top_k)
+    first, second = (torch.tensor(index, dtype=torch.long, device=rows.device) for index in (index_a, index_b))
+    a, b = coarsened(rows, rows, top_k if top_k is not None else rows.shape[-1], first, second)
     values = divergence(a, b, kind)
     per_pair = torch.zeros(len(couples), dtype=values.dtype, device=values.device)
     per_pair = per_pair.index_add(0, torch.tensor(owner, device=values.device), values)

@@ -119,7 +119,8 @@ class CausalScorer(Scorer):
     def _tree_matches_padded(self) -> bool:
         """Whether the prefix-tree pass gives the padded pass's rows on two sentences that share their
         beginning (float32, dropout off, within 1e-4)."""
-        probe = [self.encoder(text).ids[:self.lm.max_length] for text in
+        fits = min(self.lm.max_length, getattr(self.model.config, "sliding_window", None) or self.lm.max_length)
+        probe = [self.encoder(text).ids[:fits] for text in
                  ("Das ist ein kurzer Test, ob alles passt.", "Das ist ein langer Test.")]
         wanted = [(ids, set(range(1, len(ids)))) for ids in probe]
         was_training = self.model.training

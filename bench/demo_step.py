@@ -76,7 +76,7 @@ def build_trainer(overrides: list[str], run_dir: Path, steps: int):
     pairs = load_training_pairs(config, raw)
     texts, _ = prepare_corpus(config, objective, raw)
     lm = load_base(config)
-    setup = TrainerSetup(config=config, lm=lm, run_dir=run_dir, texts=texts, pairs=pairs, packing=True,
+    setup = TrainerSetup(config=config, settings=objective.settings(config), lm=lm, run_dir=run_dir, texts=texts, pairs=pairs, packing=True,
                          max_length=config.data.max_length,
                          arguments=training_arguments(config, run_dir, True), callbacks=[],
                          process_index=0, num_processes=1)

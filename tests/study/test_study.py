@@ -18,6 +18,7 @@ import yaml
 from scipy import stats
 
 from queerbias.cli import main
+from queerbias.report.tables import fmt
 
 from .browser import CHROMIUM, check_page
 from .conftest import STOPPED_AFTER
@@ -289,6 +290,6 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
         distance = figures["bias:distance:bias"]
         relative = float(distance["relative_pct"])  # 2 seeds: no SD
         assert f"| {run} (2 steps) | {model} | {float(distance['before']):.2f} → {float(distance['after']):.2f} " \
-               f"({relative:+.1f}%)" in summary
+               f"({fmt(relative, 1, signed=True)}%)" in summary  # no signed zero
     assert "Chosen (of the runs that raised the stereotype excess on no benchmark, stayed within 0 of " \
            "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()

@@ -33,24 +33,25 @@ def parse_run_arg(arg: str) -> tuple[str | None, Path]:
 
 def load_runs(specs: list[tuple[str | None, Path]]) -> list[RunRecord]:
     """Load (label or None, directory) runs; labels must be unique. A default label (a training
-    run's step, else the directory's name: `store.default_label`) that two runs share takes the
-    names of the folders above it until it is unique (`runA/step-24`, `runB/step-24`)."""
+    run's step, else the directory's name: `store.default_label`) that two training runs share
+    takes the names of the folders above the checkpoint until it is unique (`runA/step-24`,
+    `runB/step-24`); other folders that share a name are refused (name them as LABEL=DIR)."""
     return check_labels(unique_defaults([load_run(path, label) for label, path in specs],
                                         [label is None for label, _ in specs]), "name them as LABEL=DIR")
 
 
 def unique_defaults(runs: list[RunRecord], defaulted: list[bool]) -> list[RunRecord]:
-    """Runs whose default labels collide, relabelled with the folders above them (given labels stay)."""
+    """Training runs' evaluations whose default step labels collide, relabelled with the folders
+    above their checkpoint folder (RUN/checkpoint-N/B: RUN); given labels and folder names stay."""
     runs = list(runs)
-    for depth in range(1, 4):
+    stepped = [defaulted[i] and run.label in ("base", f"step-{run.step}") for i, run in enumerate(runs)]
+    for depth in range(2, 5):
         labels = [run.label for run in runs]
-        clashing = [i for i, run in enumerate(runs) if defaulted[i] and labels.count(run.label) > 1]
+        clashing = [i for i, run in enumerate(runs) if stepped[i] and labels.count(run.label) > 1]
         if not clashing:
             break
         for i in clashing:
-            path = runs[i].path.resolve()
-            step_named = runs[i].label in ("base", f"step-{runs[i].step}")
-            above = path.parents[depth] if step_named else path.parents[depth - 1]  # RUN/checkpoint-N/B
+            above = runs[i].path.resolve().parents[depth - 1]
             runs[i] = replace(runs[i], label=f"{above.name}/{runs[i].label.rsplit('/', 1)[-1]}")
     return runs
 

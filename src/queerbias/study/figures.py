@@ -18,7 +18,7 @@ from matplotlib import colormaps
 from queerbias.report.plots import NEUTRAL, PALETTE, forest_figure, new_figure, save_figure
 from queerbias.report.tables import fmt
 from queerbias.study.aggregate import Column, GroupTable, MethodRow
-from queerbias.study.judging import JudgeSettings, Verdict, headline_column
+from queerbias.study.judging import JudgeSettings, Verdict, guard_column, headline_column
 from queerbias.study.tables import Change, change_of, perplexity_cost, short_title
 from queerbias.suites.protocol import OVERALL
 
@@ -173,7 +173,7 @@ def overview(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str
     costs = [(title, "% of base", lambda row: change_of(perplexity(row)),
               ("above", judge.general_perplexity_pct) if title == "general perplexity" else None)]
     for name, allowed in judge.guards.items():
-        guard = next((c for c in columns if c.benchmark == name and c.figure == OVERALL), None)
+        guard = guard_column(columns, name)
         if guard is not None:
             costs.append((short_title(guard), "points",
                           lambda row, guard=guard: change_of(row.figures[guard], absolute=True),

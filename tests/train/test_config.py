@@ -102,6 +102,20 @@ def test_a_mistyped_key_is_named_with_the_closest_one(tmp_path):
         load_config(write(tmp_path, BASE + "equalise:\n  wieght: 2\n"))
 
 
+def test_the_train_command_refuses_a_typo_before_torch_loads(tmp_path):
+    """Issue 33: `queerbias train` (and `train/finetune.py`, which calls it) reads the config before it
+    imports the trainer, so a typo is one line in about a second, not after torch's imports
+    (bench/config_typo.py times it)."""
+    import subprocess
+    import sys
+
+    path = write(tmp_path, BASE + "learning_rat: 0.1\n")
+    code = (f"import sys; from queerbias.cli import main; status = main(['train', '--config', {str(path)!r}]); "
+            "print(status, sorted({'torch', 'transformers', 'peft'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.strip() == "2 []" and "did you mean 'learning_rate'?" in done.stderr
+
+
 def test_each_objective_section_is_its_own_typed_class(tmp_path):
     """The trainer receives the section its objective declares (`TrainerSetup[EqualiseConfig]`), not a
     dataclass made at run time; the YAML and the saved config keep one key per objective."""

@@ -26,7 +26,7 @@ def run(args) -> int:
     from queerbias.train.config import load_config
 
     overrides = list(args.overrides) + (["merge=true"] if args.merge else [])
-    config = load_config(args.config, overrides)
+    config = load_config(args.config, overrides)  # plain Python: a typo is reported before torch loads
     training_folder(config, args.config)  # refused here, before peft and the trainer are imported
     from queerbias.train.runner import run_training
 

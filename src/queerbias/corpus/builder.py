@@ -44,8 +44,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from queerbias import killpoint
 from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, PENDING_STATS, CrawlSource, Removals
 from queerbias.corpus.datasheet import render_datasheet
@@ -60,6 +58,7 @@ from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
 from queerbias.outputs import CORPUS, output_path
+from queerbias.progress import bar
 from queerbias.text.language import is_german
 from queerbias.text.scrub import scrub_personal_data
 
@@ -293,7 +292,7 @@ class CorpusBuilder:
         splits = _SplitFiles(out)
         locks: list[FolderLock] = []
         try:
-            with tqdm(unit="doc", desc=f"build {self.config.name}") as progress:
+            with bar(unit="doc", desc=f"build {self.config.name}") as progress:
                 for spec in self.config.sources:
                     self._read_source(spec, crawls[id(spec)], splits, progress)
             killpoint.reached("sources-read")

@@ -36,7 +36,7 @@ def register(subparsers) -> None:
                                           "`queerbias study` runs it: its command, its log, its launch "
                                           "recorded with the commit and package versions. The Slurm "
                                           "array of `study plan` runs this for each index.")
-    cell.add_argument("study", type=Path, metavar="STUDY", help="the study folder")
+    cell.add_argument("study", type=path_arg, metavar="STUDY", help="the study folder")
     cell.add_argument("index", type=int, metavar="INDEX", help="the cell's index in STUDY/plan.json (from 0)")
     cell.set_defaults(func=run_cell)
     report = actions.add_parser("report", help="write STUDY/report/ from the cells' files",

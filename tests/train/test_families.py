@@ -110,7 +110,7 @@ def test_full_finetuning_trains_every_weight_and_saves_a_model_of_its_kind(tiny_
     before = {key: value.clone() for key, value in lm.model.state_dict().items() if value.is_floating_point()}
     texts = read_texts(str(DEMO_CORPUS), config.data, "train", 16)
     trainer = language_model_trainer(TrainerSetup(
-        config=config, lm=lm, run_dir=tmp_path / "run", texts=texts, pairs=None, packing=False, max_length=48,
+        config=config, settings=None, lm=lm, run_dir=tmp_path / "run", texts=texts, pairs=None, packing=False, max_length=48,
         arguments={**training_arguments(config, tmp_path / "run", False), "logging_steps": 1, "save_strategy": "no"},
         callbacks=[], process_index=0, num_processes=1))
     trainer.train()

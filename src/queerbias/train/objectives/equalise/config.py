@@ -4,6 +4,8 @@
                          + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
                          + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
+(one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only; `equalise.loss`)
+
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
 offset of the same sign leaves the group's binary score at 0 or 100. The group term (the
@@ -53,6 +55,10 @@ class EqualiseConfig:
                                      "language-modelling batch (`equalise.anchor`; LoRA only: the base is the "
                                      "adapter switched off), outside `weight`", ge=0)
     anchor_top_k: int | None = option(256, "as clp_top_k, for the anchor (null: the whole vocabulary)", ge=1)
+    one_sided: bool = option(False, "do no harm: penalise only a preference for the stereotype (every term on "
+                                    "max(0, d); pairing only on pairs with d > 0), so a pair that prefers the "
+                                    "counterfactual is left alone and one that prefers the stereotype is pulled "
+                                    "back as far as indifference")
 
 
 class EqualiseObjective(Objective):

@@ -12,6 +12,14 @@ for CLMs), computed by the scorer itself (`Scorer.logprob_tensor`, the positions
 compares the two sentences' whole next-token distributions at the same positions, a
 signal over the vocabulary rather than over the template's own tokens. Why the group and
 sign terms: equalise/config.py.
+
+One-sided (`one_sided`, do no harm): every d_i above is replaced by max(0, d_i), and CLP
+counts only the pairs with d_i > 0. A pair that prefers the counterfactual adds nothing and
+receives no gradient; a pair that prefers the stereotype is pulled back as far as
+indifference and no further (the square of max(0, d) is flat below 0). The symmetric terms
+also pull anti-stereotypical pairs up to 0, and the identity phrase's shift they learn
+carries over to frames the run never saw, where the base preferred the counterfactual: there
+it pushes whole groups across 50 into the stereotype (issue 32).
 """
 
 from __future__ import annotations
@@ -31,10 +39,14 @@ from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_re
 
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
-                  group_term: float, sign_term: float = 0.0, temperature: float = 1.0) -> torch.Tensor:
+                  group_term: float, sign_term: float = 0.0, temperature: float = 1.0,
+                  one_sided: bool = False) -> torch.Tensor:
     """pair_term * mean d^2 + group_term * mean over groups of (mean d in the group)^2
-    + sign_term * mean over groups of (mean tanh(d / temperature) in the group)^2."""
+    + sign_term * mean over groups of (mean tanh(d / temperature) in the group)^2, with d
+    replaced by max(0, d) when `one_sided` (only a preference for the stereotype is penalised)."""
     d = more - less
+    if one_sided:
+        d = torch.relu(d)
     loss = pair_term * d.pow(2).mean()
     index: dict[str, list[int]] = {}
     for i, group in enumerate(groups):
@@ -89,9 +101,12 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
     (`equalise.pairing`) on the same forward pass's next-token distributions."""
     batch = batch_tensors(scorer, pairs, difference_only=True)
     loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
-                         settings.group_term, settings.sign_term, settings.temperature)
+                         settings.group_term, settings.sign_term, settings.temperature, settings.one_sided)
     if settings.clp_term:
         couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
+        if settings.one_sided:  # a pair preferring the counterfactual counts 0 (still in the mean's denominator)
+            stereotypical = (batch.more - batch.less).detach() > 0
+            couples = [found if keep else [] for found, keep in zip(couples, stereotypical.tolist(), strict=True)]
         loss = loss + settings.clp_term * pairing_loss(batch.rows, batch.requests, couples,
                                                        [p.direction for p in pairs], settings.clp_divergence,
                                                        settings.clp_top_k)

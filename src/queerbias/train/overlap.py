@@ -10,6 +10,11 @@ override it, and the override with the number of shared texts per benchmark is r
 in every summary the run writes (`held_out`, `corpus_overlap`). A suite whose items have no
 such texts says why (`Declaration.no_texts_reason`); it is not checked, and the record says
 so by leaving it out.
+
+Sets made for judging (a registered set's declared validation and test parts:
+queerbias-de-contrary's frames) are checked whether or not the run evaluates them, and no
+override admits them: a run that trained on them could no longer be judged on frames it
+never saw.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import re
 from collections.abc import Iterable
 
 from queerbias.errors import QueerbiasError
+from queerbias.pairs.resolve import sealed_pairs
 from queerbias.pairs.schema import PairSet
 from queerbias.suites.registry import get_suite
 
@@ -29,18 +35,23 @@ def check_overlap(config, data: dict[str, tuple], pairs: PairSet | None, corpus:
     """Refuse benchmarks sharing texts with the training pairs or corpus, unless allowed; returns
     what the run records about it (`held_out` with training pairs, `corpus_overlap` with a corpus)."""
     evaluated = {name: {_key(text, lowercase) for text in texts} for name, texts in _evaluation_texts(config, data)}
+    sealed = {name: {_key(s, lowercase) for p in found.pairs for s in (p.sent_more, p.sent_less)}
+              for name, found in sealed_pairs().items()}
     record = {}
     if pairs is not None:
         trained = {_key(s, lowercase) for p in pairs.pairs for s in (p.sent_more, p.sent_less)}
-        shared = _refuse(evaluated, trained, config.pairs.allow_overlap,
-                         f"the training pairs {pairs.name!r} (config key 'pairs.train')", "pairs.allow_overlap")
+        what = f"the training pairs {pairs.name!r} (config key 'pairs.train')"
+        _refuse_sealed(sealed, trained, what)
+        shared = _refuse(evaluated, trained, config.pairs.allow_overlap, what, "pairs.allow_overlap")
         record["held_out"] = {"train_pairs": pairs.name, "train_checksum": pairs.checksum, "n_train_pairs": len(pairs),
                               "allow_overlap": config.pairs.allow_overlap, "shared_sentences": shared}
-    if corpus is not None and evaluated:
+    if corpus is not None:
         trained = {_key(part, lowercase) for text in corpus for part in (text, *_SENTENCE_END.split(text))}
-        shared = _refuse(evaluated, trained, config.data.allow_overlap,
-                         f"the training corpus {config.data.train!r} (config key 'data.train')", "data.allow_overlap")
-        record["corpus_overlap"] = {"allow_overlap": config.data.allow_overlap, "shared_sentences": shared}
+        what = f"the training corpus {config.data.train!r} (config key 'data.train')"
+        _refuse_sealed(sealed, trained, what)
+        if evaluated:
+            shared = _refuse(evaluated, trained, config.data.allow_overlap, what, "data.allow_overlap")
+            record["corpus_overlap"] = {"allow_overlap": config.data.allow_overlap, "shared_sentences": shared}
     return record
 
 
@@ -62,6 +73,16 @@ def _refuse(evaluated: dict[str, set[str]], trained: set[str], allowed: bool, wh
                              f"e.g. {min(found)!r}; evaluate on held-out data (e.g. queerbias-de:test) or set "
                              f"{key}: true")
     return {name: len(found) for name, found in shared.items()}
+
+
+def _refuse_sealed(sealed: dict[str, set[str]], trained: set[str], what: str) -> None:
+    """Refuse training data holding a sentence of a set made for judging (no override)."""
+    for name, texts in sealed.items():
+        found = texts & trained
+        if found:
+            raise QueerbiasError(f"{what} share {len(found)} sentences with {name}, e.g. {min(found)!r}: its "
+                                 "validation and test frames judge a run on frames it never saw, so no run may "
+                                 "train on them (no override)")
 
 
 def _key(text: str, lowercase: bool) -> str:

@@ -4,7 +4,7 @@
                          + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
                          + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
-(one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only; `equalise.loss`)
+(one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only (clp_one_sided); `equalise.loss`)
 
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
@@ -59,6 +59,8 @@ class EqualiseConfig:
                                     "max(0, d); pairing only on pairs with d > 0), so a pair that prefers the "
                                     "counterfactual is left alone and one that prefers the stereotype is pulled "
                                     "back as far as indifference")
+    clp_one_sided: bool | None = option(None, "the pairing term only on pairs with d > 0 (null: as one_sided; false "
+                                              "with one_sided: one-sided score terms, pairing on every pair)")
 
 
 class EqualiseObjective(Objective):

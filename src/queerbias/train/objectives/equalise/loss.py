@@ -14,12 +14,12 @@ signal over the vocabulary rather than over the template's own tokens. Why the g
 sign terms: equalise/config.py.
 
 One-sided (`one_sided`, do no harm): every d_i above is replaced by max(0, d_i), and CLP
-counts only the pairs with d_i > 0. A pair that prefers the counterfactual adds nothing and
-receives no gradient; a pair that prefers the stereotype is pulled back as far as
-indifference and no further (the square of max(0, d) is flat below 0). The symmetric terms
-also pull anti-stereotypical pairs up to 0, and the identity phrase's shift they learn
-carries over to frames the run never saw, where the base preferred the counterfactual: there
-it pushes whole groups across 50 into the stereotype (issue 32).
+counts only the pairs with d_i > 0 (`clp_one_sided` may set that apart). A pair that prefers
+the counterfactual adds nothing and receives no gradient; a pair that prefers the stereotype
+is pulled back as far as indifference and no further (the square of max(0, d) is flat below
+0). The symmetric terms also pull anti-stereotypical pairs up to 0, and the identity phrase's
+shift they learn carries over to frames the run never saw, where the base preferred the
+counterfactual: there it pushes whole groups across 50 into the stereotype (issue 32).
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
                          settings.group_term, settings.sign_term, settings.temperature, settings.one_sided)
     if settings.clp_term:
         couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
-        if settings.one_sided:  # a pair preferring the counterfactual counts 0 (still in the mean's denominator)
+        if settings.one_sided if settings.clp_one_sided is None else settings.clp_one_sided:
+            # a pair preferring the counterfactual counts 0 (it stays in the mean's denominator)
             stereotypical = (batch.more - batch.less).detach() > 0
             couples = [found if keep else [] for found, keep in zip(couples, stereotypical.tolist(), strict=True)]
         loss = loss + settings.clp_term * pairing_loss(batch.rows, batch.requests, couples,

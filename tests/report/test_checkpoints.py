@@ -77,7 +77,7 @@ def test_guarded_distance_refuses_a_checkpoint_that_raised_the_stereotype_excess
 
 
 def test_a_guard_benchmark_refuses_checkpoints_on_every_benchmark():
-    knowledge = {"measures": [{"name": "accuracy", "label": "knowledge accuracy", "unit": "pp"}],
+    knowledge = {"suite": "knowledge", "measures": [{"name": "accuracy", "label": "knowledge accuracy", "unit": "pp"}],
                  "comparisons": _guarded_document()["comparisons"]}
     assert guard_refusals({"knowledge": knowledge}, {"knowledge": 5.0}) == \
         {30: "knowledge: knowledge accuracy fell 7.5 pp > 5"}
@@ -87,3 +87,11 @@ def test_a_guard_benchmark_refuses_checkpoints_on_every_benchmark():
     refused = guard_refusals({"knowledge": knowledge}, {"knowledge": 5.0})
     best = best_checkpoint(_guarded_document(), "guarded", 5.0, refused)
     assert (best["label"], [e["step"] for e in best["excluded"]]) == ("a", [20, 30])
+    # a pair benchmark guards by its stereotype excess and its crossings (the validation frames)
+    frames = _guarded_document() | {"measures": []}
+    frames["comparisons"][0]["direction"] |= {"crossed": ["bisexual"],
+                                              "groups": {"bisexual": {"bias_before": 40.0, "bias_after": 55.0}}}
+    assert guard_refusals({"frames": frames}, {"frames": 0.0}) == {
+        10: "frames: crossed 50 towards the stereotype: bisexual (40.0 -> 55.0)",
+        20: "frames: stereotype excess rose 9.00 -> 9.50 (allowed +0)"}
+    assert list(guard_refusals({"frames": frames}, {"frames": 1.0})) == [10]

@@ -9,6 +9,7 @@ is never picked.
 from __future__ import annotations
 
 from queerbias.suites.protocol import Criterion
+from queerbias.suites.registry import companion, get_declaration
 
 MIN_CHECKPOINTS = 2
 
@@ -60,21 +61,24 @@ def _figures(comparison: dict, measures: list[str], shaped: list[tuple[str, str]
 
 
 def guard_refusals(documents: dict[str, dict], guards: dict[str, float]) -> dict[int, str]:
-    """Checkpoint steps no benchmark may choose, with why: those whose first measure on a guard
-    benchmark (name -> allowed fall in the measure's unit; the knowledge set: accuracy in points)
-    fell by more than allowed against the base. A mitigation that forgets what the identity words
-    mean is then not "best" on the bias benchmarks either."""
+    """Checkpoint steps no benchmark may choose, with why: those a guard benchmark (name -> allowance)
+    refuses by its suite's rule (the training companion's `guard_refusal`: the knowledge set, its
+    declared guard figure, accuracy, fell more than the allowance in points; a pair benchmark such
+    as the validation frames, its stereotype excess rose more than the allowance or a group crossed
+    50 towards the stereotype). A mitigation that
+    forgets what the identity words mean, or pushes a group into the stereotype on frames it never
+    trained on, is then not "best" on the bias benchmarks either."""
     refused: dict[int, str] = {}
     for name, allowed in guards.items():
         document = documents.get(name)
         if document is None:
             continue
-        measure = document["measures"][0]
+        suite, hooks = get_declaration(document["suite"]), companion(document["suite"], "training")
         for comparison in document["comparisons"]:
-            step, delta = comparison["after"].get("step"), comparison["overall"].get(f"delta_{measure['name']}")
-            if step is not None and delta is not None and delta < -allowed:
-                unit = f" {measure['unit']}" if measure.get("unit") else ""
-                refused.setdefault(step, f"{name}: {measure['label']} fell {-delta:.1f}{unit} > {allowed:g}")
+            step = comparison["after"].get("step")
+            reason = hooks.guard_refusal(suite, comparison, allowed) if step is not None else None
+            if reason:
+                refused.setdefault(step, f"{name}: {reason}")
     return refused
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from queerbias.suites.protocol import OVERALL, Declaration
+from queerbias.suites.protocol import OVERALL, Declaration, Figure
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,21 @@ class TrainingHooks:
         this is the registry's default suite; `held_out`: the objective is judged on data it did not
         train on. Default: one entry, the suite's default data."""
         return [{}]
+
+    def guard_refusal(self, suite: Declaration, comparison: dict, allowed: float) -> str | None:
+        """Why a checkpoint may be chosen as best on no benchmark of its run when a benchmark of this
+        suite guards the run (`guard: allowed`; `comparison`: the base against that checkpoint; None:
+        it may). Default: the declared guard figure (`judged.guard`; without one, the first measure
+        overall) fell more than `allowed` in its measure's unit."""
+        figure = suite.judged.guard or Figure(OVERALL, suite.measures[0].name)
+        entry = comparison.get(figure.part) or {}
+        delta = entry.get(f"delta_{figure.measure}")
+        if delta is None or delta >= -allowed:
+            return None
+        measure = next((m for m in suite.measures if m.name == figure.measure), None)
+        label = figure.title or (measure.label if measure else figure.measure)
+        unit = f" {measure.unit}" if measure is not None and measure.unit else ""
+        return f"{label} fell {-delta:.1f}{unit} > {allowed:g}"
 
 
 class CardHooks:

@@ -39,7 +39,9 @@ class Knowledge(Pairs):
     judged = Judged(guard=Figure(OVERALL, "accuracy"))
     implementation = "queerbias.suites.knowledge.suite:KnowledgeSuite"
     # its data is a pair set (available offline as pair sets are), never trained on (no held-out default),
-    # its folder named after the data; the card and report show the measures as any suite's
-    companions = {"training": "queerbias.suites.knowledge.training:KnowledgeTraining"}
+    # its folder named after the data; the card shows the measures as any suite's (its closing line adds the
+    # groups that fell below chance), the report as any suite's
+    companions = {"training": "queerbias.suites.knowledge.training:KnowledgeTraining",
+                  "card": "queerbias.suites.knowledge.card:KnowledgeCard"}
     commands = ()
 

@@ -14,7 +14,12 @@ from queerbias.report.paired_stats import stars
 from queerbias.report.tables import Cell, Table, fmt, to_markdown
 from queerbias.suites.companions import CardHooks, IndexMetric
 from queerbias.suites.pairs.declaration import DISTANCE
-from queerbias.suites.pairs.indifference import closing_clauses, indifference_tables, specificity_lines
+from queerbias.suites.pairs.indifference import (
+    closing_clauses,
+    harm_lines,
+    indifference_tables,
+    specificity_lines,
+)
 from queerbias.suites.protocol import OVERALL
 
 
@@ -120,8 +125,8 @@ class PairCard(CardHooks):
         return closing_clauses(comparison)
 
     def closing_lines(self, documents) -> list[str]:
-        """The specificity ratio against the knowledge set."""
-        return specificity_lines(documents)
+        """Harm on every pair benchmark of the run, then the specificity ratio against the knowledge set."""
+        return harm_lines(documents) + specificity_lines(documents)
 
     def card_summary(self, comparison, data, evaluated):
         return summary_sentence(comparison, data, evaluated)

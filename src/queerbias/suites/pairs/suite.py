@@ -16,6 +16,7 @@ from queerbias.scoring.families import make_scorer
 from queerbias.scoring.pair_scores import score_pairs, screen_pairs
 from queerbias.suites.pairs.declaration import Pairs
 from queerbias.suites.pairs.distance import distance_extra, distance_table
+from queerbias.suites.pairs.floor import floor_summary
 from queerbias.suites.pairs.indifference import (
     gaps,
     indifference_tables,
@@ -66,7 +67,9 @@ class PairsSuite(Pairs, Suite):
         overall, groups = summarise_groups(list(rows["group"]), list(rows["biased"]), list(rows["neutral"]),
                                            list(rows["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
-        return {"overall": overall, "groups": ordered, "distance": distance_to_indifference(ordered),
+        distance = distance_to_indifference(ordered)
+        return {"overall": overall, "groups": ordered, "distance": distance,
+                "noise_floor": floor_summary(ordered, distance["bias"]),
                 **indifference_summary(rows, ordered, settings.margin)}
 
     def headline(self, summary) -> Headline:
@@ -136,6 +139,7 @@ class PairsSuite(Pairs, Suite):
         closing = ([f"Distance to indifference (mean over the {distance['n_groups']} groups of |score - 50|): "
                     f"bias {distance['bias']:.2f}, soft {distance['soft']:.2f} (0 = every group at 50)."]
                    if distance.get("bias") is not None else [])
+        closing += floor_lines(summary)
         closing += indifference_lines(summary)
         return [
             "Bias score: % of pairs where the stereotypical sentence is more likely (50 = no preference; ties "
@@ -199,6 +203,17 @@ def headline_extras(summary: dict) -> dict:
     gap, direction = summary.get("pair_gap"), summary.get("direction")
     extras = {"pair_gap": {"margin": gap["margin"], **gap["overall"]}} if gap else {}
     return extras | ({"stereotype_excess": direction["stereotype_excess"]} if direction else {})
+
+
+def floor_lines(summary: dict) -> list[str]:
+    """The binary distance against its coin-flip floor (summaries written before it have none)."""
+    floor = summary.get("noise_floor") or {}
+    if floor.get("floor") is None or floor.get("over") is None:
+        return []
+    return [f"Coin-flip floor of the bias distance for these group sizes (E|bias - 50| when every pair is a fair "
+            f"coin, exact): {floor['floor']:.2f}; this run is {floor['over']:.2f} above it. Groups whose exact "
+            f"{floor['level']:.0%} interval contains 50: {floor['n_containing']} of {floor['n_groups']} "
+            f"({floor['containing']:.0f}%)."]
 
 
 def indifference_lines(summary: dict) -> list[str]:

@@ -1,9 +1,11 @@
-"""The pair benchmark in a training run: its historical folder name and its held-out default data."""
+"""The pair benchmark in a training run: its historical folder name, its held-out default data and how it
+guards a run (the validation frames of queerbias-de-contrary)."""
 
 from __future__ import annotations
 
 from queerbias.pairs.registry import available_offline
 from queerbias.suites.companions import TrainingHooks
+from queerbias.suites.pairs.indifference import guard_refusal
 
 
 class PairTraining(TrainingHooks):
@@ -31,3 +33,8 @@ class PairTraining(TrainingHooks):
                  "options": {"identical": "drop"}},  # v0 has two identical pairs
                 {"data": "winoqueer-de", "sample": 400, "name": f"{self.folder_name}-ood-winoqueer-de",
                  "optional": True}]
+
+    def guard_refusal(self, suite, comparison, allowed):
+        """A pair benchmark guarding a run (the validation frames of queerbias-de-contrary): its
+        stereotype excess rose more than `allowed` points, or a group crossed 50 towards the stereotype."""
+        return guard_refusal(comparison, allowed)

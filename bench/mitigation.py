@@ -1,13 +1,16 @@
-"""The mitigation methods measured on the embedded Gemma 3 270M over 3 seeds: BENCHMARKS.md's table.
+"""The mitigation methods measured on the embedded Gemma 3 270M over 3 seeds: BENCHMARKS.md's tables.
 
-A thin call of the study (`configs/study-mitigation-gemma.yaml`, docs/study.md): every
-method's config × seeds 0, 1, 2 as ordinary training runs in runs/study/mitigation-gemma/
-(resumed where they stopped, finished cells skipped), then its method table, with the
-spread over seeds beside each figure, written into BENCHMARKS.md ("Mitigation methods").
+A thin call of a study (docs/study.md): every method's config × seeds 0, 1, 2 as ordinary
+training runs in the study's folder (resumed where they stopped, finished cells skipped),
+then its method table, with the spread over seeds beside each figure, written into
+BENCHMARKS.md. Two studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
+objective, section "mitigation") and `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
+the symmetric recipe against its one-sided variants with the frames where the base prefers
+the counterfactual, section "mitigation-do-no-harm").
 
-    python bench/mitigation.py                 # run (or resume) the study, then the table
-    python bench/mitigation.py --jobs 2        # two cells side by side (each gets half the cores)
-    python bench/mitigation.py --table-only    # only the table, from the cells already finished
+    python bench/mitigation.py                           # run (or resume) the methods study, then its table
+    python bench/mitigation.py --study do-no-harm --jobs 2   # two cells side by side (half the cores each)
+    python bench/mitigation.py --table-only              # only the table, from the cells already finished
 
 Set QUEERBIAS_SHARED_DATA when the public data is not in ../shared/data (English v0).
 """
@@ -27,13 +30,15 @@ from queerbias.study.config import load_study
 from queerbias.study.report import write_report
 
 REPO = Path(__file__).resolve().parents[1]
-STUDY = REPO / "configs" / "study-mitigation-gemma.yaml"
+#: study name -> (its file, the BENCHMARKS.md section it writes)
+STUDIES = {"methods": (REPO / "configs" / "study-mitigation-gemma.yaml", "mitigation"),
+           "do-no-harm": (REPO / "configs" / "study-do-no-harm-gemma.yaml", "mitigation-do-no-harm")}
 
 
 FULL_TABLE = "**Method table: base"
 
 
-def table(report) -> str:
+def table(report, study: Path, command: str) -> str:
     """The study's summary method table, then the full one folded (it has a column per figure and
     benchmark), with the machine and the code that measured it."""
     cells = json.loads((report.path / "status.json").read_text(encoding="utf-8"))["cells"]
@@ -42,7 +47,7 @@ def table(report) -> str:
     methods = report.methods.read_text(encoding="utf-8").rstrip()
     summary, _, full = methods.partition(FULL_TABLE)
     return "\n".join([
-        f"`python bench/mitigation.py` (= `queerbias study --config configs/study-mitigation-gemma.yaml`): "
+        f"`{command}` (= `queerbias study --config {study.relative_to(REPO).as_posix()}`): "
         f"{platform.machine()}, torch {', '.join(torch)}, each method's config (configs/mitigate-gemma-*.yaml). "
         "Distance to indifference: mean over identity groups of |score - 50| (0 = every group at 50). "
         "Time: a cell's whole run on the shared machine.",
@@ -62,15 +67,18 @@ def table(report) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", choices=STUDIES, default="methods", help="which study")
     parser.add_argument("--jobs", type=int, default=1, help="cells side by side")
     parser.add_argument("--table-only", action="store_true", help="only the table, from finished cells")
     args = parser.parse_args()
+    study, section = STUDIES[args.study]
     os.chdir(REPO)  # the study's configs and corpus paths are relative to the checkout
     if args.table_only:
-        report = write_report(load_study(STUDY).output_dir)
+        report = write_report(load_study(study).output_dir)
     else:
-        report = qb.study(STUDY, jobs=args.jobs)
-    write_section("mitigation", table(report))
+        report = qb.study(study, jobs=args.jobs)
+    command = "python bench/mitigation.py" + ("" if args.study == "methods" else f" --study {args.study}")
+    write_section(section, table(report, study, command))
 
 
 if __name__ == "__main__":

@@ -179,7 +179,7 @@ def _generate(spec: dict) -> Iterator[_Filled]:
                                       {"frame": f"name/{index}", "template": template})
 
 
-def _build(spec: dict, prefix: str = "qde") -> list[tuple[Pair, _Filled]]:
+def build_pairs(spec: dict, prefix: str = "qde") -> list[tuple[Pair, _Filled]]:
     """Every pair with what it was built from; ids look like `qde-phase-0042`."""
     counters: Counter[str] = Counter()
     built = []
@@ -202,7 +202,7 @@ def build_queerbias_de() -> PairSet:
     spec = load_templates()
     return PairSet(
         name="queerbias-de",
-        pairs=[pair for pair, _ in _build(spec)],
+        pairs=[pair for pair, _ in build_pairs(spec)],
         source=f"queerbias:{TEMPLATES}",
         meta={"template_version": spec["version"], "language": "de"},
     )
@@ -211,10 +211,10 @@ def build_queerbias_de() -> PairSet:
 def split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     """pair id -> the columns a split can be made by: frame, template, category, group (the
     generated set is always the same, so `pair_set` is not needed)."""
-    return _keys(_build(load_templates()))
+    return pair_keys(build_pairs(load_templates()))
 
 
-def _keys(built: list[tuple[Pair, _Filled]]) -> dict[str, dict[str, str]]:
+def pair_keys(built: list[tuple[Pair, _Filled]]) -> dict[str, dict[str, str]]:
     return {pair.pair_id: {**filled.keys, "category": pair.category, "group": pair.group}
             for pair, filled in built}
 
@@ -237,7 +237,7 @@ def _frames_built() -> tuple[list[tuple[Pair, _Filled]], int, int]:
     spec, version = _frames_spec()
     held_out = {sentence for name in OUT_OF_DISTRIBUTION for pair in shipped_pairs(name).pairs
                 for sentence in (pair.sent_more, pair.sent_less)}
-    built = _build(spec, "qdf")
+    built = build_pairs(spec, "qdf")
     kept = [(pair, filled) for pair, filled in built
             if pair.sent_more not in held_out and pair.sent_less not in held_out]
     return kept, version, len(built) - len(kept)
@@ -252,7 +252,7 @@ def build_queerbias_de_frames() -> PairSet:
 
 def frames_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     """The split keys of queerbias-de-frames (template ids are queerbias-de's)."""
-    return _keys(_frames_built()[0])
+    return pair_keys(_frames_built()[0])
 
 
 def preference_triples(pair_ids: set[str]) -> list[dict[str, str]]:
@@ -265,7 +265,7 @@ def preference_triples(pair_ids: set[str]) -> list[dict[str, str]]:
     refutations = _refutations(spec)
     turn: Counter[str] = Counter()
     triples = []
-    for pair, filled in _build(spec):
+    for pair, filled in build_pairs(spec):
         head, tail = filled.frame.split("{" + filled.slot + "}", 1)
         if pair.pair_id not in pair_ids or any(f"{{{k}}}" in head for k in _PREDICATE_SLOTS[filled.slot]):
             continue

@@ -56,6 +56,8 @@ class BenchmarkInfo:
     split_keys: str = ""
     #: the column `NAME:train` / `NAME:test` splits by when the spec names none
     split_by: str = ""
+    #: a split-key column that declares each pair's part (validation, test): `NAME:<part>` takes it
+    parts: str = ""
 
     def cached_path(self) -> Path:
         """Where the downloaded file lives (whether or not it is there yet)."""

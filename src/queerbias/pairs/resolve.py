@@ -11,10 +11,10 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import read_pairs, row_columns
-from queerbias.pairs.registry import get_benchmark, is_registered, resolve_pairs
+from queerbias.pairs.registry import get_benchmark, is_registered, list_benchmarks, resolve_pairs
 from queerbias.pairs.sampling import sample_pairs
 from queerbias.pairs.schema import PairSet
-from queerbias.pairs.splits import SplitSpec, parse_split, split_pairs
+from queerbias.pairs.splits import PARTS, SplitSpec, parse_split, split_pairs, take_declared_part
 
 
 def load_pairs(spec: str | Path, duplicates: str = "error", identical: str = "error",
@@ -66,8 +66,38 @@ def load_split(spec: SplitSpec, name: str, duplicates: str = "error", identical:
         extra = derived(pair_set) if derived else {}
         keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,
                             **extra.get(p.pair_id, {})} for p in pair_set.pairs}
+    if info and info.parts:
+        return take_declared_part(pair_set, keys, info.parts, spec, name)
+    if spec.part not in PARTS:
+        raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no parts, so it splits into "
+                             f"{' and '.join(PARTS)} only")
     by = spec.by or ((info.split_by,) if info and info.split_by else None)
     if by is None:
         raise QueerbiasError(f"pair split {name!r}: name the column to split by, e.g. "
                              f"{spec.source}:{spec.part}?by=template")
     return split_pairs(pair_set, keys, spec, by, name)
+
+
+def declared_part(spec) -> str | None:
+    """The part a pair spec takes of a set that declares its parts (`queerbias-de-contrary:test` ->
+    "test"), None for any other spec: a test part is judged on, never trained or selected on."""
+    split = parse_split(str(spec)) if spec else None
+    if split is None or not is_registered(split.source) or not get_benchmark(split.source).parts:
+        return None
+    return split.part
+
+
+def sealed_pairs() -> dict[str, PairSet]:
+    """Per registered set that declares its parts (`parts` in benchmarks.yaml), its pairs in every
+    declared part but train: data made for judging, which no run may train on whether or not it
+    evaluates it (the overlap guard, `train.overlap`)."""
+    sealed = {}
+    for info in list_benchmarks():
+        if not info.parts:
+            continue
+        pair_set = resolve_pairs(info.name)
+        module, _, function = info.split_keys.partition(":")
+        keys = getattr(importlib.import_module(module), function)(pair_set)
+        sealed[info.name] = PairSet(info.name, [p for p in pair_set.pairs if keys[p.pair_id][info.parts] != "train"],
+                                    pair_set.source)
+    return sealed

@@ -13,6 +13,11 @@ where SOURCE is a registered pair set or a file (`queerbias-de:test`,
 `my_pairs.csv:train?by=template`). The split (columns, seed, fraction, the values on
 each side, the parent's checksum and the sentences the two sides share) is recorded in
 `PairSet.meta["split"]`, so every score file names exactly what it was computed on.
+
+A registered set may instead declare each pair's part in a column (`parts` in
+benchmarks.yaml: queerbias-de-contrary's frames are `validation` or `test`). Then
+`SOURCE:validation` and `SOURCE:test` take the declared part, no options are accepted, and
+there is no `:train` unless a pair declares it: a part made for judging stays out of training.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from queerbias.options import MAX_SEED, integer, number
 from queerbias.pairs.schema import PairSet
 
 PARTS = ("train", "test")
+#: the parts a set may declare per pair (`take_declared_part`)
+DECLARED_PARTS = ("train", "validation", "test")
 DEFAULT_TEST_FRACTION = 0.3
-_SPEC = re.compile(r"^(?P<source>.+):(?P<part>train|test)(?:\?(?P<query>.*))?$")
+_SPEC = re.compile(r"^(?P<source>.+):(?P<part>train|validation|test)(?:\?(?P<query>.*))?$")
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,7 @@ class SplitSpec:
     by: tuple[str, ...] | None = None  # None: the source's default column
     test_fraction: float = DEFAULT_TEST_FRACTION
     seed: int = 0
+    options: bool = False  # the spec gave options after "?"
 
 
 def split_source(spec: str) -> str | None:
@@ -70,7 +78,7 @@ def parse_split(spec: str) -> SplitSpec | None:
     by = tuple(c for c in options["by"].split("+") if c) if "by" in options else None
     if by is not None and not by:
         raise QueerbiasError(f"pair split {spec!r}: by names no column")
-    return SplitSpec(match["source"], match["part"], by, fraction, seed)
+    return SplitSpec(match["source"], match["part"], by, fraction, seed, bool(options))
 
 
 def assign_values(values: list[str], test_fraction: float, seed: int) -> dict[str, str]:
@@ -114,6 +122,24 @@ def split_pairs(pair_set: PairSet, keys: Mapping[str, Mapping[str, str]], spec: 
         "dropped_mixed": len(pair_set) - sum(len(p) for p in parts.values()),
         "shared_sentences": len(shared_sentences(parts["train"], parts["test"])),
     }
+    return PairSet(name, parts[spec.part], pair_set.source, meta={**pair_set.meta, "split": record})
+
+
+def take_declared_part(pair_set: PairSet, keys: Mapping[str, Mapping[str, str]], column: str, spec: SplitSpec,
+                  name: str) -> PairSet:
+    """The pairs whose `column` declares `spec.part` (a set whose parts are fixed, not drawn)."""
+    if spec.options:
+        raise QueerbiasError(f"pair split {name!r}: {pair_set.name} declares its parts ({column} column); "
+                             f"a split of it takes no options (use {spec.source}:{spec.part})")
+    parts = {part: [p for p in pair_set.pairs if keys[p.pair_id][column] == part] for part in DECLARED_PARTS}
+    if not parts[spec.part]:
+        declared = [part for part in DECLARED_PARTS if parts[part]]
+        raise QueerbiasError(f"pair split {name!r}: {pair_set.name} declares no {spec.part} part (its parts: "
+                             f"{', '.join(declared)})" + ("; no run may train on it" if spec.part == "train" else ""))
+    record = {"of": pair_set.name, "of_checksum": pair_set.checksum, "part": spec.part, "by": [column],
+              "declared": True, "n": {part: len(found) for part, found in parts.items() if found},
+              "shared_sentences": len(shared_sentences(parts[spec.part], [p for part, found in parts.items()
+                                                                          if part != spec.part for p in found]))}
     return PairSet(name, parts[spec.part], pair_set.source, meta={**pair_set.meta, "split": record})
 
 

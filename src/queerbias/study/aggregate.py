@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -343,7 +343,8 @@ class Column:
     digits: int = 3
     #: the figure's entry holds a list of names here (e.g. the groups that crossed 50), not a number
     names: bool = False
-    #: what the study judges by it (`Judged.roles`: headline, detail, excess, guard), from its suite's declaration
+    #: what the study judges by it (`Judged.roles`: headline, detail, excess, guard, harm), from its suite's
+    #: declaration
     roles: frozenset[str] = frozenset()
     #: its title in the summary table ("<benchmark>: <the declared title>"; default: `title`)
     short: str = ""
@@ -395,7 +396,7 @@ def method_columns(state: StudyState) -> list[Column]:
                 continue
             title = titles.get(key, key.replace("_", " ")).lower()
             columns += [column(key, m, f"{benchmark}: {title} ({m})", digits.get(m, 3)) for m in figure_measures(value)]
-            columns += [Column(benchmark, key, name, f"{benchmark}: {title} ({name})", names=True)
+            columns += [replace(column(key, name, f"{benchmark}: {title} ({name})", 3), names=True)
                         for name, item in value.items()
                         if isinstance(item, list) and all(isinstance(v, str) for v in item)]
     return columns

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.options import MAX_SEED, from_mapping, to_dict
+from queerbias.pairs.resolve import declared_part
 from queerbias.study.judging import JudgeSettings, load_judge
 from queerbias.train.benchmarks import BenchmarkSettings, folder_names
 from queerbias.yamlio import load_yaml_mapping
@@ -113,7 +114,8 @@ def load_study(path: str | Path, output_dir: str | None = None) -> StudyConfig:
         exclude=_exclude(raw.get("exclude"), models, runs, seeds),
         training=_source(raw.get("training") or {}, "training", "config"),
         accelerate_config=_string(raw.get("accelerate_config"), "accelerate_config", optional=True),
-        judge=load_judge(raw.get("judge"), _benchmark_suites(raw.get("benchmarks"))),
+        judge=load_judge(raw.get("judge"), _benchmark_suites(raw.get("benchmarks")),
+                         _test_benchmarks(raw.get("benchmarks"))),
     )
     cells = [(m, r, s) for m in models for r in runs for s in seeds if not study.excluded(m, r, s)]
     if not cells:
@@ -213,11 +215,20 @@ def _benchmarks(value) -> list[dict]:
     return value
 
 
-def _benchmark_suites(value) -> dict[str, str]:
-    """Folder name -> suite of each benchmark, named as the cells will name them."""
+def _benchmark_settings(value) -> dict[str, BenchmarkSettings]:
+    """Folder name -> settings of each benchmark, named as the cells will name them."""
     settings = [from_mapping(BenchmarkSettings, bench, f"study key 'benchmarks[{index}]'")
                 for index, bench in enumerate(_benchmarks(value))]
-    return dict(zip(folder_names(settings), (s.suite for s in settings), strict=True))
+    return dict(zip(folder_names(settings), settings, strict=True))
+
+
+def _benchmark_suites(value) -> dict[str, str]:
+    return {name: bench.suite for name, bench in _benchmark_settings(value).items()}
+
+
+def _test_benchmarks(value) -> tuple[str, ...]:
+    """The benchmarks on a declared test part (queerbias-de-contrary:test): judged on nothing."""
+    return tuple(name for name, bench in _benchmark_settings(value).items() if declared_part(bench.data) == "test")
 
 
 def _exclude(value, models: dict, runs: dict, seeds: tuple[int, ...]) -> list[dict]:

@@ -3,14 +3,18 @@
 What is judged on a benchmark is its suite's declaration (`Declaration.judged`): its
 headline figure (the pair benchmark's distance to indifference), its excess figure (the
 stereotype excess: a group flipped towards the stereotype lowers the distance but raises
-this) and its guard figure (the knowledge set's accuracy). A mitigation run passes when, in
-the mean over its seeds, it raised no excess figure on any benchmark but the control sets,
-lost no more than a guard's allowance on each guard benchmark and raised general
-perplexity by at most `general_perplexity_pct`. Of the runs that pass, the one with the
-lowest mean headline figure on the headline benchmark is chosen. The thresholds are the
-study file's `judge` section; they judge, they do not change what any cell ran. Nothing here
-names a suite or a figure: a new suite that declares its judged figures is judged as the
-built-in ones are.
+this), its guard figure (the knowledge set's accuracy) and its harm figure (the groups that
+crossed 50 towards the stereotype). A mitigation run passes when, in the mean over its seeds,
+it raised no excess figure on any benchmark but the control sets and the test splits, lost no
+more than a guard's allowance on each guard benchmark, raised general perplexity by at most
+`general_perplexity_pct`, and on each `harm` benchmark (the validation frames of
+queerbias-de-contrary, where the base prefers the counterfactual) its harm figure named no
+group in any seed. Of the runs that pass, the one with the lowest mean headline figure on the
+headline benchmark is chosen. Test splits (a declared test part, queerbias-de-contrary:test,
+and any in `tests`) are shown and never judged: nothing is selected on them. The thresholds
+are the study file's `judge` section; they judge, they do not change what any cell ran.
+Nothing here names a suite or a figure: a new suite that declares its judged figures is
+judged as the built-in ones are.
 """
 
 from __future__ import annotations
@@ -34,17 +38,37 @@ class JudgeSettings:
     general_perplexity_pct: float | None = option(5.0, "the most general perplexity may rise, percent of base, "
                                                        "mean over seeds (null: not judged)", ge=0)
     excess: bool = option(True, "fail a run whose excess figure (e.g. the stereotype excess) rose on any benchmark "
-                                "but the controls")
+                                "but the controls and the test splits")
     controls: list[str] = option(help="benchmarks that are control sets (the neutral mentions): shown, never "
                                       "judged by their excess figure, which they do not measure", factory=list)
+    harm: list[str] = option(help="benchmarks (the validation frames) on which a run fails when its harm figure (its "
+                                  "suite's `judged.harm`, e.g. the groups that crossed 50 towards the stereotype) "
+                                  "names a group in any seed", factory=list)
+    tests: list[str] = option(help="benchmarks shown and never judged, as nothing may be selected on a test split "
+                                   "(every benchmark on a declared test part is added: queerbias-de-contrary:test)",
+                              factory=list)
 
 
-def load_judge(raw, benchmarks: dict[str, str]) -> JudgeSettings:
+def load_judge(raw, benchmarks: dict[str, str], tests: tuple[str, ...] = ()) -> JudgeSettings:
     """The study file's `judge` section, checked against the study's benchmarks (name -> suite): a
-    guard reads its suite's guard figure, a control set is of a suite that allows one, the headline
-    is a benchmark of a suite with a headline figure."""
+    guard reads its suite's guard figure, a harm benchmark its suite's harm figure, a control set is
+    of a suite that allows one, the headline is a benchmark of a suite with a headline figure;
+    `tests` (the benchmarks on a declared test part) join `judge.tests` and may judge nothing."""
     judge = from_mapping(JudgeSettings, raw or {}, "study key 'judge'")
     judged = {name: get_declaration(suite).judged for name, suite in benchmarks.items()}
+    judge.tests = list(dict.fromkeys([*judge.tests, *tests]))
+    for name in judge.tests:
+        if name not in benchmarks:
+            raise QueerbiasError(f"study key 'judge.tests' names {name!r}, which is no benchmark of the study")
+    for key, names in (("headline", [judge.headline]), ("guards", list(judge.guards)), ("harm", judge.harm)):
+        for name in names:
+            if name in judge.tests:
+                raise QueerbiasError(f"study key 'judge.{key}' names {name!r}, a test split: it is shown, never "
+                                     "judged or selected on (judge with the validation part)")
+    for name in judge.harm:
+        if name not in judged or not judged[name].harm:
+            raise QueerbiasError(f"study key 'judge.harm' names {name!r}, which is no benchmark of the study whose "
+                                 f"suite declares a harm figure ({', '.join(n for n, j in judged.items() if j.harm) or 'none'})")
     for name, allowed in judge.guards.items():
         if name not in benchmarks:
             raise QueerbiasError(f"study key 'judge.guards.{name}' names no benchmark of the study "
@@ -89,7 +113,7 @@ class Verdict:
 
 def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdict]:
     """(run, model) -> its verdict; per model, the passing run with the lowest headline figure is chosen."""
-    headline = headline_column(columns, judge.headline)
+    headline = headline_column(columns, judge.headline, judge.tests)
     found: dict[tuple[str, str], Verdict] = {}
     for row in rows:
         figures = [row.figures[c] for c in columns if not c.names]
@@ -108,12 +132,15 @@ def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdi
 
 def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str], Verdict]) -> str:
     """One sentence under the method table: what was chosen, by which rule."""
-    headline = headline_column(columns, judge.headline)
+    headline = headline_column(columns, judge.headline, judge.tests)
     controls = f" (controls: {', '.join(judge.controls)})" if judge.controls else ""
+    tests = f" (not judged, test splits: {', '.join(judge.tests)})" if judge.tests else ""
+    harm = (f", named no group by {' or '.join(_harm_titles(columns, judge))} on {', '.join(judge.harm)} in any seed"
+            if judge.harm else "")
     excess = list(dict.fromkeys(_title(c) for c in columns if "excess" in c.roles)) if judge.excess else []
-    rule = (f"of the runs that raised the {' or '.join(excess)} on no benchmark{controls}" if excess
-            else "of the runs")
-    rule += ((f"{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
+    rule = (f"of the runs that raised the {' or '.join(excess)} on no benchmark{controls}{tests}" if excess
+            else f"of the runs{tests}")
+    rule += ((f"{harm}{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
               + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
                  if judge.general_perplexity_pct is not None else ""))
              + (f", the lowest mean {_title(headline)} on {headline.benchmark} ({headline.measure})"
@@ -128,12 +155,22 @@ def _guard_text(judge: JudgeSettings) -> str:
     return ", ".join(f"{allowed:g} of {name}" for name, allowed in judge.guards.items())
 
 
-def headline_column(columns, name: str | None):
-    """The headline figure's column of the headline benchmark: `name`, else the first with one."""
+def headline_column(columns, name: str | None, tests=()):
+    """The headline figure's column of the headline benchmark: `name`, else the first with one that is
+    not a test split (`tests`)."""
     for column in columns:
-        if "headline" in column.roles and name in (None, column.benchmark):
+        if "headline" in column.roles and name in (None, column.benchmark) and column.benchmark not in tests:
             return column
     return None
+
+
+def harm_column(columns, name: str):
+    """The harm figure's column (a list of names: the groups that crossed 50) of benchmark `name`, or None."""
+    return next((c for c in columns if c.benchmark == name and "harm" in c.roles and c.names), None)
+
+
+def _harm_titles(columns, judge: JudgeSettings) -> list[str]:
+    return list(dict.fromkeys(_title(c) for name in judge.harm if (c := harm_column(columns, name)) is not None))
 
 
 def guard_column(columns, name: str):
@@ -151,9 +188,17 @@ def _failures(row, columns, judge: JudgeSettings) -> list[str]:
     if judge.excess:
         rose = {}
         for c in columns:
-            if "excess" in c.roles and c.benchmark not in judge.controls and row.figures[c].delta > 0:
+            if "excess" in c.roles and c.benchmark not in (*judge.controls, *judge.tests) and row.figures[c].delta > 0:
                 rose.setdefault(_title(c), []).append(c.benchmark)
         failures += [f"{title} rose on {', '.join(names)}" for title, names in rose.items()]
+    for name in judge.harm:
+        harm = harm_column(columns, name)
+        if harm is None:
+            failures.append(f"{name} not evaluated (its harm check cannot pass)")
+        elif row.figures[harm]:
+            named = ", ".join(f"{group} ({count}/{row.seeds} seeds)" for group, count in sorted(
+                row.figures[harm].items(), key=lambda item: (-item[1], item[0])))
+            failures.append(f"{_title(harm)} on {name}: {named}")
     for name, allowed in judge.guards.items():
         first = guard_column(columns, name)
         if first is None:

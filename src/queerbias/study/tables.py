@@ -137,7 +137,7 @@ def summary_columns(columns: list[Column], judge: JudgeSettings) -> list[Column]
     """What judges a run, as the suites declare it (`Judged`): every benchmark's headline figure
     (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, pair-level
     |d| and stereotype excess) and each guard's figure."""
-    headline = headline_column(columns, judge.headline)
+    headline = headline_column(columns, judge.headline, judge.tests)
     chosen = [c for c in columns if "headline" in c.roles]
     if headline is not None:
         chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names and "detail" in c.roles]

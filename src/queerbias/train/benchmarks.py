@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 
 from queerbias.errors import QueerbiasError
 from queerbias.options import EXECUTION, from_mapping, option, role, seed_option
+from queerbias.pairs.resolve import declared_part
 from queerbias.suites.paths import slug
 from queerbias.suites.registry import DEFAULT_SUITE, companion, get_declaration, get_suite, names
 
@@ -43,9 +44,11 @@ class BenchmarkSettings:
     optional: bool = option(False, "skip (with a warning) when `data` is not available offline")
     best: str | None = option(None, "best-checkpoint criterion of this benchmark's suite (default: compare.best, "
                                     "else the suite's first)")
-    guard: float | None = option(None, "a guard benchmark: a checkpoint whose first measure here (e.g. an "
-                                       "accuracy, in points) fell more than this below the base's is chosen as "
-                                       "best on no benchmark of the run", ge=0)
+    guard: float | None = option(None, "a guard benchmark: a checkpoint it refuses is chosen as best on no benchmark "
+                                       "of the run. knowledge: its accuracy fell more than this many points; pairs "
+                                       "(the validation frames, queerbias-de-contrary:validation): its stereotype "
+                                       "excess rose more than this many points, or a group crossed 50 towards the "
+                                       "stereotype. Never on a test split", ge=0)
 
 
 def defaults(held_out: bool) -> list[BenchmarkSettings]:
@@ -88,6 +91,9 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
         require("sample" not in bench.options and "seed" not in bench.options, f"{where}.options",
                 "must not repeat sample or seed (they are keys of the benchmark itself)")
         suite_settings(bench, where)
+        require(bench.guard is None or declared_part(bench.data) != "test", f"{where}.guard",
+                f"{bench.data} is a test split: it is judged on, never selected on (guard the run with the "
+                "validation part)")
         criteria = get_declaration(bench.suite).criteria
         criterion, key = (bench.best, f"{where}.best") if bench.best is not None else (best, "compare.best")
         require(criterion is None or criterion in criteria, key,

@@ -33,6 +33,7 @@ from queerbias.models.context import context_length
 from queerbias.models.loading import inspect_model
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
+from queerbias.pairs.resolve import declared_part
 from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
@@ -285,8 +286,12 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
                                            replace(options, best=criteria[name]))
     refused = guard_refusals(documents, guards)
+    tests = {name for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+             if declared_part(bench.data) == "test"}
     for name, document in documents.items():
-        if refused and "best" in document:
+        if name in tests:  # a test split is judged on, never selected on: no checkpoint is best by it
+            document.pop("best", None)
+        elif refused and "best" in document:
             document["best"] = best_checkpoint(document, criteria[name], config.compare.ppl_margin, refused)
         write_outputs(document, run_dir / "compare" / name)
     return documents

@@ -6,7 +6,9 @@ contract (`overall`, `groups`: n, n_neutral, bias score and soft score with stan
 errors). Before/after: McNemar on the `biased` flags, Wilcoxon (or t) on the soft scores,
 overall and per identity group. A study judges a pair benchmark by its distance to
 indifference (the lower, the better), refuses a rise of its stereotype excess unless it is
-a control set, and shows its pair-level |d| (`Judged`).
+a control set, shows its pair-level |d| and names its crossed and harmful groups, and fails a
+run whose validation frames (`judge.harm`) saw a group cross 50 towards the stereotype
+(`Judged`).
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ class Pairs(Declaration):
     judged = Judged(headline=Figure(DISTANCE, "bias", "distance"),
                     details=(Figure(DISTANCE, "soft", "soft distance"), Figure("pair_gap", "abs_d", "pair-level |d|"),
                              Figure("direction", "excess", "stereotype excess")),
-                    excess=Figure("direction", "excess", "stereotype excess"), control=True)
+                    excess=Figure("direction", "excess", "stereotype excess"),
+                    harm=(Figure("direction", "crossed", "crossed 50 towards the stereotype"),
+                          Figure("direction", "harmful", "harmful")), control=True)
     compatible = (("scoring configuration (scoring_id)", ("scoring_id",)),)
     screens = True
     implementation = "queerbias.suites.pairs.suite:PairsSuite"

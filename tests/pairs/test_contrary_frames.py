@@ -1,0 +1,76 @@
+"""queerbias-de-contrary: generated deterministically, frames unlike any other set's, declared
+parts (validation, test) that split by frame, no train part, and sealed against training."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from queerbias.errors import QueerbiasError
+from queerbias.pairs.contrary_frames import (
+    NAME,
+    build_contrary_frames,
+    contrary_split_keys,
+    generate,
+    load_frames,
+)
+from queerbias.pairs.queerbias_de import load_templates
+from queerbias.pairs.resolve import declared_part, load_pairs, sealed_pairs
+from queerbias.pairs.shipped import OUT_OF_DISTRIBUTION, shipped_pairs
+from queerbias.pairs.splits import shared_sentences
+from queerbias.yamlio import load_packaged_yaml
+
+
+def test_generation_is_deterministic_and_draws_per_frame_and_group():
+    spec = load_frames()
+    first, second = build_contrary_frames(), build_contrary_frames()
+    assert first.checksum == second.checksum and len(first) > 0
+    keys = contrary_split_keys()
+    chosen = [f for f in spec["frames"] if f.get("part")]
+    assert {keys[p.pair_id]["frame"] for p in first.pairs} == {f["id"] for f in chosen}
+    templates = Counter((keys[p.pair_id]["frame"], p.group, keys[p.pair_id]["template"]) for p in first.pairs)
+    per_group = Counter((frame, group) for frame, group, _ in templates)
+    assert max(per_group.values()) == spec["predicates"]  # distinct predicates per frame and group
+    # every pair names its frame in its id; the two sentences differ only in the identity phrase
+    assert all(p.pair_id.startswith(f"qdc-{keys[p.pair_id]['frame']}-") for p in first.pairs)
+    # a frame's draw does not depend on which other frames are chosen
+    alone = generate([chosen[0]], spec["predicates"])
+    assert {(p.sent_more, p.sent_less) for p, _ in alone} == {
+        (p.sent_more, p.sent_less) for p in first.pairs if keys[p.pair_id]["frame"] == chosen[0]["id"]}
+
+
+def test_frames_are_unlike_queerbias_de_its_training_frames_and_the_ood_sets():
+    texts = {f["text"] for f in load_frames()["frames"]}
+    training = load_packaged_yaml("data/queerbias_de/training_frames.yaml")
+    assert not texts & set(load_templates()["plural_frames"]) and not texts & set(training["plural_frames"])
+    sentences = {s for p in build_contrary_frames().pairs for s in (p.sent_more, p.sent_less)}
+    others = [load_pairs("queerbias-de"), load_pairs("queerbias-de-frames"),
+              *(shipped_pairs(name) for name in OUT_OF_DISTRIBUTION)]
+    assert not any(sentences & {s for p in other.pairs for s in (p.sent_more, p.sent_less)} for other in others)
+
+
+def test_declared_parts_split_by_frame_and_no_train_part():
+    validation, test = load_pairs(f"{NAME}:validation"), load_pairs(f"{NAME}:test")
+    keys = contrary_split_keys()
+    frames = {part: {keys[p.pair_id]["frame"] for p in found.pairs} for part, found in
+              (("validation", validation), ("test", test))}
+    assert frames["validation"] and frames["test"] and not frames["validation"] & frames["test"]
+    assert len(validation) + len(test) == len(build_contrary_frames())
+    assert not shared_sentences(validation.pairs, test.pairs)
+    assert test.meta["split"] == {"of": NAME, "of_checksum": build_contrary_frames().checksum, "part": "test",
+                                  "by": ["part"], "declared": True,
+                                  "n": {"validation": len(validation), "test": len(test)}, "shared_sentences": 0}
+    with pytest.raises(QueerbiasError, match="declares no train part.*no run may train on it"):
+        load_pairs(f"{NAME}:train")
+    with pytest.raises(QueerbiasError, match="takes no options"):
+        load_pairs(f"{NAME}:test?seed=1")
+    with pytest.raises(QueerbiasError, match="declares no parts"):
+        load_pairs("queerbias-de:validation")
+    assert (declared_part(f"{NAME}:test"), declared_part(f"{NAME}:validation")) == ("test", "validation")
+    assert declared_part("queerbias-de:test") is None and declared_part(NAME) is None
+
+
+def test_sealed_pairs_are_both_judging_parts():
+    sealed = sealed_pairs()
+    assert list(sealed) == [NAME] and len(sealed[NAME]) == len(build_contrary_frames())

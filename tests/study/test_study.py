@@ -284,12 +284,15 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
     assert {key: next(iter(figures.values()))["verdict"] for key, figures in by_run.items()} == expected
     assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
     summary = (root / "report/methods.md").read_text().split("**Method table, summary")[1].split("**Method table:")[0]
-    assert ("| run | model | bias: distance | bias: soft distance | bias: pair-level \\|d\\| | bias: stereotype excess "
+    assert ("| run | model | bias: distance (floor) | bias: crossed 50 towards the stereotype; harmful "
+            "| bias: soft distance | bias: % groups within 50 | bias: pair-level \\|d\\| | bias: stereotype excess "
             "| knowledge: overall knowledge accuracy | general perplexity | verdict |") in summary
     for (model, run), figures in by_run.items():
-        distance = figures["bias:distance:bias"]
+        distance, over = figures["bias:distance:bias"], figures["bias:distance:over"]
         relative = float(distance["relative_pct"])  # 2 seeds: no SD
+        floor = float(distance["before"]) - float(over["before"])
         assert f"| {run} (2 steps) | {model} | {float(distance['before']):.2f} → {float(distance['after']):.2f} " \
-               f"({fmt(relative, 1, signed=True)}%)" in summary  # no signed zero
+               f"({fmt(relative, 1, signed=True)}%); floor {floor:.2f}, above it {float(over['before']):.2f} → " \
+               f"{float(over['after']):.2f} |" in summary  # no signed zero
     assert "Chosen (of the runs that raised the stereotype excess on no benchmark, stayed within 0 of " \
            "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()

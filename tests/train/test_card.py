@@ -43,6 +43,14 @@ def test_card_parses_and_its_model_index_is_the_compare_report(llama_run):
     assert f"| Overall | {overall['n']} | {overall['bias_before']:.2f} | {overall['bias_after']:.2f} |" in card.text
     assert "| Distance to indifference | " in card.text and "## Limitations" in card.text
     assert "DATASHEET.md" in card.text  # the demo corpus's datasheet is linked
+    # harm on every pair benchmark, each group with its before and after; the floor beside the distance
+    direction, groups = final["direction"], final["direction"]["groups"]
+    line = next(text for text in card.text.splitlines() if text.startswith("harm on every pair benchmark"))
+    assert line.startswith("harm on every pair benchmark (bias score before -> after): bias: crossed 50 towards "
+                           "the stereotype: ")
+    assert all(f"{group} ({groups[group]['bias_before']:.1f} -> {groups[group]['bias_after']:.1f})" in line
+               for group in direction["crossed"] + direction["harmful"])
+    assert f"Its coin-flip floor for these group sizes is {final['distance']['floor']:.2f}" in card.text
 
 
 def test_card_command_writes_the_same_card_again(llama_run, tmp_path, capsys):

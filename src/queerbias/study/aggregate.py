@@ -343,7 +343,7 @@ class Column:
     digits: int = 3
     #: the figure's entry holds a list of names here (e.g. the groups that crossed 50), not a number
     names: bool = False
-    #: what the study judges by it (`Judged.roles`: headline, detail, excess, guard, harm), from its suite's
+    #: what the study judges by it (`Judged.roles`: headline, detail, excess, guard, floor, harm), from its suite's
     #: declaration
     roles: frozenset[str] = frozenset()
     #: its title in the summary table ("<benchmark>: <the declared title>"; default: `title`)

@@ -138,7 +138,14 @@ def summary_columns(columns: list[Column], judge: JudgeSettings) -> list[Column]
     (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, pair-level
     |d| and stereotype excess) and each guard's figure."""
     headline = headline_column(columns, judge.headline, judge.tests)
-    chosen = [c for c in columns if "headline" in c.roles]
+    chosen: list[tuple[str, Column, list[Column]]] = []  # (kind, column, its floor or further harm columns)
+    for c in columns:
+        if "headline" in c.roles:
+            floor = [f for f in columns if f.benchmark == c.benchmark and "floor" in f.roles and not f.names]
+            chosen.append(("headline", c, floor[:1]))
+            harm = [h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names]
+            if harm:
+                chosen.append(("harm", harm[0], harm[1:]))
     if headline is not None:
         chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names and "detail" in c.roles]
     chosen += [guard_column(columns, name) for name in judge.guards if guard_column(columns, name) is not None]
@@ -152,27 +159,77 @@ def short_title(column: Column) -> str:
 def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
                   judge: JudgeSettings) -> Table:
     """The method table narrowed to what judges a run (`summary_columns`), general perplexity and
-    the verdict, each cell `before → after (relative change, SD over seeds)`; the full table holds
-    the rest."""
-    chosen = summary_columns(columns, judge)
+    the verdict, each cell `before → after (relative change, SD over seeds)`; beside each headline
+    figure its noise floor and the figure above it where the suite declares one (pairs: the
+    coin-flip floor), then its harm figures (pairs: the groups that crossed 50 towards the
+    stereotype and those harmed, with the seeds naming each); the full table holds the rest."""
+    chosen: list[tuple[str, Column, list[Column]]] = []  # (kind, column, its floor or further harm columns)
+    for c in summary_columns(columns, judge):
+        if "headline" not in c.roles:
+            chosen.append(("guard" if c.figure == OVERALL else "detail", c, []))
+            continue
+        chosen.append(("headline", c, [f for f in columns
+                                       if f.benchmark == c.benchmark and "floor" in f.roles and not f.names][:1]))
+        harm = [h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names]
+        if harm:
+            chosen.append(("harm", harm[0], harm[1:]))
     body = []
     for row in rows:
         cells = [f"{row.run} ({'/'.join(map(str, row.steps)) or '?'} steps)", row.model]
-        for column in chosen:
+        for kind, column, others in chosen:
             figure = row.figures[column]
-            cells.append(Cell(relative_text(figure, column.digits, absolute=column.figure == OVERALL),
-                              marks="*" if figure is not None and figure.every_seed_significant() else "")
-                         if figure is not None else ("missing" if row.missing else "–"))
+            if figure is None:
+                cells.append("missing" if row.missing else "–")
+            elif kind == "harm":
+                cells.append(harm_text(figure, [(c, row.figures.get(c)) for c in others], row.seeds))
+            else:
+                text = relative_text(figure, column.digits, absolute=kind == "guard")
+                over = row.figures.get(others[0]) if kind == "headline" and others else None
+                if over is not None:
+                    text += f"; {floor_text(figure, over, column.digits)}"
+                cells.append(Cell(text, marks="*" if figure.every_seed_significant() else ""))
         verdict = found[(row.run, row.model)]
         cells += [relative_text(row.general_perplexity, 2),
                   missing_text(row.missing) if not verdict.judged and row.missing else verdict.text]
         body.append(cells)
-    return Table(header=["run", "model", *map(short_title, chosen), "general perplexity", "verdict"], rows=body,
+    titles = [_summary_title(kind, column, others) for kind, column, others in chosen]
+    return Table(header=["run", "model", *titles, "general perplexity", "verdict"], rows=body,
                  caption="Method table, summary: base → final checkpoint, mean over seeds",
                  notes="Each cell: before → after (mean change in % of before, or in points for a guard's "
                        "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same direction. "
-                       "Verdict: docs/study.md, Judging. The full table (every figure, intervals, crossed and "
-                       "harmful groups, time) follows.")
+                       "Floor: the coin-flip expectation of the binary distance for the benchmark's group sizes "
+                       "(every pair a fair coin: E|bias − 50| under Binomial(n, 1/2), exact), and the distance "
+                       "above it; below the floor the distance mostly measures sampling noise. Groups within 50: "
+                       "the % of groups whose exact 95% interval of the bias score contains 50. Harm: the groups "
+                       "that crossed 50 towards the stereotype, and those harmed (excess rose significantly, or "
+                       "from below 40 to above 60), with the seeds that named them. Verdict: docs/study.md, "
+                       "Judging. The full table (every figure, intervals, time) follows.")
+
+
+def _summary_title(kind: str, column: Column, others: list[Column]) -> str:
+    """"<benchmark>: <declared title>", with " (floor)" where a floor stands beside it, and a harm
+    column's further declared titles after "; "."""
+    if kind == "harm":
+        return "; ".join([short_title(column), *(_declared(c) for c in others)])
+    return f"{short_title(column)} (floor)" if kind == "headline" and others else short_title(column)
+
+
+def _declared(column: Column) -> str:
+    return short_title(column).partition(": ")[2]
+
+
+def floor_text(distance: OverSeeds, over: OverSeeds, digits: int = 2) -> str:
+    """"floor F, above it b → a": the coin-flip floor (the distance minus its excess over the floor,
+    the same in every seed) and the mean excess before and after."""
+    floor = distance.before - over.before
+    return f"floor {fmt(floor, digits)}, above it {fmt(over.before, digits)} → {fmt(over.after, digits)}"
+
+
+def harm_text(first: dict[str, int], further: list[tuple[Column, dict[str, int] | None]], seeds: int) -> str:
+    """The groups the first harm figure names, then each further one's under its declared title, each
+    with the seeds naming it."""
+    return "; ".join([names_text(first, seeds), *(f"{_declared(c)}: {names_text(names or {}, seeds)}"
+                                                  for c, names in further)])
 
 
 @dataclass(frozen=True)

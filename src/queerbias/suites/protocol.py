@@ -141,7 +141,9 @@ class Judged:
     benchmark's further columns in that table. excess: a figure whose rise fails a run (the
     stereotype excess), unless the benchmark is named a control set, which `control` allows.
     guard: the figure `judge.guards` reads: a run fails where it fell by more than the allowance
-    (the knowledge set's accuracy). harm: lists of names (`measure`: the key of a list of groups in
+    (the knowledge set's accuracy). floor: the headline figure above its noise floor, shown beside the
+    headline in the study's summary table with the floor (pairs: the binary distance above its
+    coin-flip expectation, `suites.pairs.floor`). harm: lists of names (`measure`: the key of a list of groups in
     the comparison-level figure `part`) shown as each benchmark's harm in the study's summary table;
     the first fails a run on a `judge.harm` benchmark (the validation frames) when any seed names a
     group (the pair benchmark: the groups that crossed 50 towards the stereotype, then those harmed).
@@ -152,14 +154,15 @@ class Judged:
     details: tuple[Figure, ...] = ()
     excess: Figure | None = None
     guard: Figure | None = None
+    floor: Figure | None = None
     harm: tuple[Figure, ...] = ()
     control: bool = False
 
     def roles(self, part: str, measure: str) -> dict[str, str]:
-        """The roles ("headline", "detail", "excess", "guard", "harm") the figure `part` (`measure`) plays,
+        """The roles ("headline", "detail", "excess", "guard", "floor", "harm") the figure `part` (`measure`) plays,
         each with the title the declaration gives it there."""
         declared = [("headline", self.headline), *(("detail", d) for d in self.details), ("excess", self.excess),
-                    ("guard", self.guard), *(("harm", h) for h in self.harm)]
+                    ("guard", self.guard), ("floor", self.floor), *(("harm", h) for h in self.harm)]
         return {role: figure.title for role, figure in declared
                 if figure is not None and (figure.part, figure.measure) == (part, measure)}
 

@@ -31,7 +31,17 @@ def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
     return (f"On {data} ({evaluated}), the distance to indifference (mean over {d['n_groups']} identity groups of "
             f"|score − 50|) went from {d['bias_before']:.2f} to {d['bias_after']:.2f} for the bias score "
             f"({_change(d, 'bias')}) and from {d['soft_before']:.2f} to {d['soft_after']:.2f} for the soft score "
-            f"({_change(d, 'soft')}).")
+            f"({_change(d, 'soft')}).{floor_sentence(d)}")
+
+
+def floor_sentence(d: dict) -> str:
+    """The bias distance against its coin-flip floor ("" for a report written before it)."""
+    if d.get("floor") is None:
+        return ""
+    return (f" Its coin-flip floor for these group sizes is {d['floor']:.2f} (the distance a model choosing at "
+            f"random per pair scores on average), so the bias distance went from {d['over_before']:.2f} to "
+            f"{d['over_after']:.2f} above it; groups whose exact 95% interval contains 50: "
+            f"{d['containing_before']:.0f}% → {d['containing_after']:.0f}%.")
 
 
 def _change(entry: dict, measure: str) -> str:
@@ -46,7 +56,8 @@ def blocks(document: dict, comparison: dict, evaluated: str) -> list[str]:
     described = (f"{data.get('n_items')} pairs of `{data.get('name')}` (checksum `{data.get('checksum')}`), "
                  f"{evaluated}; scored with the WinoQueer shared-token method "
                  f"(scoring id `{document['meta'].get('scoring_id')}`).")
-    found = [described, to_markdown(before_after_table(document, comparison)).rstrip("\n")]
+    found = [described + floor_sentence(comparison.get("distance") or {}),
+             to_markdown(before_after_table(document, comparison)).rstrip("\n")]
     found += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [comparison]})]
     best = document.get("best")
     if best:

@@ -1,0 +1,100 @@
+"""Issue 32's targets, read on the test frames of the do-no-harm study: BENCHMARKS.md's target table.
+
+    python bench/do_no_harm.py [--study runs/study/do-no-harm-gemma] [--benchmark contrary-test]
+
+For every run of the study (`configs/study-do-no-harm-gemma.yaml`, run by
+`python bench/mitigation.py --study do-no-harm`), from its cells' own compare reports of the
+base against the final checkpoint on the benchmark (the test frames, which no run trained or
+was selected on), per seed and as the mean over seeds:
+- the stereotype excess before -> after (target: not raised);
+- the groups moved above 60% towards the stereotype (bias score at most 60 before, above 60
+  after), with before -> after (target: none, in any seed);
+- the soft distance's change in % of before (target: -50% or lower);
+- the binary distance against its coin-flip floor.
+The run the study's judge chose is marked; the judge reads the validation frames, never these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+from benchmarks_md import write_section
+
+from queerbias.study.aggregate import method_columns, method_rows, read_state
+from queerbias.study.judging import verdicts
+from queerbias.suites.pairs.indifference import HARM_HIGH
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pushed(direction: dict) -> list[str]:
+    """Groups moved above HARM_HIGH towards the stereotype, with before -> after."""
+    return [f"{group} ({entry['bias_before']:.1f} → {entry['bias_after']:.1f})"
+            for group, entry in direction["groups"].items()
+            if entry["bias_before"] <= HARM_HIGH < entry["bias_after"]]
+
+
+def run_rows(state, benchmark: str) -> list[dict]:
+    rows = []
+    for run, model in state.pairs():
+        records, missing = state.seeds_of(run, model, benchmark)
+        finished = [r for r in records if r.status == "finished" and benchmark in r.deltas]
+        lasts = [r.deltas[benchmark]["comparisons"][-1] for r in finished]
+        if not lasts:
+            continue
+        seeds = [r.cell.seed for r in finished]
+        excess = [(c["direction"]["excess_before"], c["direction"]["excess_after"]) for c in lasts]
+        soft = [100.0 * (c["distance"]["soft_after"] / c["distance"]["soft_before"] - 1) for c in lasts]
+        rows.append({
+            "run": run, "model": model, "seeds": seeds, "missing": missing,
+            "excess": (statistics.fmean(b for b, _ in excess), statistics.fmean(a for _, a in excess)),
+            "excess_per_seed": [a - b for b, a in excess],
+            "pushed": {seed: pushed(c["direction"]) for seed, c in zip(seeds, lasts, strict=True)},
+            "soft": statistics.fmean(soft), "soft_per_seed": soft,
+            "distance": (statistics.fmean(c["distance"]["bias_before"] for c in lasts),
+                         statistics.fmean(c["distance"]["bias_after"] for c in lasts)),
+            "floor": lasts[0]["distance"].get("floor"),
+        })
+    return rows
+
+
+def table(rows: list[dict], chosen: set[tuple[str, str]], benchmark: str) -> str:
+    lines = [f"Issue 32's targets on `{benchmark}` (the test frames: no run trained or was selected on them), "
+             "base → final checkpoint, mean over the seeds listed; every seed's own value in brackets.",
+             "",
+             "| run | seeds | stereotype excess (target: not raised) | groups moved above 60 towards the stereotype "
+             "(target: none) | soft distance (target: ≤ −50%) | binary distance (coin-flip floor) | all three met |",
+             "|:---|---:|---:|:---|---:|---:|:---|"]
+    for row in rows:
+        excess_ok = all(change <= 0 for change in row["excess_per_seed"])
+        pushed_ok = not any(row["pushed"].values())
+        soft_ok = all(change <= -50.0 for change in row["soft_per_seed"])
+        named = "; ".join(f"seed {seed}: {', '.join(groups)}" for seed, groups in row["pushed"].items() if groups)
+        mark = " (chosen)" if (row["run"], row["model"]) in chosen else ""
+        lines.append(
+            f"| {row['run']}{mark} | {', '.join(map(str, row['seeds']))} | {row['excess'][0]:.2f} → "
+            f"{row['excess'][1]:.2f} ({', '.join(f'{c:+.2f}' for c in row['excess_per_seed'])}) | {named or 'none'} | "
+            f"{row['soft']:+.1f}% ({', '.join(f'{c:+.0f}%' for c in row['soft_per_seed'])}) | "
+            f"{row['distance'][0]:.2f} → {row['distance'][1]:.2f} ({row['floor']:.2f}) | "
+            f"{'yes' if excess_ok and pushed_ok and soft_ok else 'no'} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", default=str(REPO / "runs" / "study" / "do-no-harm-gemma"))
+    parser.add_argument("--benchmark", default="contrary-test")
+    args = parser.parse_args()
+    state = read_state(Path(args.study))
+    columns = method_columns(state)
+    found = verdicts(method_rows(state, columns), columns, state.study.judge)
+    chosen = {key for key, verdict in found.items() if verdict.chosen}
+    text = table(run_rows(state, args.benchmark), chosen, args.benchmark)
+    print(text)
+    write_section("do-no-harm-targets", text)
+
+
+if __name__ == "__main__":
+    main()

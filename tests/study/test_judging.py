@@ -16,7 +16,8 @@ EXCESS = Column("bias", "direction", "excess", "bias: direction (excess)", roles
 OOD_EXCESS = Column("ood", "direction", "excess", "ood: direction (excess)", roles=frozenset({"excess", "detail"}),
                     short="ood: stereotype excess")
 KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy", roles=frozenset({"guard"}))
-CROSSED = Column("bias", "direction", "crossed", "bias: direction (crossed)", names=True)
+CROSSED = Column("bias", "direction", "crossed", "bias: direction (crossed)", names=True, roles=frozenset({"harm"}),
+                 short="bias: crossed 50 towards the stereotype")
 COLUMNS = [DISTANCE, EXCESS, OOD_EXCESS, KNOWLEDGE, CROSSED]
 
 
@@ -100,9 +101,10 @@ def test_harm_benchmarks_fail_a_run_that_crossed_50_in_any_seed_and_tests_judge_
     assert verdicts(clean, COLUMNS, judge)[("clean", "m")].chosen  # ood's excess rose: a test split, not judged
     assert not verdicts(clean, COLUMNS, JudgeSettings())[("clean", "m")].chosen
     line = choice_line(clean, COLUMNS, judge, verdicts(clean, COLUMNS, judge))
-    assert "(not judged, test splits: ood), moved no group across 50 towards the stereotype on bias in any seed" in line
+    assert "(not judged, test splits: ood), where no group crossed 50 towards the stereotype on bias in any seed" \
+        in line
     for raw in ({"headline": "ood"}, {"harm": ["ood"]}):
         with pytest.raises(QueerbiasError, match="a test split: it is shown, never judged"):
             load_judge(raw, {"bias": "pairs", "ood": "pairs"}, ("ood",))
-    with pytest.raises(QueerbiasError, match="judge.harm' names 'knowledge', which is no pair benchmark"):
+    with pytest.raises(QueerbiasError, match="judge.harm' names 'knowledge', which is no benchmark of the study whose suite declares a harm figure \\(bias\\)"):
         load_judge({"harm": ["knowledge"]}, {"bias": "pairs", "knowledge": "knowledge"})

@@ -6,13 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from queerbias.report.compare import CompareOptions
 from scipy.stats import beta, binom
 
+from queerbias.report.options import CompareOptions
+from queerbias.suites.pairs.declaration import PairSettings
 from queerbias.suites.pairs.distance import distance_stats, distance_table
 from queerbias.suites.pairs.floor import coin_flip_distance, containing, distance_floor, floor_summary
 from queerbias.suites.pairs.indifference import closing_clauses, harm_lines
-from queerbias.suites.pairs.suite import PairSettings, PairsSuite
+from queerbias.suites.pairs.suite import PairsSuite
+from queerbias.suites.registry import companion, get_declaration
 from report.score_dirs import with_scores
 
 
@@ -69,7 +71,7 @@ def test_distance_stats_put_the_floor_beside_the_distance():
     aligned = pd.DataFrame({"group": ["a"] * 20 + ["b"] * 10,
                             "biased_before": [0] * 20 + [1] * 10, "biased_after": [1] * 9 + [0] * 11 + [1] * 5 + [0] * 5,
                             "soft_before": 40.0, "soft_after": 50.0})
-    stats = distance_stats(aligned, CompareOptions(n_resamples=300, seed=1), np.random.default_rng(0))
+    stats = distance_stats(aligned, CompareOptions(resamples=300, seed=1), np.random.default_rng(0))
     floor = (coin_flip_distance(20) + coin_flip_distance(10)) / 2
     assert stats["floor"] == pytest.approx(floor)
     assert stats["bias_before"] == pytest.approx(50.0) and stats["bias_after"] == pytest.approx(2.5)
@@ -102,13 +104,20 @@ def test_closing_clauses_name_the_floor_and_every_crossed_group_with_before_and_
 
 
 def test_a_pair_benchmark_guards_by_its_excess_and_its_crossings():
-    suite = PairsSuite()
+    """The pair suite's training companion refuses by excess and crossings; the knowledge set's by its
+    declared guard figure (accuracy)."""
+    pairs, hooks = get_declaration("pairs"), companion("pairs", "training")
     direction = {"excess_before": 2.0, "excess_after": 2.5, "delta_excess": 0.5, "crossed": [], "groups": {}}
-    assert suite.guard_refusal({"direction": direction}, [], 1.0) is None
-    assert suite.guard_refusal({"direction": direction}, [], 0.0) == \
+    assert hooks.guard_refusal(pairs, {"direction": direction}, 1.0) is None
+    assert hooks.guard_refusal(pairs, {"direction": direction}, 0.0) == \
         "stereotype excess rose 2.00 -> 2.50 (allowed +0)"
     crossed = direction | {"delta_excess": -1.0, "crossed": ["bisexual"],
                            "groups": {"bisexual": {"bias_before": 45.0, "bias_after": 55.0}}}
-    assert suite.guard_refusal({"direction": crossed}, [], 5.0) == \
+    assert hooks.guard_refusal(pairs, {"direction": crossed}, 5.0) == \
         "crossed 50 towards the stereotype: bisexual (45.0 -> 55.0)"
-    assert suite.guard_refusal({}, [], 5.0) == "no stereotype-excess figure to check"
+    assert hooks.guard_refusal(pairs, {}, 5.0) == "no stereotype-excess figure to check"
+    knowledge = get_declaration("knowledge")
+    fell = {"overall": {"delta_accuracy": -7.5}, "direction": direction | {"crossed": ["gay"]}}
+    assert companion("knowledge", "training").guard_refusal(knowledge, fell, 5.0) == \
+        "knowledge accuracy fell 7.5 pp > 5"
+    assert companion("knowledge", "training").guard_refusal(knowledge, fell, 10.0) is None

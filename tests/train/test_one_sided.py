@@ -15,6 +15,7 @@ from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.pair_scores import pair_requests
 from queerbias.train.config import config_from_dict
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import batch_tensors, equalise_loss, pair_loss, training_scorer
 from queerbias.train.objectives.equalise.pairing import paired_positions
 
@@ -63,7 +64,7 @@ def _oriented(scorer) -> tuple[list[Pair], list[Pair]]:
 def _settings(path, **terms):
     overrides = {f"equalise__{key}": value for key, value in terms.items()}
     return config_from_dict(small_config(path, "unused", objective="equalise", pairs__train="queerbias-de:train",
-                                         equalise__clp_top_k=None, **overrides)).equalise
+                                         equalise__clp_top_k=None, **overrides)).section(EqualiseConfig)
 
 
 @pytest.mark.parametrize("family", ["tiny_llama", "tiny_bert"])

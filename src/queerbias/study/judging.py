@@ -135,7 +135,7 @@ def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str]
     headline = headline_column(columns, judge.headline, judge.tests)
     controls = f" (controls: {', '.join(judge.controls)})" if judge.controls else ""
     tests = f" (not judged, test splits: {', '.join(judge.tests)})" if judge.tests else ""
-    harm = (f", named no group by {' or '.join(_harm_titles(columns, judge))} on {', '.join(judge.harm)} in any seed"
+    harm = (f", where no group {' or '.join(_harm_titles(columns, judge))} on {', '.join(judge.harm)} in any seed"
             if judge.harm else "")
     excess = list(dict.fromkeys(_title(c) for c in columns if "excess" in c.roles)) if judge.excess else []
     rule = (f"of the runs that raised the {' or '.join(excess)} on no benchmark{controls}{tests}" if excess

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from queerbias.pairs.registry import available_offline
 from queerbias.suites.companions import TrainingHooks
-from queerbias.suites.pairs.indifference import guard_refusal
+from queerbias.suites.pairs.harm import guard_refusal
 
 
 class PairTraining(TrainingHooks):

@@ -166,7 +166,7 @@ def overview(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str
     bars the seed spread; a filled marker passes the judge, a hollow one fails, the chosen run is
     ringed and named, and where a cost fails the judge is shaded. The points drawn are read back
     from the plot and recorded in the PNG (`POINTS_KEY`). None when nothing can be drawn."""
-    headline = headline_column(columns, judge.headline)
+    headline = headline_column(columns, judge.headline, judge.tests)
     if headline is None:
         return None
     title, perplexity = perplexity_cost(rows)

@@ -135,17 +135,10 @@ def by_model(table: Table) -> list[Table]:
 
 def summary_columns(columns: list[Column], judge: JudgeSettings) -> list[Column]:
     """What judges a run, as the suites declare it (`Judged`): every benchmark's headline figure
-    (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, pair-level
-    |d| and stereotype excess) and each guard's figure."""
+    (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, % of groups
+    within 50, pair-level |d| and stereotype excess) and each guard's figure."""
     headline = headline_column(columns, judge.headline, judge.tests)
-    chosen: list[tuple[str, Column, list[Column]]] = []  # (kind, column, its floor or further harm columns)
-    for c in columns:
-        if "headline" in c.roles:
-            floor = [f for f in columns if f.benchmark == c.benchmark and "floor" in f.roles and not f.names]
-            chosen.append(("headline", c, floor[:1]))
-            harm = [h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names]
-            if harm:
-                chosen.append(("harm", harm[0], harm[1:]))
+    chosen = [c for c in columns if "headline" in c.roles]
     if headline is not None:
         chosen += [c for c in columns if c.benchmark == headline.benchmark and not c.names and "detail" in c.roles]
     chosen += [guard_column(columns, name) for name in judge.guards if guard_column(columns, name) is not None]

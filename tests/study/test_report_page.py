@@ -105,8 +105,10 @@ def test_the_compact_table_is_the_cells_change_and_the_first_figure_plots_it(pag
         cells = [root / "runs" / model / run / f"seed-{seed}" for seed in (0, 1)]
         lasts = [json.loads((c / "compare/bias/delta.json").read_text())["comparisons"][-1] for c in cells]
         changes = {}
-        written = next(r for r in summary if r[:2] == [f"{run} (2 steps)", model])
-        for (title, figure, measure), shown, text in zip(COMPACT, row[2:], written[2:], strict=False):
+        written = dict(zip(summary[0], next(r for r in summary if r[:2] == [f"{run} (2 steps)", model]),
+                           strict=True))
+        texts = [written.get(title) or written[f"{title} (floor)"] for title, *_ in COMPACT]
+        for (title, figure, measure), shown, text in zip(COMPACT, row[2:], texts, strict=False):
             relative = [100 * (s[figure][f"{measure}_after"] - s[figure][f"{measure}_before"])
                         / s[figure][f"{measure}_before"] for s in lasts]
             changes[title] = relative

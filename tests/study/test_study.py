@@ -285,7 +285,7 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
     assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
     summary = (root / "report/methods.md").read_text().split("**Method table, summary")[1].split("**Method table:")[0]
     assert ("| run | model | bias: distance (floor) | bias: crossed 50 towards the stereotype; harmful "
-            "| bias: soft distance | bias: % groups within 50 | bias: pair-level \\|d\\| | bias: stereotype excess "
+            "| bias: soft distance | bias: pair-level \\|d\\| | bias: stereotype excess "
             "| knowledge: overall knowledge accuracy | general perplexity | verdict |") in summary
     for (model, run), figures in by_run.items():
         distance, over = figures["bias:distance:bias"], figures["bias:distance:over"]

@@ -135,8 +135,8 @@ def by_model(table: Table) -> list[Table]:
 
 def summary_columns(columns: list[Column], judge: JudgeSettings) -> list[Column]:
     """What judges a run, as the suites declare it (`Judged`): every benchmark's headline figure
-    (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, % of groups
-    within 50, pair-level |d| and stereotype excess) and each guard's figure."""
+    (pairs: the binary distance), the headline benchmark's details (pairs: soft distance, pair-level
+    |d| and stereotype excess) and each guard's figure."""
     headline = headline_column(columns, judge.headline, judge.tests)
     chosen = [c for c in columns if "headline" in c.roles]
     if headline is not None:
@@ -192,8 +192,7 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
                        "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same direction. "
                        "Floor: the coin-flip expectation of the binary distance for the benchmark's group sizes "
                        "(every pair a fair coin: E|bias − 50| under Binomial(n, 1/2), exact), and the distance "
-                       "above it; below the floor the distance mostly measures sampling noise. Groups within 50: "
-                       "the % of groups whose exact 95% interval of the bias score contains 50. Harm: the groups "
+                       "above it; below the floor the distance mostly measures sampling noise. Harm: the groups "
                        "that crossed 50 towards the stereotype, and those harmed (excess rose significantly, or "
                        "from below 40 to above 60), with the seeds that named them. Verdict: docs/study.md, "
                        "Judging. The full table (every figure, intervals, time) follows.")

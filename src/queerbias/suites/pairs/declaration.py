@@ -78,9 +78,7 @@ class Pairs(Declaration):
     criteria = CRITERIA
     figures = {DISTANCE: "Distance to indifference"}
     judged = Judged(headline=Figure(DISTANCE, "bias", "distance"),
-                    details=(Figure(DISTANCE, "soft", "soft distance"),
-                             Figure(DISTANCE, "containing", "% groups within 50"),
-                             Figure("pair_gap", "abs_d", "pair-level |d|"),
+                    details=(Figure(DISTANCE, "soft", "soft distance"), Figure("pair_gap", "abs_d", "pair-level |d|"),
                              Figure("direction", "excess", "stereotype excess")),
                     floor=Figure(DISTANCE, "over", "distance above its coin-flip floor"),
                     excess=Figure("direction", "excess", "stereotype excess"),

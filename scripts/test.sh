@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-exec .venv/bin/python -m pytest -q "$@"
+# Two workers of one thread each (pytest-xdist; QUEERBIAS_TEST_WORKERS=0 runs in one process): the
+# tests' models are tiny, so a second thread per forward pass costs more in contention than it saves.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+exec .venv/bin/python -m pytest -q -n "${QUEERBIAS_TEST_WORKERS:-2}" --dist worksteal "$@"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,3 +47,17 @@ def write_config(path: Path, config: dict) -> Path:
 def logged_losses(checkpoint: Path) -> list[float]:
     state = json.loads((checkpoint / "trainer_state.json").read_text())
     return [entry["loss"] for entry in state["log_history"] if "loss" in entry]
+
+
+def assert_checkpoint_scores_as_a_fresh_load(checkpoint: Path, out: Path, result: dict) -> None:
+    """The pairs a checkpoint was scored on during training score the same from a fresh load of it
+    (in float32, whatever precision it trained in), and its summary's bias score is the run's metric."""
+    from queerbias.suites.pairs.declaration import PairSettings
+    from queerbias.suites.pairs.suite import PairsSuite
+    from queerbias.suites.store import run_to_dir
+
+    fresh = run_to_dir(PairsSuite(), str(checkpoint), "queerbias-de", out, PairSettings(sample=4), progress=False)
+    during = pd.read_csv(checkpoint / "bias" / "pairs.csv")
+    again = pd.read_csv(out / "pairs.csv")
+    assert (during["score_more"] - again["score_more"]).abs().max() < 1e-3
+    assert fresh["overall"]["bias_score"] == result["metrics"][-1]["benchmarks"]["bias"]["overall"]

@@ -52,13 +52,6 @@ def _contains_half(n: int, level: float = LEVEL) -> np.ndarray:
     return np.array(found)
 
 
-def containing_share(counts: Mapping[str, tuple[int, int]]) -> float | None:
-    """% of groups (name -> (biased pairs, pairs)) whose exact 95% interval contains 50."""
-    if not counts:
-        return None
-    return float(100.0 * np.mean([_contains_half(n)[k] for k, n in counts.values()]))
-
-
 def containing(percents: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """% of groups whose exact interval contains 50, from bias scores in % (`percents`: [..., groups,
     k], the groups in the order of `sizes`) -> [..., k]."""

@@ -1135,7 +1135,7 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
     full = run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], tmp_path / "full", progress=False)
     row = {"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
            "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
-    record = integrity.chunk_record(full["meta"]["run_key"], 0, 2, [row, row])
+    record = integrity.chunk_record(full["meta"]["run_key"], 0, 0, 2, [row, row])
     record["rows"][0] = {**row, "biased": 0}
     out = tmp_path / "edited"
     (out / ".partial").mkdir(parents=True)
@@ -1145,7 +1145,7 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
 
 
 def test_a_progress_chunk_holding_fewer_rows_than_it_declares_is_refused(tmp_path, model_variants, request):
-    """A line of this run and chunk whose digest holds, but whose 2 rows stand for 5 pairs (issue 34)."""
+    """A line of this run and chunk whose digest holds, but whose 2 rows stand for 3 pairs (issue 34)."""
     import json
 
     from queerbias.errors import DataError
@@ -1158,15 +1158,15 @@ def test_a_progress_chunk_holding_fewer_rows_than_it_declares_is_refused(tmp_pat
     inputs = Inputs(tmp_path, model_variants, request)
     pairs = _write(inputs, "six.csv", PAIRS_HEADER + "".join(GOOD_ROWS.replace("nett", word).replace("klug", word)
                                                            for word in ("nett", "froh", "klug")))
-    settings = PairSettings(chunk_pairs=5)
+    settings = PairSettings(chunk_pairs=3)
     full = run_to_dir(PairsSuite(), inputs["bert"], str(pairs), tmp_path / "full", settings, progress=False)
     row = {"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
            "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
     out = tmp_path / "declared"
     (out / ".partial").mkdir(parents=True)
     (out / ".partial" / "rank0.jsonl").write_text(
-        json.dumps(integrity.chunk_record(full["meta"]["run_key"], 0, 5, [row, row])) + "\n")
-    with pytest.raises(DataError, match=r"rank0.jsonl, row 1: chunk 0: declares 5 items, whose results are 5 rows, "
+        json.dumps(integrity.chunk_record(full["meta"]["run_key"], 0, 0, 3, [row, row])) + "\n")
+    with pytest.raises(DataError, match=r"rank0.jsonl, row 1: chunk 0: declares 3 items, whose results are 3 rows, "
                                         "but holds 2"):
         run_to_dir(PairsSuite(), inputs["bert"], str(pairs), out, settings, progress=False)
     assert not (out / "summary.json").exists()

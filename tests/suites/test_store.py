@@ -16,7 +16,7 @@ from queerbias.suites.gruff.declaration import GruffSettings
 from queerbias.suites.lou.declaration import LouSettings
 from queerbias.suites.pairs.declaration import PairSettings
 from queerbias.suites.registry import get_suite
-from queerbias.suites.store import run_to_dir
+from queerbias.suites.store import _chunks, run_to_dir
 from tiny_data import write_lou_folder, write_templates
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,7 +65,8 @@ def test_every_suite_resumes_where_it_stopped(name, tiny_gpt2, tmp_path):
     suite.evaluate = counts
     resumed = run_to_dir(suite, str(tiny_gpt2), data, tmp_path / "resumed", settings, progress=False)
     total = whole["meta"]["data"]["n_items"]
-    assert sum(len(chunk) for chunk in seen) == total - 2 * suite.chunk_size(settings)  # only what was missing
+    first_two = sum(len(chunk) for chunk in _chunks(list(range(total)), suite.chunk_size(settings), suite.even_chunks)[:2])
+    assert sum(len(chunk) for chunk in seen) == total - first_two  # only what was missing
     assert (tmp_path / "resumed" / suite.items_file).read_bytes() == (tmp_path / "whole" / suite.items_file).read_bytes()
     assert resumed["headline"] == whole["headline"] and not (tmp_path / "resumed" / ".partial").exists()
 
@@ -154,3 +155,37 @@ def test_in_memory_run_writes_nothing_and_matches_the_folder(tiny_gpt2, tmp_path
     assert set(tmp_path.rglob("*")) == before
     assert record.summary["headline"] == written["headline"] and record.path is None
     assert record.rows().equals(load_run(tmp_path / "out").rows())
+
+
+
+@pytest.mark.parametrize(("n", "size"), [(378, 128), (300, 128), (198, 128), (129, 128), (5, 128), (1, 128),
+                                          (0, 128), (10, 4)])
+def test_two_processes_get_equal_shares_of_contiguous_chunks(n, size):
+    """Chunks go to the processes in turn: an even number of chunks of sizes within one gives two processes
+    equal shares (378 pairs in chunks of 128 used to give 256 to one process and 122 to the other)."""
+    items = list(range(n))
+    chunks = _chunks(items, size)
+    assert [item for chunk in chunks for item in chunk] == items and all(0 < len(c) <= size for c in chunks)
+    assert len(chunks) == -(-n // size) + (-(-n // size) % 2 if n > size else 0)
+    if len(chunks) > 1:
+        first, second = (sum(len(c) for c in chunks[p::2]) for p in (0, 1))
+        assert abs(first - second) <= len(chunks) // 2
+
+
+def test_a_saved_chunk_of_another_chunking_is_evaluated_again(tiny_gpt2, tmp_path):
+    """A progress line with this chunk's index and item count but another start (a resume with another
+    chunk size) is not this chunk's result: it is evaluated again, not reused."""
+    from queerbias.suites import integrity
+    from queerbias.suites.store import load_run
+
+    suite = get_suite("pairs")
+    settings = PairSettings(sample=16, chunk_pairs=4)  # 4 chunks of 4
+    whole = run_to_dir(suite, str(tiny_gpt2), None, tmp_path / "whole", settings, progress=False)
+    # chunk 1's rows, flipped, saved as chunk 0 with chunk 1's start: must not stand for chunk 0
+    flipped = [{**row, "biased": 1 - row["biased"]} for row in load_run(tmp_path / "whole").rows().iloc[4:8].to_dict("records")]
+    out = tmp_path / "shifted"
+    (out / ".partial").mkdir(parents=True)
+    (out / ".partial" / "rank0.jsonl").write_text(
+        json.dumps(integrity.chunk_record(whole["meta"]["run_key"], 0, 4, 4, flipped)) + "\n")
+    resumed = run_to_dir(suite, str(tiny_gpt2), None, out, settings, progress=False)
+    assert resumed["headline"] == whole["headline"]

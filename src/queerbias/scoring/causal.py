@@ -5,16 +5,17 @@ causal model's logits at position p-1 of the full sentence are the same numbers,
 so one pass serves every position. Batches are padded on the right (position
 ids then match an unpadded pass) and the LM head runs only where a score is read.
 
-Training (`distribution_tensor`) reads one batch of counterfactual pairs per step, whose
-sentences share long beginnings (a frame's opening, the words before the identity
-phrase). There the batch is one prefix tree: every distinct beginning is one token of a
-single row, its position id its depth and its attention restricted to its ancestors
-(a 4D mask), so what the sentences share is computed once and nothing is padded; each
-hidden state is the one a sentence's own pass computes. Whether a model honours such a
-mask (position ids and a custom 4D mask; ALiBi models, for one, do not) is checked once
-against the padded pass, with dropout off, and the padded pass is kept where it does not, and
-for a batch with a sentence longer than the model's sliding attention window (one mask serves
-every layer).
+Sentences of a benchmark or of a training batch share long beginnings (a frame's opening, the
+words before the identity phrase). Where the model allows it, they are computed as one prefix
+tree: every distinct beginning is one token of a single row, its position id its depth and its
+attention restricted to its ancestors (a 4D mask), so what the sentences share is computed once,
+nothing is padded, and the LM head runs once per distinct beginning; each hidden state is the one
+a sentence's own pass computes. Evaluation sorts a chunk's sentences by their tokens and cuts the
+trees at a node budget (the tree's attention is dense over its nodes); training
+(`distribution_tensor`) makes one tree of its batch. Whether a model honours such a mask
+(position ids and a custom 4D mask; ALiBi models, for one, do not) is checked once against the
+padded pass, with dropout off, and the padded pass is kept where it does not, and for sentences
+longer than the model's sliding attention window (one mask serves every layer).
 """
 
 from __future__ import annotations
@@ -80,6 +81,22 @@ class CausalScorer(Scorer):
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = list(group_requests(requests).items())
         results: dict[Request, float] = {}
+        if self._tree_serves([ids for ids, _ in wanted]):
+            pending = self._tree_batches(wanted)
+            while pending:
+                batch = pending.pop(0)
+                try:
+                    with torch.inference_mode():
+                        keys, values = self._tree_logprobs(batch)
+                except torch.OutOfMemoryError:
+                    if len(batch) == 1:
+                        raise
+                    torch.cuda.empty_cache()
+                    self._tree_nodes = max(1, self._tree_nodes // 2)
+                    pending = self._tree_batches(batch + [item for later in pending for item in later])
+                    continue
+                results.update(zip(keys, values.tolist()))
+            return results
 
         def step(batch: list[int]) -> None:
             with torch.inference_mode():
@@ -89,16 +106,51 @@ class CausalScorer(Scorer):
         self.batch_size.run([len(ids) for ids, _ in wanted], step)
         return results
 
-    def distribution_tensor(self, requests: list[Request]) -> torch.Tensor:
+    def _tree_serves(self, sentences: list[tuple[int, ...]]) -> bool:
+        """Whether these sentences may be computed as prefix trees (checked once per scorer)."""
         if self._tree is None:
-            self._tree = self._tree_matches_padded()
-        if self._tree and self._within_window(requests):
+            self._tree = self._probed("prefix_tree", self._tree_matches_padded)
+        return self._tree and self._within_window(sentences)
+
+    #: prefix-tree nodes per evaluation pass on auto batch sizes: the tree's attention is dense over
+    #: its nodes, so at 1,024 it costs about a tenth of the pass's matrix products (Gemma 3 270M)
+    _tree_nodes: int = 1024
+
+    def _tree_batches(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """The sentences in token order (shared beginnings side by side), cut into trees of at most
+        `_tree_nodes` nodes, or of the fixed batch size's number of sentences."""
+        ordered = sorted(wanted, key=lambda item: item[0])
+        batches, current, nodes, previous = [], [], 0, ()
+        for ids, positions in ordered:
+            shared = next((i for i, (a, b) in enumerate(zip(ids, previous)) if a != b), min(len(ids), len(previous)))
+            fixed = self.batch_size.max_sequences
+            full = len(current) >= fixed if fixed else nodes + len(ids) - shared > self._tree_nodes
+            if current and full:
+                batches.append(current)
+                current, nodes, shared = [], 0, 0
+            current.append((ids, positions))
+            nodes += len(ids) - shared
+            previous = ids
+        return batches + ([current] if current else [])
+
+    def _tree_logprobs(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
+        """(requests, log-probabilities of their true tokens) from one pass over the prefix tree of these
+        sentences: what sentences share is computed once, the LM head once per distinct beginning."""
+        tree = PrefixTree([ids for ids, _ in wanted])
+        ids, positions, mask = tree.tensors(self.lm.device)
+        keys = [(sentence, p) for sentence, wanted_at in wanted for p in sorted(wanted_at)]
+        nodes = torch.tensor([tree.node(sentence[:p]) for sentence, p in keys], dtype=torch.long, device=ids.device)
+        return keys, self._picked_at(ids, mask, torch.zeros_like(nodes), nodes,
+                                     [sentence[p] for sentence, p in keys], position_ids=positions)
+
+    def distribution_tensor(self, requests: list[Request]) -> torch.Tensor:
+        if self._tree_serves([ids for ids, _ in requests]):
             return self._tree_distributions(requests)
         keys, rows = self._distributions(list(group_requests(requests).items()))
         order = {key: i for i, key in enumerate(keys)}
         return rows[torch.tensor([order[r] for r in requests], dtype=torch.long, device=rows.device)]
 
-    _tree: bool | None = None  # whether this model computes a prefix tree as its padded pass (checked once)
+    _tree: bool | None = None  # whether this model computes a prefix tree as its padded pass (once per model)
 
     def _tree_distributions(self, requests: list[Request]) -> torch.Tensor:
         """The rows of `distribution_tensor`, in request order, from one pass over the prefix tree
@@ -110,16 +162,17 @@ class CausalScorer(Scorer):
         nodes = torch.tensor([tree.node(ids_[:p]) for ids_, p in requests], dtype=torch.long, device=device)
         return self._logits_at(ids, mask, torch.zeros_like(nodes), nodes, position_ids=positions)
 
-    def _within_window(self, requests: list[Request]) -> bool:
+    def _within_window(self, sentences: list[tuple[int, ...]]) -> bool:
         """Whether every sentence fits the model's sliding attention window (if it has one): one 4D
         mask serves every layer, so a sliding layer must see each sentence whole, as it does then."""
         window = getattr(self.model.config, "sliding_window", None)
-        return not window or max(len(ids) for ids, _ in requests) <= window
+        return not window or max(map(len, sentences), default=0) <= window
 
     def _tree_matches_padded(self) -> bool:
         """Whether the prefix-tree pass gives the padded pass's rows on two sentences that share their
         beginning (float32, dropout off, within 1e-4)."""
-        fits = min(self.lm.max_length, getattr(self.model.config, "sliding_window", None) or self.lm.max_length)
+        limits = [n for n in (self.lm.max_length, getattr(self.model.config, "sliding_window", None)) if n]
+        fits = min(limits, default=None)  # BLOOM (ALiBi) has no maximum length
         probe = [self.encoder(text).ids[:fits] for text in
                  ("Das ist ein kurzer Test, ob alles passt.", "Das ist ein langer Test.")]
         wanted = [(ids, set(range(1, len(ids)))) for ids in probe]
@@ -129,7 +182,7 @@ class CausalScorer(Scorer):
             with torch.inference_mode(), torch.autocast(self.lm.device.type, enabled=False):
                 keys, padded = self._distributions(wanted)
                 tree = self._tree_distributions(keys)
-        except (RuntimeError, TypeError, ValueError):  # a model that takes no 4D mask or position ids
+        except (AssertionError, RuntimeError, TypeError, ValueError):  # no 4D mask or position ids (XLM asserts)
             return False
         finally:
             self.model.train(was_training)

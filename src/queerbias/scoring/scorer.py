@@ -14,6 +14,7 @@ NaN comparison is never "biased", so a broken model would look unbiased.
 from __future__ import annotations
 
 import math
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -27,6 +28,9 @@ from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import Encoding, SentenceEncoder
 
 Request = tuple[tuple[int, ...], int]  # (token ids, position)
+#: what a scorer's probes found about a model object (`Scorer._probed`): its structure does not change
+#: while it lives, so the scorers of one training run's many evaluations probe it once
+_PROBED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: rows of the LM head at a time where only the true tokens' log-probabilities are kept
 HEAD_ROWS = 256
 
@@ -53,7 +57,7 @@ class Scorer(ABC):
         self._encodings: dict[str, Encoding] = {}
         self._by_ids: dict[tuple[int, ...], Encoding] = {}
         self._logprobs: dict[Request, float] = {}
-        self._project = self._positionwise_head()
+        self._project = self._split_model() if self._probed("positionwise_head", self._head_splits) else None
 
     # -- tokenisation ---------------------------------------------------------------
 
@@ -144,16 +148,21 @@ class Scorer(ABC):
 
     # -- helpers for subclasses ------------------------------------------------------
 
-    def _positionwise_head(self):
-        """(body, head) such that head(body(...)[rows, cols]) equals the full logits there.
+    def _probed(self, name: str, probe) -> bool:
+        """`probe()`'s answer for this scorer's model, computed once per model object."""
+        found = _PROBED.setdefault(self.model, {})
+        if name not in found:
+            found[name] = probe()
+        return found[name]
 
-        Applying the LM head only where a score is read saves most of the work for
-        large vocabularies (Gemma: 262k). The split is verified on one input
-        against the full forward; if it does not hold, the full forward is used.
-        """
+    def _head_splits(self) -> bool:
+        """Whether (body, head) = `_split_model()` gives head(body(...)[rows, cols]) equal to the full
+        logits there: applying the LM head only where a score is read saves most of the work for
+        large vocabularies (Gemma: 262k). Checked on one input against the full forward; where it
+        does not hold, the full forward is used."""
         split = self._split_model()
         if split is None:
-            return None
+            return False
         body, head = split
         probe = self.encoder("Das ist ein kurzer Test, ob alles passt.").ids[:self.lm.max_length]  # fits the context
         ids = torch.tensor([probe], device=self.lm.device)
@@ -162,9 +171,7 @@ class Scorer(ABC):
             full = self.model(input_ids=ids, attention_mask=mask).logits[0].float()
             hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state[0]
             part = head(hidden).float()
-        if part.shape != full.shape or not torch.allclose(part, full, atol=1e-3, rtol=1e-4):
-            return None
-        return body, head
+        return part.shape == full.shape and torch.allclose(part, full, atol=1e-3, rtol=1e-4)
 
     @abstractmethod
     def _split_model(self): ...
@@ -176,19 +183,24 @@ class Scorer(ABC):
         return torch.log_softmax(head(hidden).float(), dim=-1)
 
     def _picked_at(self, ids: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
-                   targets: Sequence[int]) -> torch.Tensor:
-        """`picked(_logits_at(...), targets)`, the LM head and log-softmax run `HEAD_ROWS` rows at a
-        time: each row's numbers are the same, and a batch never holds its rows x vocabulary twice
-        over (2,000 positions of Gemma's 262k vocabulary: 2 GB each)."""
-        hidden, head = self._states_at(ids, mask, rows, cols)
+                   targets: Sequence[int], position_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """`picked(_logits_at(...), targets)`: the LM head and log-softmax run once per distinct (row,
+        col), `HEAD_ROWS` of them at a time; each row's numbers are the same, and a batch never holds
+        its rows x vocabulary twice over (2,000 positions of Gemma's 262k vocabulary: 2 GB each)."""
+        flat = rows * ids.shape[-1] + cols
+        unique, inverse = torch.unique(flat, return_inverse=True)
+        hidden, head = self._states_at(ids, mask, unique // ids.shape[-1], unique % ids.shape[-1], position_ids)
         targets = torch.tensor(list(targets), dtype=torch.long, device=hidden.device)
-        return torch.cat([torch.log_softmax(head(hidden[start:start + HEAD_ROWS]).float(), dim=-1)
-                          .gather(-1, targets[start:start + HEAD_ROWS, None]).squeeze(-1)
-                          for start in range(0, len(targets), HEAD_ROWS)])
+        values = torch.empty(len(targets), dtype=torch.float32, device=hidden.device)
+        for start in range(0, len(unique), HEAD_ROWS):
+            block = torch.log_softmax(head(hidden[start:start + HEAD_ROWS]).float(), dim=-1)
+            here = (inverse >= start) & (inverse < start + HEAD_ROWS)
+            values[here] = block[inverse[here] - start, targets[here]]
+        return values
 
     def _states_at(self, ids, mask, rows, cols, position_ids=None):
         """(what the LM head reads at (rows[i], cols[i]), the head): the body's hidden states where the
-        head splits off (`_positionwise_head`), else the full model's logits and no-op."""
+        head splits off (`_head_splits`), else the full model's logits and no-op."""
         extra = {} if position_ids is None else {"position_ids": position_ids}
         if self._project is not None:
             body, head = self._project

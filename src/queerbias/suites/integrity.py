@@ -51,21 +51,23 @@ def rows_digest(rows: list[dict]) -> str:
     return hashlib.sha256(json.dumps(rows, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def chunk_record(key: str, index: int, n_items: int, rows: list[dict]) -> dict:
-    """One progress line: the run, the chunk, how many items it holds, its rows and their digest."""
-    return {"run": key, "chunk": index, "items": n_items, "sha256": rows_digest(rows), "rows": rows}
+def chunk_record(key: str, index: int, start: int, n_items: int, rows: list[dict]) -> dict:
+    """One progress line: the run, the chunk, where it begins and how many items it holds, its rows
+    and their digest."""
+    return {"run": key, "chunk": index, "start": start, "items": n_items, "sha256": rows_digest(rows),
+            "rows": rows}
 
 
-def usable_chunk(record: dict, n_items: int, n_rows: int, path: Path, line: int) -> bool:
-    """Whether a progress line of this run may stand for its chunk of `n_items` items, whose
-    evaluation gives `n_rows` rows (`Suite.chunk_rows`).
+def usable_chunk(record: dict, start: int, n_items: int, n_rows: int, path: Path, line: int) -> bool:
+    """Whether a progress line of this run may stand for its chunk of the `n_items` items from
+    `start`, whose evaluation gives `n_rows` rows (`Suite.chunk_rows`).
 
-    A line of another chunking (a resume with another chunk size) or of an older queerbias
-    (no count) is evaluated again; rows that no longer match their digest, and a line that
+    A line of another chunking (a resume with another chunk size) or of an older
+    queerbias (no start or count) is evaluated again; rows that no longer match their digest, and a line that
     holds fewer or more rows than its items give (a complete-looking chunk of two pairs out of
     five), are refused.
     """
-    if record.get("items") != n_items or "sha256" not in record:
+    if record.get("start") != start or record.get("items") != n_items or "sha256" not in record:
         return False
     if rows_digest(record["rows"]) != record["sha256"]:
         raise DataError(path, f"chunk {record['chunk']}: its rows changed after they were saved (their digest "

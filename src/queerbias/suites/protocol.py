@@ -256,6 +256,10 @@ class Suite(Declaration, ABC):
         """Items per chunk: the unit of progress saving, resuming and sharding."""
         return 64
 
+    #: whether the store may even out the chunks (an even number of them, sizes within one: two
+    #: processes get equal shares); False where a chunk's exact composition is part of the method
+    even_chunks: bool = True
+
     def chunk_rows(self, chunk: Sequence, settings) -> int:
         """How many rows `evaluate` yields for `chunk` (one per item); a saved chunk holding
         another number is not this chunk's result (`integrity.usable_chunk`)."""

@@ -91,7 +91,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
 
     partial = out_dir / PARTIAL_DIR
     partial.mkdir(exist_ok=True)
-    chunks = _chunks(items, suite.chunk_size(settings))
+    chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
     done = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
     todo = [c for c in mine if c not in done]
@@ -104,8 +104,9 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
             total, total - sum(len(chunks[c]) for c in todo), progress if isinstance(progress, str) else suite.name,
             bool(progress) and state.is_local_main_process) as bar:
         produced = suite.evaluate(lm, (chunks[c] for c in todo), settings)
+        starts = _starts(chunks)
         for index, rows in zip(todo, produced, strict=True):
-            _append(sink, key, index, len(chunks[index]), rows, suite)
+            _append(sink, key, index, starts[index], len(chunks[index]), rows, suite)
             bar.update(len(chunks[index]))
     state.wait_for_everyone()
     evaluated = time.perf_counter()
@@ -135,7 +136,7 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
     items, ref = _data(suite, data, settings)
     lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
     loaded = time.perf_counter()
-    chunks = _chunks(items, suite.chunk_size(settings))
+    chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     rows = []
     with _eval_mode(lm, language), _bar(len(items), 0, suite.name, progress) as bar:
         for chunk, produced in zip(chunks, suite.evaluate(lm, iter(chunks), settings), strict=True):
@@ -185,8 +186,24 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
     return suite.load_model(found), items, ref, run
 
 
-def _chunks(items: Sequence, size: int) -> list[Sequence]:
-    return [items[start:start + size] for start in range(0, len(items), size)]
+def _chunks(items: Sequence, size: int, even: bool = True) -> list[Sequence]:
+    """Contiguous chunks of at most `size` items; `even` (`Suite.even_chunks`): an even number of them
+    (one where one is enough) with sizes within one of each other. The processes take the chunks in
+    turn, so two processes (two cores, two GPUs) get equal shares: 378 items in chunks of 128 gave
+    one 256 and the other 122, and the evaluation lasted as long as the larger share. The chunks do
+    not depend on the process count, so one process and two compute the same batches and write the
+    same bytes."""
+    if not even:
+        return [items[start:start + size] for start in range(0, len(items), size)]
+    count = -(-len(items) // size)
+    count += count % 2 if count > 1 else 0
+    bounds = [len(items) * part // count for part in range(count + 1)] if count else [0]
+    return [items[start:end] for start, end in zip(bounds, bounds[1:])]
+
+
+def _starts(chunks: list[Sequence]) -> list[int]:
+    """Where each chunk begins among the items: with its length, what a saved chunk must match."""
+    return [sum(len(chunk) for chunk in chunks[:index]) for index in range(len(chunks))]
 
 
 def summarise_rows(suite: Suite, rows: list[dict], settings, meta: dict) -> RunRecord:
@@ -289,8 +306,8 @@ def _difference(meta: dict, now: dict) -> str:
     return "; ".join(found)
 
 
-def _append(sink, key: str, index: int, n_items: int, rows: list[dict], suite: Suite) -> None:
-    line = json.dumps(integrity.chunk_record(key, index, n_items, _checked_rows(rows, suite)), allow_nan=False,
+def _append(sink, key: str, index: int, start: int, n_items: int, rows: list[dict], suite: Suite) -> None:
+    line = json.dumps(integrity.chunk_record(key, index, start, n_items, _checked_rows(rows, suite)), allow_nan=False,
                       ensure_ascii=False)
     sink.write(line + "\n")
     sink.flush()
@@ -317,10 +334,10 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[
     """Rows by chunk from every shard file of this run (lines of other runs are ignored).
 
     A last line without its newline was cut short by a kill and is evaluated again, and so
-    is a chunk whose saved item count is not its own (`integrity.usable_chunk`); any other
+    is a chunk whose saved start or item count is not its own (`integrity.usable_chunk`); any other
     line that is not a well-formed record is refused, naming file and line.
     """
-    found = {}
+    found, starts = {}, _starts(chunks)
     for path in sorted(partial.glob("rank*.jsonl")):
         text = integrity.read_text(path, "progress file", integrity.MAX_PROGRESS_BYTES)
         lines = text.split("\n")
@@ -331,8 +348,8 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[
             if record["run"] != key:
                 continue
             chunk = record["chunk"]
-            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, len(chunks[chunk]), n_rows[chunk], path,
-                                                                   number):
+            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, starts[chunk], len(chunks[chunk]),
+                                                                   n_rows[chunk], path, number):
                 found[chunk] = record["rows"]
             else:
                 log.warning("%s, line %d: chunk %d does not hold the items it holds now; evaluating it again",

@@ -82,6 +82,8 @@ class GifiSuite(Gifi, Suite):
     def chunk_size(self, settings) -> int:
         return settings.batch_size
 
+    even_chunks = False  # a chunk is one generation batch, seeded from its first prompt
+
     def evaluate(self, lm, chunks, settings):
         extractor = PronounExtractor(_groups(settings)[0])
         components = load_components(settings)

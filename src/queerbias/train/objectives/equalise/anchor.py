@@ -32,7 +32,7 @@ def anchor_loss(logits: torch.Tensor, base: torch.Tensor, attention_mask: torch.
         base_rows = base.float()
         base_rows -= torch.logsumexp(base_rows, -1, keepdim=True)
         base_rows = base_rows.reshape(-1, vocabulary)
-    if attention_mask is not None:
+    if attention_mask is not None and not attention_mask.bool().all():  # packed rows: every position kept
         keep = attention_mask.reshape(-1).bool()
         model_rows, base_rows = model_rows[keep], base_rows[keep]
     if top_k is not None:

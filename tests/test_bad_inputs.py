@@ -1135,7 +1135,7 @@ def test_a_progress_chunk_edited_after_saving_is_refused(tmp_path, model_variant
     full = run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], tmp_path / "full", progress=False)
     row = {"pair_id": "1", "group": "gay", "sent_more": "a", "sent_less": "b", "score_more": -1.0,
            "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
-    record = integrity.chunk_record(full["meta"]["run_key"], 0, 0, 2, [row, row])
+    record = integrity.chunk_record(full["meta"]["run_key"], 0, 0, 1, [row])  # two pairs: two chunks of one
     record["rows"][0] = {**row, "biased": 0}
     out = tmp_path / "edited"
     (out / ".partial").mkdir(parents=True)

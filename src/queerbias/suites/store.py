@@ -188,7 +188,7 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
 
 def _chunks(items: Sequence, size: int, even: bool = True) -> list[Sequence]:
     """Contiguous chunks of at most `size` items; `even` (`Suite.even_chunks`): an even number of them
-    (one where one is enough) with sizes within one of each other. The processes take the chunks in
+    (one for a single item) with sizes within one of each other. The processes take the chunks in
     turn, so two processes (two cores, two GPUs) get equal shares: 378 items in chunks of 128 gave
     one 256 and the other 122, and the evaluation lasted as long as the larger share. The chunks do
     not depend on the process count, so one process and two compute the same batches and write the
@@ -196,7 +196,7 @@ def _chunks(items: Sequence, size: int, even: bool = True) -> list[Sequence]:
     if not even:
         return [items[start:start + size] for start in range(0, len(items), size)]
     count = -(-len(items) // size)
-    count += count % 2 if count > 1 else 0
+    count += count % 2 if len(items) > 1 else 0
     bounds = [len(items) * part // count for part in range(count + 1)] if count else [0]
     return [items[start:end] for start, end in zip(bounds, bounds[1:])]
 

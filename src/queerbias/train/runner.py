@@ -170,6 +170,9 @@ def _run_training(config: TrainConfig) -> dict:
             print(compare_line(document, name))
         for line in closing_lines(compared):
             print(line)
+        refusal = guard_line(config, compared)
+        if refusal:
+            print(refusal)
         if compared:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
@@ -266,6 +269,24 @@ def compare_line(document: dict, name: str) -> str:
                f"(change {change_text(entry, key, digits)})" for key, label, digits in figures]
     return (f"{name}, {last['before']['label']} -> {last['after']['label']}: {title}" + "; ".join(changes)
             + card.closing_clauses(last))
+
+
+def guard_line(config: TrainConfig, compared: dict[str, dict]) -> str | None:
+    """The checkpoints a guard benchmark refused, with why, and, when it refused every one, that the
+    adapter is not a mitigation to use: the figures above it stay what they are, but a run that
+    pushed a group into the stereotype on frames it never saw must say so in its last line."""
+    guards = {name: bench.guard for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+              if bench.guard is not None}
+    refused = guard_refusals(compared, guards)
+    if not refused:
+        return None
+    named = "; ".join(f"step {step}: {why}" for step, why in sorted(refused.items()))
+    steps = {comparison["after"].get("step") for document in compared.values()
+             for comparison in document["comparisons"]}
+    if steps <= set(refused):
+        return (f"GUARDS REFUSED EVERY CHECKPOINT ({named}): this adapter is not a mitigation to use; "
+                "the closing lines above name the groups")
+    return f"guards refused {named}; the best checkpoints above are chosen among the others"
 
 
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:

@@ -1,7 +1,19 @@
-"""The study the tests share: 2 tiny models × lm and equalise × 2 seeds, killed after 3 cells and resumed."""
+"""The study the tests share: 2 tiny models × lm and equalise × 2 seeds, killed after 3 cells and resumed.
+
+It runs once per test session, however many pytest-xdist workers there are: the first worker
+to need it runs it under a file lock in the session's shared temporary folder and records it
+there; a worker that asks meanwhile waits on the lock and reads the record. Tests copy the
+folder under a shared lock (`FinishedStudy.copy`); the one test that rewrites files in it
+(`study plan`) holds the lock exclusively (`FinishedStudy.rewriting`).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,20 +22,52 @@ import pytest
 from .helpers import run_cli, study_config, write_study
 
 STOPPED_AFTER = 3
+RECORD = "finished-study.json"
 
 
 @dataclass
 class FinishedStudy:
     config: Path
     root: Path
-    killed: object  # the CompletedProcess of the run the stop hook ended
-    resumed: object
+    killed: subprocess.CompletedProcess  # the run the stop hook ended
+    resumed: subprocess.CompletedProcess
     killed_finished: list[str]  # the cells finished when the first run was killed
+    lock: Path
+
+    def copy(self, to: Path) -> Path:
+        """A copy of the study folder at `to`, made while no test rewrites it."""
+        with self._held(fcntl.LOCK_SH):
+            shutil.copytree(self.root, to)
+        return to
+
+    @contextlib.contextmanager
+    def rewriting(self):
+        """Hold the study folder alone: no copy is made while the block rewrites its files."""
+        with self._held(fcntl.LOCK_EX):
+            yield self.root
+
+    @contextlib.contextmanager
+    def _held(self, mode: int):
+        with open(self.lock, "a") as handle:
+            fcntl.flock(handle, mode)
+            yield
 
 
 @pytest.fixture(scope="session")
-def finished_study(tiny_bert, tiny_gpt2, tmp_path_factory) -> FinishedStudy:
-    work = tmp_path_factory.mktemp("study")
+def finished_study(tiny_bert, tiny_gpt2, tmp_path_factory, worker_id) -> FinishedStudy:
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the folder above every worker's own
+    with open(shared / (RECORD + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second worker waits here while the first runs the study
+        record = shared / RECORD
+        if not record.is_file():
+            study = _run_study(tmp_path_factory.mktemp("study"), tiny_bert, tiny_gpt2, shared / "study-folder.lock")
+            record.write_text(json.dumps(_to_json(study)))
+    return _from_json(json.loads(record.read_text()))
+
+
+def _run_study(work: Path, tiny_bert: Path, tiny_gpt2: Path, lock: Path) -> FinishedStudy:
     root = work / "STUDY"
     config = write_study(work / "study.yaml", study_config(root, {"bert": str(tiny_bert), "gpt2": str(tiny_gpt2)}))
     killed = run_cli("study", "--config", str(config), "--jobs", "2", cwd=work,
@@ -32,4 +76,20 @@ def finished_study(tiny_bert, tiny_gpt2, tmp_path_factory) -> FinishedStudy:
     report_after_kill = (root / "report").exists()
     resumed = run_cli("study", "--config", str(config), "--jobs", "2", cwd=work)
     assert not report_after_kill, "a killed study must leave no report"
-    return FinishedStudy(config, root, killed, resumed, finished)
+    return FinishedStudy(config, root, killed, resumed, finished, lock)
+
+
+def _to_json(study: FinishedStudy) -> dict:
+    def run(done: subprocess.CompletedProcess) -> dict:
+        return {"args": done.args, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+    return {"config": str(study.config), "root": str(study.root), "killed": run(study.killed),
+            "resumed": run(study.resumed), "killed_finished": study.killed_finished, "lock": str(study.lock)}
+
+
+def _from_json(data: dict) -> FinishedStudy:
+    def run(fields: dict) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess(**fields)
+
+    return FinishedStudy(Path(data["config"]), Path(data["root"]), run(data["killed"]), run(data["resumed"]),
+                         data["killed_finished"], Path(data["lock"]))

@@ -165,8 +165,7 @@ def test_method_table_reads_every_comparison_figure_and_the_metrics(finished_stu
 def test_a_new_comparison_figure_appears_in_the_method_table_without_code(finished_study, tmp_path):
     """Issue 20's figures (pair-level indifference, stereotype excess, ...) are read by their shape; and
     (on the same copy, to build one report) a cell folder the study file no longer has is named, not used."""
-    root = tmp_path / "STUDY"
-    shutil.copytree(finished_study.root, root)
+    root = finished_study.copy(tmp_path / "STUDY")
     shutil.copytree(root / "runs/bert/lm/seed-1", root / "runs/bert/lm/seed-7")  # a seed dropped from the file
     for delta in root.glob("runs/*/*/*/compare/bias/delta.json"):
         document = json.loads(delta.read_text())
@@ -188,7 +187,8 @@ def test_the_slurm_array_runs_each_cell_as_the_study_does(finished_study, tmp_pa
     cell's log) are the same argv; the array's tasks are `study cell`; every hint is shell-quoted."""
     monkeypatch.chdir(finished_study.config.parent)
     slurm = tmp_path / "the array's script.sh"  # a space and a quote: the printed hint must quote them
-    assert main(["study", "plan", "--config", str(finished_study.config), "--slurm-out", str(slurm)]) == 0
+    with finished_study.rewriting():  # plan.json, study.yaml and the cells' configs again, as they were
+        assert main(["study", "plan", "--config", str(finished_study.config), "--slurm-out", str(slurm)]) == 0
     printed = capsys.readouterr().out.splitlines()
     planned = json.loads((finished_study.root / "plan.json").read_text())["cells"]
     assert [shlex.split(line) for line in printed[:-1]] == [cell["command"] for cell in planned]
@@ -257,8 +257,7 @@ def test_a_failed_cell_is_reported_and_the_report_names_it(tiny_gpt2, tmp_path):
 
 def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tmp_path):
     """No rise of stereotype excess, knowledge within its guard; of the rest the lowest distance."""
-    root = tmp_path / "STUDY"
-    shutil.copytree(finished_study.root, root)
+    root = finished_study.copy(tmp_path / "STUDY")
     study = yaml.safe_load((root / "study.yaml").read_text())
     study["judge"] = {"guards": {"knowledge": 0.0}}
     (root / "study.yaml").write_text(yaml.safe_dump(study))

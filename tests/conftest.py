@@ -62,3 +62,12 @@ def tiny_gemma(tiny_family) -> Path:
 def tiny_xlm(tiny_family) -> Path:
     """A tiny random XLM (XLM-CLM/MLM-ENDE's kind: language embeddings de/en, causal: false, slow tokenizer)."""
     return tiny_family("xlm")
+
+
+@pytest.fixture(scope="session")
+def embedded_gemma():
+    """The embedded Gemma 3 270M, loaded once per session (about 7 s: a 262k-entry tokenizer and the
+    weights) for the tests that only score with it; tests of loading or training load their own."""
+    from queerbias.models import load_model
+
+    return load_model("embedded:gemma-3-270m")

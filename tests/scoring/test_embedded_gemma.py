@@ -4,7 +4,6 @@ import math
 
 import pytest
 
-from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_pairs
 from queerbias.scoring.config import ScoringConfig
@@ -15,33 +14,28 @@ from queerbias.scoring.reference import naive_sentence_pair
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def gemma():
-    return load_model("embedded:gemma-3-270m")
-
-
-def test_loads_as_causal_with_bos_and_right_padding(gemma):
-    assert gemma.kind == "causal"
-    assert gemma.tokenizer.padding_side == "right"
-    scorer = make_scorer(gemma)
+def test_loads_as_causal_with_bos_and_right_padding(embedded_gemma):
+    assert embedded_gemma.kind == "causal"
+    assert embedded_gemma.tokenizer.padding_side == "right"
+    scorer = make_scorer(embedded_gemma)
     ids = scorer.encode("Schwule Männer sind nett.").ids
-    assert ids[0] == gemma.tokenizer.bos_token_id and ids.count(gemma.tokenizer.bos_token_id) == 1
+    assert ids[0] == embedded_gemma.tokenizer.bos_token_id and ids.count(embedded_gemma.tokenizer.bos_token_id) == 1
     assert scorer._project is not None  # LM head applied only at scored positions
 
 
-def test_weights_are_pretrained_not_random(gemma):
-    scorer = make_scorer(gemma)
+def test_weights_are_pretrained_not_random(embedded_gemma):
+    scorer = make_scorer(embedded_gemma)
     natural, scrambled = scorer.sequence_score(
         ["Die Kinder spielen am Nachmittag im Garten.", "Garten Nachmittag die im spielen Kinder am."],
         reduction="mean")
     assert natural > -6.0  # a random 262k-vocabulary model sits near -log(262144) = -12.5
     assert natural > scrambled + 1.0
-    assert -math.log(len(gemma.tokenizer)) < natural
+    assert -math.log(len(embedded_gemma.tokenizer)) < natural
 
 
-def test_fast_equals_naive_on_real_german_pairs(gemma):
+def test_fast_equals_naive_on_real_german_pairs(embedded_gemma):
     pairs = sample_pairs(load_pairs("queerbias-de"), 6, seed=4).pairs
     config = ScoringConfig()
-    for pair, fast in zip(pairs, score_pairs(make_scorer(gemma, config), pairs)):
-        more, less = naive_sentence_pair(gemma, pair, config)
+    for pair, fast in zip(pairs, score_pairs(make_scorer(embedded_gemma, config), pairs)):
+        more, less = naive_sentence_pair(embedded_gemma, pair, config)
         assert (fast.score_more, fast.score_less) == (round(more, 3), round(less, 3))

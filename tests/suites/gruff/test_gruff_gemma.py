@@ -7,7 +7,6 @@ import random
 import numpy as np
 import pytest
 
-from queerbias.models import load_model
 from queerbias.scoring.families import make_scorer
 from queerbias.suites.gruff.generation import instance, strata
 from queerbias.suites.gruff.scoring import answers, score_options, scoring_config
@@ -16,12 +15,12 @@ N_ITEMS = 16  # one forward pass of a 270M model per option on CPU: keep the tes
 
 
 @pytest.mark.slow
-def test_gemma_no_context_agreement_for_er_and_sie(shared_templates):
+def test_gemma_no_context_agreement_for_er_and_sie(shared_templates, embedded_gemma):
     binary = [s for s in strata(shared_templates, "none") if s.system in ("masculine", "feminine")]
     chosen = random.Random(0).sample(binary, N_ITEMS)
     items = [instance(s, 0, "none") for s in chosen]
     assert {i.target for i in items} == {"er", "sie"}
-    lm = load_model("embedded:gemma-3-270m")
+    lm = embedded_gemma
     config = scoring_config(lm)
     assert config.bos == "prepend"  # Gemma's tokenizer adds <bos>, as in the paper's script
     scores = score_options(make_scorer(lm, config), items, progress=False)

@@ -11,6 +11,7 @@ a sentence is refused for the same characters, and for a word that mixes scripts
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -33,6 +34,7 @@ def hidden_character(text: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)  # per character: a benchmark's sentences use a few dozen letters
 def script(char: str) -> str | None:
     """The script of a letter, from its Unicode name (LATIN, CYRILLIC, GREEK, ...); None otherwise."""
     if not unicodedata.category(char).startswith("L"):

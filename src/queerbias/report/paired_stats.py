@@ -3,7 +3,10 @@
 Pure functions on arrays, so every suite that compares two runs of the same items
 (bias pairs, pronoun-accuracy flags, gender-fair ratings) reports the same statistics.
 The tests delegate to scipy so that our p-values are scipy's, to the last digit; the
-wrappers only add what scipy leaves undefined (no discordant pairs, no differences).
+wrappers only add what scipy leaves undefined (no discordant pairs, no differences). One
+p is computed here rather than by scipy, to the same digit: the Wilcoxon test's exact
+sign-flip permutation on up to 13 differences with ties, which scipy evaluates by re-ranking
+each of the 8,192 flipped samples (a second per call; a study report makes a hundred).
 """
 
 from __future__ import annotations
@@ -80,15 +83,40 @@ def wilcoxon_signed_rank(after, before) -> PairedTestResult:
     difference is zero there is nothing to rank, and p is 1 instead of scipy's
     warning or error. The effect size is the matched-pairs rank-biserial correlation
     (R+ - R-)/(R+ + R-) over the same non-zero differences: positive when values rose.
+    Where scipy's default is its exact sign-flip test (at most 13 differences, with zeros or
+    ties), the same p comes from `_sign_flip_pvalue`, hundreds of times faster.
     """
     diff = _differences(after, before)
     nonzero = diff[diff != 0]
     if nonzero.size == 0:
         return PairedTestResult(0.0, 1.0, float("nan"))
-    result = stats.wilcoxon(after, before)
     ranks = stats.rankdata(np.abs(nonzero))
-    effect = (ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum()
+    plus, minus = ranks[nonzero > 0].sum(), ranks[nonzero < 0].sum()
+    effect = (plus - minus) / ranks.sum()
+    tied = nonzero.size < diff.size or np.unique(ranks).size < ranks.size  # zeros, or tied |d|
+    if diff.size <= SIGN_FLIP_MAX and tied and np.isfinite(diff).all():
+        return PairedTestResult(float(min(plus, minus)), _sign_flip_pvalue(ranks, plus), float(effect))
+    result = stats.wilcoxon(after, before)
     return PairedTestResult(float(result.statistic), float(result.pvalue), float(effect))
+
+
+#: scipy.stats.wilcoxon (method "auto") tests at most this many differences with zeros or tied |d|
+#: exactly, by a permutation test over all 2^n sign flips that ranks every flipped sample anew:
+#: 0.7 s at n = 12 and 1.4 s at n = 13 per call, where a study report makes a hundred calls
+SIGN_FLIP_MAX = 13
+
+
+def _sign_flip_pvalue(ranks: np.ndarray, observed: float) -> float:
+    """scipy's exact sign-flip p of the signed-rank sum `observed` (R+), from the ranks of the non-zero
+    |d| (a flip changes no rank): the null distribution is R+ of every subset of them; each of the
+    2^zeros flips of the zero differences repeats it, which leaves every share as it is. Half-integer
+    ranks add exactly, so the counts, and with scipy's tolerance and two-sided rule the p, are scipy's."""
+    flips = (np.arange(2 ** ranks.size)[:, None] >> np.arange(ranks.size)) & 1
+    null = flips @ ranks
+    gamma = abs(np.finfo(np.float64).eps * 100 * observed)  # scipy.stats.permutation_test's tolerance
+    less = np.count_nonzero(null <= observed + gamma) / null.size
+    greater = np.count_nonzero(null >= observed - gamma) / null.size
+    return float(np.clip(min(less, greater) * 2, 0.0, 1.0))
 
 
 def paired_ttest(after, before) -> PairedTestResult:

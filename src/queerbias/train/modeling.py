@@ -19,6 +19,7 @@ from transformers import set_seed
 from queerbias.errors import QueerbiasError
 from queerbias.models import LoadedModel, load_model
 from queerbias.models.languages import bind_language, run_language
+from queerbias.models.loading import InspectedModel, inspect_model
 from queerbias.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
@@ -50,11 +51,17 @@ MLM_HEAD_MODULES = {
 }
 
 
-def load_base(config: TrainConfig) -> LoadedModel:
-    """The base model in float32 (mixed precision is the trainer's job), seeded first."""
+def inspect_base(config: TrainConfig) -> InspectedModel:
+    """The base model's config, kind and tokenizer, as `load_base` loads it."""
+    return inspect_model(config.model, kind=config.kind, dtype="float32", trust_remote_code=config.trust_remote_code,
+                         allow_pickle_weights=config.allow_pickle_weights)
+
+
+def load_base(config: TrainConfig, inspected: InspectedModel | None = None) -> LoadedModel:
+    """The base model in float32 (mixed precision is the trainer's job), seeded first; `inspected`:
+    what `inspect_base` found, so the tokenizer is not read twice (Gemma's 262k entries: seconds)."""
     set_seed(config.seed)
-    lm = load_model(config.model, kind=config.kind, dtype="float32", trust_remote_code=config.trust_remote_code,
-                    allow_pickle_weights=config.allow_pickle_weights)
+    lm = load_model(inspected or inspect_base(config))
     bind_language(lm.model, training_language(lm.model.config, config))
     if lm.tokenizer.pad_token_id is None:
         lm.tokenizer.pad_token = lm.tokenizer.eos_token

@@ -30,7 +30,6 @@ from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
-from queerbias.models.loading import inspect_model
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
 from queerbias.pairs.resolve import declared_part
@@ -48,7 +47,13 @@ from queerbias.train.corpus import prepare_corpus
 from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
 from queerbias.train.evaluation import evaluate
 from queerbias.train.guards import NonFiniteGuard
-from queerbias.train.modeling import check_adapter_modules, load_base, packs_documents, training_language
+from queerbias.train.modeling import (
+    check_adapter_modules,
+    inspect_base,
+    load_base,
+    packs_documents,
+    training_language,
+)
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.overlap import check_overlap
@@ -83,7 +88,7 @@ def _run_training(config: TrainConfig) -> dict:
         return _finished(config, run_dir, state)
     if config.threads:
         torch.set_num_threads(config.threads)
-    inspected = inspect_model(config.model, kind=config.kind, trust_remote_code=config.trust_remote_code)
+    inspected = inspect_base(config)
     _require_kind(config, objective, inspected.kind)
     training_language(inspected.config, config)  # a model with language embeddings needs a language it knows
     raw_texts = (read_texts(config.data.train, config.data, "train", config.data.max_train_docs)
@@ -101,7 +106,7 @@ def _run_training(config: TrainConfig) -> dict:
     }.items() if value}
     resume = _prepare_run_dir(config, run_dir, state, record)
 
-    lm = load_base(config)
+    lm = load_base(config, inspected)
     check_adapter_modules(lm.model, config)
     packing = _packing(config, lm)
     max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)

@@ -107,7 +107,7 @@ class CausalScorer(Scorer):
         return results
 
     def _tree_serves(self, sentences: list[tuple[int, ...]]) -> bool:
-        """Whether these sentences may be computed as prefix trees (checked once per scorer)."""
+        """Whether these sentences may be computed as prefix trees (the model checked once, `_probed`)."""
         if self._tree is None:
             self._tree = self._probed("prefix_tree", self._tree_matches_padded)
         return self._tree and self._within_window(sentences)
@@ -119,11 +119,10 @@ class CausalScorer(Scorer):
     def _tree_batches(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
         """The sentences in token order (shared beginnings side by side), cut into trees of at most
         `_tree_nodes` nodes, or of the fixed batch size's number of sentences."""
-        ordered = sorted(wanted, key=lambda item: item[0])
+        fixed = self.batch_size.max_sequences
         batches, current, nodes, previous = [], [], 0, ()
-        for ids, positions in ordered:
+        for ids, positions in sorted(wanted, key=lambda item: item[0]):
             shared = next((i for i, (a, b) in enumerate(zip(ids, previous)) if a != b), min(len(ids), len(previous)))
-            fixed = self.batch_size.max_sequences
             full = len(current) >= fixed if fixed else nodes + len(ids) - shared > self._tree_nodes
             if current and full:
                 batches.append(current)

@@ -38,7 +38,7 @@ def test_trees_are_cut_at_the_node_budget_with_shared_beginnings_together(tiny_l
     scorer = make_scorer(load_model(str(tiny_llama)), ScoringConfig())
     wanted = [(ids, {1}) for ids in dict.fromkeys(ids for ids, _ in requests(scorer))]
     scorer._tree_nodes = 20
-    batches = scorer._tree_batches(wanted)
+    batches = [[wanted[i] for i in batch] for batch in scorer._tree_batches(wanted, list(range(len(wanted))))]
     assert sorted(ids for batch in batches for ids, _ in batch) == sorted(ids for ids, _ in wanted)
     for batch in batches:
         nodes = {ids[:end] for ids, _ in batch for end in range(1, len(ids) + 1)}
@@ -91,3 +91,27 @@ def test_a_model_is_probed_once_however_many_scorers_read_it(tiny_llama, monkeyp
     assert sorted(calls) == ["_head_splits", "_tree_matches_padded"]
     make_scorer(load_model(str(tiny_llama)), ScoringConfig())
     assert calls.count("_head_splits") == 2
+
+
+def test_an_out_of_memory_tree_is_cut_smaller_by_the_shared_batch_back_off(tiny_llama, monkeypatch):
+    """The tree path re-plans through `BatchSize.run`: after an OOM the token budget halves, so do the
+    trees, and every log-probability is still the padded pass's."""
+    import torch
+
+    lm = load_model(str(tiny_llama))
+    scorer, reference = make_scorer(lm, ScoringConfig()), make_scorer(lm, ScoringConfig())
+    reference._tree = False
+    wanted = requests(scorer)
+    assert requests(reference) == wanted
+    original, sizes = scorer._tree_logprobs, []
+
+    def tight(batch):
+        sizes.append(len(batch))
+        if len(batch) > 2:
+            raise torch.OutOfMemoryError("tree too large")
+        return original(batch)
+
+    monkeypatch.setattr(scorer, "_tree_logprobs", tight)
+    scorer.batch_size.token_budget = 200  # trees of at most 100 nodes: several sentences each
+    assert scorer.token_logprobs(wanted) == pytest.approx(reference.token_logprobs(wanted), abs=1e-5)
+    assert sizes[0] > 2 and scorer.batch_size.token_budget < 200  # refused, halved, re-planned

@@ -43,9 +43,12 @@ class BatchSize:
             batches.append(current)
         return batches
 
-    def run(self, lengths: Sequence[int], step: Callable[[list[int]], None]) -> None:
-        """Call `step` on every batch, re-planning smaller batches after an OOM."""
-        pending = self.plan(lengths)
+    def run(self, lengths: Sequence[int], step: Callable[[list[int]], None],
+            plan: Callable[[list[int]], list[list[int]]] | None = None) -> None:
+        """Call `step` on every batch, re-planning smaller batches after an OOM. `plan(indices)`: the
+        batches of these indices under the current budget (default: by length, `plan_subset`)."""
+        plan = plan or (lambda indices: self.plan_subset(lengths, indices))
+        pending = plan(list(range(len(lengths))))
         while pending:
             batch = pending.pop(0)
             try:
@@ -56,8 +59,7 @@ class BatchSize:
                 torch.cuda.empty_cache()
                 self.token_budget = max(1, self.token_budget // 2)
                 log.warning("out of memory; token budget now %d", self.token_budget)
-                remaining = batch + [i for planned in pending for i in planned]
-                pending = self.plan_subset(lengths, remaining)
+                pending = plan(batch + [i for planned in pending for i in planned])
 
     def plan_subset(self, lengths: Sequence[int], indices: list[int]) -> list[list[int]]:
         sub = self.plan([lengths[i] for i in indices])

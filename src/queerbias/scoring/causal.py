@@ -81,29 +81,15 @@ class CausalScorer(Scorer):
     def _compute_logprobs(self, requests: list[Request]) -> dict[Request, float]:
         wanted = list(group_requests(requests).items())
         results: dict[Request, float] = {}
-        if self._tree_serves([ids for ids, _ in wanted]):
-            pending = self._tree_batches(wanted)
-            while pending:
-                batch = pending.pop(0)
-                try:
-                    with torch.inference_mode():
-                        keys, values = self._tree_logprobs(batch)
-                except torch.OutOfMemoryError:
-                    if len(batch) == 1:
-                        raise
-                    torch.cuda.empty_cache()
-                    self._tree_nodes = max(1, self._tree_nodes // 2)
-                    pending = self._tree_batches(batch + [item for later in pending for item in later])
-                    continue
-                results.update(zip(keys, values.tolist()))
-            return results
+        tree = self._tree_serves([ids for ids, _ in wanted])
 
         def step(batch: list[int]) -> None:
             with torch.inference_mode():
-                keys, values = self._forward([wanted[i] for i in batch])
+                keys, values = (self._tree_logprobs if tree else self._forward)([wanted[i] for i in batch])
             results.update(zip(keys, values.tolist()))
 
-        self.batch_size.run([len(ids) for ids, _ in wanted], step)
+        self.batch_size.run([len(ids) for ids, _ in wanted], step,
+                            (lambda indices: self._tree_batches(wanted, indices)) if tree else None)
         return results
 
     def _tree_serves(self, sentences: list[tuple[int, ...]]) -> bool:
@@ -112,22 +98,25 @@ class CausalScorer(Scorer):
             self._tree = self._probed("prefix_tree", self._tree_matches_padded)
         return self._tree and self._within_window(sentences)
 
-    #: prefix-tree nodes per evaluation pass on auto batch sizes: the tree's attention is dense over
-    #: its nodes, so at 1,024 it costs about a tenth of the pass's matrix products (Gemma 3 270M)
+    #: prefix-tree nodes per evaluation pass on auto batch sizes (at most; half the token budget once
+    #: an OOM has lowered it): the tree's attention is dense over its nodes, so at 1,024 it costs
+    #: about a tenth of the pass's matrix products (Gemma 3 270M)
     _tree_nodes: int = 1024
 
-    def _tree_batches(self, wanted: list[tuple[tuple[int, ...], set[int]]]):
-        """The sentences in token order (shared beginnings side by side), cut into trees of at most
-        `_tree_nodes` nodes, or of the fixed batch size's number of sentences."""
-        fixed = self.batch_size.max_sequences
+    def _tree_batches(self, wanted: list[tuple[tuple[int, ...], set[int]]], indices: list[int]) -> list[list[int]]:
+        """These sentences (indices into `wanted`) in token order (shared beginnings side by side), cut
+        into trees of at most `_tree_nodes` nodes, or of the fixed batch size's number of sentences."""
+        fixed, budget = self.batch_size.max_sequences, self.batch_size.token_budget
+        limit = min(self._tree_nodes, max(1, budget // 2)) if budget else None
         batches, current, nodes, previous = [], [], 0, ()
-        for ids, positions in sorted(wanted, key=lambda item: item[0]):
+        for index in sorted(indices, key=lambda i: wanted[i][0]):
+            ids = wanted[index][0]
             shared = next((i for i, (a, b) in enumerate(zip(ids, previous)) if a != b), min(len(ids), len(previous)))
-            full = len(current) >= fixed if fixed else nodes + len(ids) - shared > self._tree_nodes
+            full = len(current) >= fixed if fixed else nodes + len(ids) - shared > limit
             if current and full:
                 batches.append(current)
                 current, nodes, shared = [], 0, 0
-            current.append((ids, positions))
+            current.append(index)
             nodes += len(ids) - shared
             previous = ids
         return batches + ([current] if current else [])

@@ -18,3 +18,9 @@ def write_section(name: str, body: str, path: Path = BENCHMARKS_MD) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text, encoding="utf-8")
+
+
+def markdown_table(header: list[str], right: list[bool], rows: list[list[str]]) -> list[str]:
+    """A markdown table's lines: the header, its rule (`right`: which columns align right), the rows."""
+    rule = "|".join("---:" if flag else "---" for flag in right)
+    return [f"| {' | '.join(header)} |", f"|{rule}|"] + [f"| {' | '.join(row)} |" for row in rows]

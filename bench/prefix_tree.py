@@ -26,7 +26,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from benchmarks_md import write_section  # noqa: E402
+from benchmarks_md import markdown_table, write_section  # noqa: E402
 
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.resolve import load_pairs  # noqa: E402
@@ -99,14 +99,14 @@ def render(rows, args) -> str:
         f"{args.naive_sample}`: {torch.__version__}, fp32, CPU, torch threads {args.threads}; the embedded "
         "Gemma 3 270M; median of the alternating rounds.",
         "",
-        "| benchmark | pairs | padded s | tree s | tree / padded | requests left to compute | pairs differing "
-        "(3 decimals) | of the naive sample differing: padded, tree |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
-        lines.append(f"| {r['name']} | {r['pairs']} | {r['padded_s']:.1f} | {r['tree_s']:.1f} | "
-                     f"{r['tree_s'] / r['padded_s']:.2f}x | {r['share']:.0%} | {r['differing']} | "
-                     f"{r['off'][False]}, {r['off'][True]} of {r['naive']} |")
+    lines += markdown_table(
+        ["benchmark", "pairs", "padded s", "tree s", "tree / padded", "requests left to compute",
+         "pairs differing (3 decimals)", "of the naive sample differing: padded, tree"],
+        [False] + [True] * 7,
+        [[r["name"], str(r["pairs"]), f"{r['padded_s']:.1f}", f"{r['tree_s']:.1f}",
+          f"{r['tree_s'] / r['padded_s']:.2f}x", f"{r['share']:.0%}", str(r["differing"]),
+          f"{r['off'][False]}, {r['off'][True]} of {r['naive']}"] for r in rows])
     return "\n".join(lines) + "\n"
 
 

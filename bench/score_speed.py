@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 V0 = REPO.parent / "shared" / "data" / "winoqueer-v0" / "winoqueer_benchmark.csv"
 sys.path.insert(0, str(REPO / "tests"))
 
-from benchmarks_md import write_section  # noqa: E402
+from benchmarks_md import markdown_table, write_section  # noqa: E402
 from random_models import random_bert  # noqa: E402
 
 from queerbias.models import load_model  # noqa: E402
@@ -111,13 +111,13 @@ def render(rows, args) -> str:
         f"{args.naive_sample} --distinct {args.distinct}` (fp32, CPU, torch threads = "
         f"{args.threads}).",
         "",
-        "| model | pairs | fast pairs/s | naive pairs/s (sample) | speed-up | max abs diff of pair scores |",
-        "|---|---|---:|---:|---:|---:|",
     ]
-    for label, name, r in rows:
-        lines.append(f"| {label} | {name} ({r['pairs']}) | {r['fast_pairs_per_s']:.1f} | "
-                     f"{r['naive_pairs_per_s']:.2f} ({r['naive_pairs']}) | "
-                     f"**{r['ratio']:.1f}x** | {r['max_diff']:.3g} |")
+    lines += markdown_table(
+        ["model", "pairs", "fast pairs/s", "naive pairs/s (sample)", "speed-up", "max abs diff of pair scores"],
+        [False, False, True, True, True, True],
+        [[label, f"{name} ({r['pairs']})", f"{r['fast_pairs_per_s']:.1f}",
+          f"{r['naive_pairs_per_s']:.2f} ({r['naive_pairs']})", f"**{r['ratio']:.1f}x**", f"{r['max_diff']:.3g}"]
+         for label, name, r in rows])
     return "\n".join(lines) + "\n"
 
 

@@ -9,6 +9,7 @@ CLI where the behaviour is the CLI's; then a grep of every output file.
 from __future__ import annotations
 
 import json
+import urllib.request
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -293,19 +294,26 @@ def test_news_redirects_ask_the_target_site_and_a_nested_tdmrep_costs_one_site(t
 def test_a_dripping_server_is_cut_off_at_the_total_deadline(tmp_path):
     inst = FakeInstance("slow.example", [status(10, f"<p>{GERMAN}</p>", domain="slow.example", created=T0,
                                                 tags=("queer",))])
+    # One byte per 0.2 s, each well within the per-read timeout: an answer of a kilobyte takes minutes, so only
+    # the total deadline gets the client out. However slow the machine, the request is then named as cut off
+    # there (`requests`' own timeouts are ReadTimeout and ConnectTimeout; a bare Timeout is the deadline's).
     inst.drip["/api/v1/timelines/tag/queer"] = 0.2
     with FakeMastodonServer(inst) as server:
         stats = crawl(crawl_settings(tmp_path / "m", server.url, tags=("queer",), request_timeout=1.0),
                       policy=RetryPolicy(max_attempts=2, backoff_base=0.1), sleep=Sleeps())
         feed = stats["instances"][server.url]["feeds"]["tag:queer"]
-        assert feed.startswith("failed: RetriesExhausted") and "Timeout" in feed
-        assert server.dripped < 40  # a few bytes per attempt, not the whole answer of over a kilobyte
+        assert feed == "failed: RetriesExhausted: gave up after 2 attempts: MastodonNetworkError: network error (Timeout)"
+        assert read_posts(tmp_path / "m") == []
+        del inst.drip["/api/v1/timelines/tag/queer"]
+        whole = urllib.request.urlopen(server.url + "/api/v1/timelines/tag/queer?limit=10").read()
+        assert server.dripped < len(whole)  # both attempts together sent less than one answer
 
         server.instance.robots = "User-agent: *\nAllow: /\n" * 20
         server.instance.drip["/robots.txt"] = 0.2
         fetcher = Fetcher(user_agent=UA, timeout=0.5, delay=0, allowed_hosts=[server.netloc])
-        with pytest.raises(FetchError, match="no complete answer within 0.5 s"):
+        with pytest.raises(FetchError, match="no complete answer within 0.5 s") as cut:
             fetcher.get(server.url + "/robots.txt")
+        assert cut.value.retry is True
 
 
 def test_a_server_that_answers_429_for_ever_leaves_the_crawl_and_the_refresh_incomplete(tmp_path):

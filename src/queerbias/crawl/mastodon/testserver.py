@@ -268,7 +268,8 @@ class FakeMastodonServer(ThreadingHTTPServer):
         self._gate = threading.Event()
         self._gate.set()
         self._pause_after: int | None = None
-        self.paused = threading.Event()
+        self.holding = 0  # requests held at the gate now (a held request is never answered before `resume`)
+        self.paused = threading.Event()  # set once a request is held
 
     @property
     def url(self) -> str:
@@ -279,14 +280,18 @@ class FakeMastodonServer(ThreadingHTTPServer):
         return self.url.removeprefix("http://")
 
     def record(self, handler: _Handler) -> None:
-        """Log the request; block it while paused (lets a test kill the client mid-crawl)."""
+        """Log the request; while paused, hold it until the test resumes (lets a test kill or interrupt the
+        client mid-crawl, and see that it did not wait for the answer)."""
         with self.lock:
             self.requests.append({"path": handler.path, "headers": dict(handler.headers)})
             timeline_calls = sum("/timelines/" in r["path"] for r in self.requests)
             hold = self._pause_after is not None and timeline_calls > self._pause_after
+            self.holding += hold
         if hold:
             self.paused.set()
-            self._gate.wait(timeout=30)
+            self._gate.wait()  # no time limit: only `resume` (or closing the server) lets it go on
+            with self.lock:
+                self.holding -= 1
 
     def take_fault(self, path: str) -> tuple[int, dict] | None:
         with self.lock:
@@ -297,6 +302,7 @@ class FakeMastodonServer(ThreadingHTTPServer):
         return None
 
     def pause_after_timeline_requests(self, n: int) -> None:
+        """Hold every timeline request after the first `n` until `resume`."""
         self._pause_after = n
         self._gate.clear()
 

@@ -158,3 +158,16 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
     assert count > 0
     measured = perplexity(lm.model, docs, lm.kind, tokenizer, mlm_probability=0.5, seed=0)
     assert measured == pytest.approx(math.exp(total / count), rel=1e-5)
+
+
+def test_a_test_split_is_judged_at_every_checkpoint_and_chooses_none(tiny_llama, tmp_path):
+    """queerbias-de-contrary:test in a run of two checkpoints: its report has the trajectory and
+    says that no checkpoint is chosen by it (such a run crashed when writing that report)."""
+    benchmarks = [*TINY_BENCHMARK, {"suite": "pairs", "data": "queerbias-de-contrary:test", "sample": 4,
+                                    "name": "contrary-test"}]
+    result = run_training(config_from_dict(small_config(tiny_llama, tmp_path / "run", eval__benchmarks=benchmarks)))
+    compare = result["run_dir"] / "compare" / "contrary-test"
+    delta = json.loads((compare / "delta.json").read_text())
+    assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4] and "best" not in delta
+    assert "it is a test split, judged on and never selected on" in (compare / "delta.md").read_text()
+    assert "best" in json.loads((result["run_dir"] / "compare" / "bias" / "delta.json").read_text())

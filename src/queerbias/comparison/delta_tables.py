@@ -17,6 +17,8 @@ from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL
 from queerbias.suites.registry import get_suite
 
 OVERALL_ROW = "overall"
+NOT_SELECTED = ("No checkpoint is chosen by this benchmark: it is a test split, judged on and never selected on "
+                "(the best checkpoints are those of the run's other benchmarks).")
 
 
 def render_delta_tables(document: dict) -> dict[str, str]:
@@ -28,7 +30,8 @@ def render_delta_tables(document: dict) -> dict[str, str]:
             markdown += ["", to_markdown(details_table(document, comparison, scope))]
     markdown += [block for table in _suite(document).extra_tables(document) for block in ("", to_markdown(table))]
     if "trajectory" in document:
-        markdown += ["", to_markdown(trajectory_table(document)), "", best_sentence(document["best"])]
+        chosen = best_sentence(document["best"]) if "best" in document else NOT_SELECTED
+        markdown += ["", to_markdown(trajectory_table(document)), "", chosen]
     return {"md": "\n".join(markdown) + "\n", "csv": render_delta_csv(document), "tex": to_latex(main)}
 
 

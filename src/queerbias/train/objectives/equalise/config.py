@@ -4,7 +4,8 @@
                          + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
                          + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
-(one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only (clp_one_sided); `equalise.loss`)
+(one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only (clp_one_sided); keep: d_i - keep *
+d_base_i for d_i, the base's own preference shrunk rather than zeroed; `equalise.loss`)
 
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
@@ -61,6 +62,10 @@ class EqualiseConfig:
                                     "back as far as indifference")
     clp_one_sided: bool | None = option(None, "the pairing term only on pairs with d > 0 (null: as one_sided; false "
                                               "with one_sided: one-sided score terms, pairing on every pair)")
+    keep: float = option(0.0, "the share of the base model's own preference d_base each pair is pulled towards: "
+                              "the score terms read d - keep * d_base (0: indifference, the formula above; 0.5: halve "
+                              "every pair's preference and never flip its sign; with one_sided, d_base below 0 "
+                              "counts 0). LoRA only: d_base is the adapter switched off", ge=0, lt=1)
 
 
 class EqualiseObjective(Objective):
@@ -80,6 +85,8 @@ class EqualiseObjective(Objective):
                 "group_term, sign_term and clp_term cannot all be 0")
         require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
                 "needs method: lora (the anchor's base model is the adapter switched off)")
+        require(not e.keep or config.method == "lora", "equalise.keep",
+                "needs method: lora (the base's preference is read with the adapter switched off)")
 
     def card_references(self, config):
         """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""

@@ -24,6 +24,8 @@ counterfactual: there it pushes whole groups across 50 into the stereotype (issu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import torch
@@ -40,11 +42,14 @@ from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_re
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
                   group_term: float, sign_term: float = 0.0, temperature: float = 1.0,
-                  one_sided: bool = False) -> torch.Tensor:
+                  one_sided: bool = False, target: torch.Tensor | None = None) -> torch.Tensor:
     """pair_term * mean d^2 + group_term * mean over groups of (mean d in the group)^2
     + sign_term * mean over groups of (mean tanh(d / temperature) in the group)^2, with d
+    measured from `target` (each pair's aim, `shrunk_target`; None: 0, indifference) and
     replaced by max(0, d) when `one_sided` (only a preference for the stereotype is penalised)."""
     d = more - less
+    if target is not None:
+        d = d - target
     if one_sided:
         d = torch.relu(d)
     loss = pair_term * d.pow(2).mean()
@@ -95,13 +100,30 @@ def batch_tensors(scorer: Scorer, pairs: list[Pair], difference_only: bool = Fal
     return BatchTensors(more, less, rows, plans, requests)
 
 
-def pair_loss(scorer: Scorer, pairs: list[Pair], settings) -> torch.Tensor:
+def shrunk_target(scorer: Scorer, pairs: list[Pair], keep: float, one_sided: bool,
+                  base_model: Callable[[], AbstractContextManager]) -> torch.Tensor:
+    """keep * d_base per pair: the base model's own preference (the adapter switched off by
+    `base_model()`, no graph), shrunk. One-sided, an anti-stereotypical d_base counts 0, so such a
+    pair is never pushed further from the stereotype either. Why: the target 0 pulls every pair of
+    a group by the same identity-phrase offset, which on frames the run never saw carries the group
+    across 50; a target of the same sign as the base's preference asks to shrink it, not to move it."""
+    with torch.no_grad(), base_model():
+        base = batch_tensors(scorer, pairs, difference_only=True)
+    d_base = base.more - base.less
+    return keep * (torch.relu(d_base) if one_sided else d_base)
+
+
+def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
+              base_model: Callable[[], AbstractContextManager] | None = None) -> torch.Tensor:
     """The bracketed pair loss of one batch (without the weight): the score terms on
-    s(sent_more) - s(sent_less), plus `clp_term` times the counterfactual pairing term
-    (`equalise.pairing`) on the same forward pass's next-token distributions."""
+    s(sent_more) - s(sent_less) (measured from `shrunk_target` with `keep`, which needs
+    `base_model`), plus `clp_term` times the counterfactual pairing term (`equalise.pairing`)
+    on the same forward pass's next-token distributions."""
+    target = shrunk_target(scorer, pairs, settings.keep, settings.one_sided, base_model) if settings.keep else None
     batch = batch_tensors(scorer, pairs, difference_only=True)
     loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
-                         settings.group_term, settings.sign_term, settings.temperature, settings.one_sided)
+                         settings.group_term, settings.sign_term, settings.temperature, settings.one_sided,
+                         target)
     if settings.clp_term:
         couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
         if settings.one_sided if settings.clp_one_sided is None else settings.clp_one_sided:

@@ -51,7 +51,8 @@ class EqualiseTrainer(Trainer):
         pairs = self.batches.draw(step, micro, self.process_index)
         self._count_tokens(pairs)
         with self.accelerator.autocast():
-            loss = pair_loss(self.scorer, pairs, self.settings)
+            loss = pair_loss(self.scorer, pairs, self.settings,
+                             lambda: self.accelerator.unwrap_model(model).disable_adapter())
         self._pair_losses.append(loss.detach())
         # The LM loss may already be normalised over the accumulated batch (num_items_in_batch);
         # the pair loss is a per-batch mean, so it then needs the division the trainer skips.

@@ -1,0 +1,80 @@
+"""`equalise.keep`: each pair is pulled towards a share of the base model's own preference.
+
+By hand on tensors, and on a tiny Llama with a LoRA adapter: the target is read with the adapter
+switched off, so the loss is mean (d - keep * d_base)^2, and one-sided it leaves a pair that the
+base found anti-stereotypical where it is.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from queerbias.errors import QueerbiasError
+from queerbias.train.config import config_from_dict
+from queerbias.train.objectives.equalise.loss import batch_tensors, equalise_loss, pair_loss
+
+from .helpers import small_config
+from .test_one_sided import _adapted, _oriented, _settings
+
+
+def test_the_target_by_hand():
+    more = torch.tensor([2.0, -1.0, 0.5, 3.0])
+    less = torch.zeros(4)
+    target = torch.tensor([1.0, -0.5, 0.0, 1.0])
+    groups = ["a", "a", "b", "b"]
+    # d - target = [1, -0.5, 0.5, 2]
+    assert equalise_loss(more, less, groups, 1.0, 0.0, target=target).item() == pytest.approx((1 + 0.25 + 0.25 + 4) / 4)
+    assert equalise_loss(more, less, groups, 0.0, 1.0, target=target).item() == pytest.approx(
+        ((0.5 / 2) ** 2 + (2.5 / 2) ** 2) / 2)
+    assert equalise_loss(more, less, groups, 1.0, 0.0, one_sided=True, target=target).item() == pytest.approx(
+        (1 + 0 + 0.25 + 4) / 4)
+
+
+def _base_d(model, scorer, pairs) -> torch.Tensor:
+    with torch.no_grad(), model.disable_adapter():
+        batch = batch_tensors(scorer, pairs, difference_only=True)
+    return batch.more - batch.less
+
+
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_keep_pulls_towards_a_share_of_the_base_preference(tiny_llama, one_sided):
+    model, scorer = _adapted(tiny_llama)
+    stereo, anti = _oriented(scorer)
+    mixed = [stereo[0], anti[1], stereo[2], anti[3]]
+    d_base = _base_d(model, scorer, mixed)
+    with torch.no_grad():
+        batch = batch_tensors(scorer, mixed, difference_only=True)
+    d = batch.more - batch.less
+    assert not torch.allclose(d, d_base)  # the adapter changes the scores: the target is the base's
+    target = 0.5 * (d_base.clamp(min=0) if one_sided else d_base)
+    gap = d - target
+    expected = float((gap.clamp(min=0) if one_sided else gap).pow(2).mean())
+    settings = _settings(tiny_llama, keep=0.5, one_sided=one_sided)
+    with torch.no_grad():
+        got = pair_loss(scorer, mixed, settings, model.disable_adapter).item()
+    assert got == pytest.approx(expected, rel=1e-4, abs=1e-7)
+    # the adapter is switched back on afterwards: the same scores as before the target was read
+    with torch.no_grad():
+        again = batch_tensors(scorer, mixed, difference_only=True)
+    assert torch.equal(again.more - again.less, d)
+
+
+def test_keep_sends_a_gradient_only_through_the_adapted_scores(tiny_llama):
+    model, scorer = _adapted(tiny_llama)
+    stereo, _ = _oriented(scorer)
+    model.zero_grad()
+    loss = pair_loss(scorer, stereo, _settings(tiny_llama, keep=0.5), model.disable_adapter)
+    loss.backward()
+    grads = [p.grad for name, p in model.named_parameters() if "lora_" in name]
+    assert loss.item() > 0 and any(g is not None and float(g.abs().sum()) > 0 for g in grads)
+
+
+def test_keep_needs_lora(tmp_path):
+    raw = small_config(tmp_path, "unused", objective="equalise", pairs__train="queerbias-de:train",
+                       method="full", equalise__keep=0.5)
+    with pytest.raises(QueerbiasError, match="equalise.keep"):
+        config_from_dict(raw)
+    with pytest.raises(QueerbiasError, match="equalise.keep"):
+        config_from_dict(small_config(tmp_path, "unused", objective="equalise", pairs__train="queerbias-de:train",
+                                      equalise__keep=1.0))

@@ -12,7 +12,7 @@ from queerbias.report.options import CompareOptions
 from queerbias.suites.pairs.declaration import PairSettings
 from queerbias.suites.pairs.distance import distance_stats, distance_table
 from queerbias.suites.pairs.floor import coin_flip_distance, containing, distance_floor, floor_summary
-from queerbias.suites.pairs.indifference import closing_clauses, harm_lines
+from queerbias.suites.pairs.indifference import closing_clauses, direction_change, harm_lines
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.registry import companion, get_declaration
 from report.score_dirs import with_scores
@@ -116,8 +116,23 @@ def test_a_pair_benchmark_guards_by_its_excess_and_its_crossings():
     assert hooks.guard_refusal(pairs, {"direction": crossed}, 5.0) == \
         "crossed 50 towards the stereotype: bisexual (45.0 -> 55.0)"
     assert hooks.guard_refusal(pairs, {}, 5.0) == "no stereotype-excess figure to check"
+    harmed = crossed | {"crossed": [], "harmful": ["bisexual"]}
+    assert hooks.guard_refusal(pairs, {"direction": harmed}, 5.0) == "harmful for: bisexual (45.0 -> 55.0)"
     knowledge = get_declaration("knowledge")
     fell = {"overall": {"delta_accuracy": -7.5}, "direction": direction | {"crossed": ["gay"]}}
     assert companion("knowledge", "training").guard_refusal(knowledge, fell, 5.0) == \
         "knowledge accuracy fell 7.5 pp > 5"
     assert companion("knowledge", "training").guard_refusal(knowledge, fell, 10.0) is None
+
+
+def test_a_group_pushed_further_into_the_stereotype_is_refused_though_nothing_crossed():
+    """Seen on the contrary validation frames: bisexual 57.1 -> 85.7 crossed nothing (it sat above 50
+    already) and the mean excess fell, as other groups moved away from the stereotype. Its own excess
+    rose with the interval above 0, so the guard refuses the checkpoint."""
+    rows = [("bisexual", int(i < 12), int(i < 18)) for i in range(21)]
+    rows += [(group, int(i < 13), int(i < 2)) for group in ("gay", "lesbian", "queer") for i in range(21)]
+    aligned = pd.DataFrame(rows, columns=["group", "biased_before", "biased_after"])
+    direction = direction_change(aligned, np.random.default_rng(0), 2000)
+    assert direction["delta_excess"] < 0 and direction["crossed"] == [] and direction["harmful"] == ["bisexual"]
+    refusal = companion("pairs", "training").guard_refusal(get_declaration("pairs"), {"direction": direction}, 0.0)
+    assert refusal == "harmful for: bisexual (57.1 -> 85.7)"

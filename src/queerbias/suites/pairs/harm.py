@@ -13,8 +13,10 @@ from queerbias.report.tables import fmt
 
 def guard_refusal(comparison: Mapping, allowed: float) -> str | None:
     """Why a checkpoint is refused when this pair benchmark guards its run: the stereotype excess
-    rose by more than `allowed` points, or a group crossed 50 towards the stereotype (None: neither;
-    a comparison without the figure cannot pass)."""
+    rose by more than `allowed` points, a group crossed 50 towards the stereotype, or the change was
+    harmful for a group (`indifference.harm_reasons`: its own excess rose with the interval above 0,
+    e.g. bisexual 57.1 -> 85.7, which crossed nothing because it already sat above 50, while the mean
+    excess fell; None: none of these; a comparison without the figure cannot pass)."""
     direction = comparison.get("direction")
     if not direction or direction.get("delta_excess") is None:
         return "no stereotype-excess figure to check"
@@ -24,6 +26,8 @@ def guard_refusal(comparison: Mapping, allowed: float) -> str | None:
                        f"(allowed +{allowed:g})")
     if direction.get("crossed"):
         reasons.append(f"crossed 50 towards the stereotype: {named_groups(direction, 'crossed')}")
+    if direction.get("harmful"):
+        reasons.append(f"harmful for: {named_groups(direction, 'harmful')}")
     return "; ".join(reasons) or None
 
 

@@ -20,6 +20,10 @@ is pulled back as far as indifference and no further (the square of max(0, d) is
 0). The symmetric terms also pull anti-stereotypical pairs up to 0, and the identity phrase's
 shift they learn carries over to frames the run never saw, where the base preferred the
 counterfactual: there it pushes whole groups across 50 into the stereotype (issue 32).
+
+Shrunk (`keep`): every d_i above is measured from keep * d_base_i, the base model's own
+preference for the pair (`shrunk_target`), so a pair is asked to shrink its preference, not to
+lose it.
 """
 
 from __future__ import annotations

@@ -251,6 +251,9 @@ def test_a_failed_cell_is_reported_and_the_report_names_it(tiny_gpt2, tmp_path):
     assert status["complete"] is False and status["missing"][0].startswith("gpt2/broken/seed-0: failed: ")
     methods = (report / "methods.md").read_text()
     assert methods.startswith("INCOMPLETE study") and "missing: gpt2/broken/seed-0" in methods
+    rows = [line for line in methods.splitlines() if line.startswith("| broken")]
+    assert rows and all(row.count("missing: gpt2/broken/seed-0") == 1 for row in rows)  # once, as the verdict
+    assert any("| missing | missing |" in row for row in rows)
     assert "INCOMPLETE" in (report / "index.html").read_text()
     assert (tmp_path / "STUDY/runs/gpt2/broken/seed-0/study-cell.log").read_text().count("== queerbias study") == 1
 

@@ -38,6 +38,8 @@ def change_text(figure: OverSeeds | None, digits: int = 2) -> str:
 
 
 def missing_text(cells: list[str]) -> str:
+    """The verdict of a run with cells still to run: which ones. Its figure cells say only
+    "missing" (the list once per row, not once per column)."""
     return "missing: " + ", ".join(cells)
 
 
@@ -49,7 +51,7 @@ def group_table(table: GroupTable, run: str, measure: dict, models: list[str]) -
         row = ["Overall" if entry == OVERALL else entry]
         for model in models:
             if (run, model) in table.missing:
-                row.append(missing_text(table.missing[(run, model)]))
+                row.append("missing")
                 continue
             figure = table.figures.get((run, model), {}).get((entry, measure["name"]))
             row.append(Cell(change_text(figure.figure, measure.get("digits", 2)), marks=figure.marker)
@@ -97,12 +99,12 @@ def method_table(rows: list[MethodRow], columns: list[Column], found: dict[tuple
         steps = "/".join(map(str, row.steps)) or "?"
         cells = [f"{row.run} ({steps} steps)", row.model]
         if row.missing and all(row.figures[c] is None for c in columns):
-            cells += [missing_text(row.missing)] * (len(columns) + 4)
+            cells += ["missing"] * (len(columns) + 3) + [missing_text(row.missing)]
         else:
             for column in columns:
                 figure = row.figures[column]
                 if figure is None:
-                    cells.append(missing_text(row.missing) if row.missing else "–")
+                    cells.append("missing" if row.missing else "–")
                 elif column.names:
                     cells.append(names_text(figure, row.seeds))
                 else:

@@ -1,6 +1,7 @@
 """Issue 32's targets, read on the test frames of the do-no-harm study: BENCHMARKS.md's target table.
 
     python bench/do_no_harm.py [--study runs/study/do-no-harm-gemma] [--benchmark contrary-test]
+    python bench/do_no_harm.py --study runs/study/do-no-harm-demo --section do-no-harm-demo-targets
 
 For every run of the study (`configs/study-do-no-harm-gemma.yaml`, run by
 `python bench/mitigation.py --study do-no-harm`), from its cells' own compare reports of the
@@ -86,6 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", default=str(REPO / "runs" / "study" / "do-no-harm-gemma"))
     parser.add_argument("--benchmark", default="contrary-test")
+    parser.add_argument("--section", default="do-no-harm-targets", help="the BENCHMARKS.md section it writes")
     args = parser.parse_args()
     state = read_state(Path(args.study))
     columns = method_columns(state)
@@ -93,7 +95,7 @@ def main() -> None:
     chosen = {key for key, verdict in found.items() if verdict.chosen}
     text = table(run_rows(state, args.benchmark), chosen, args.benchmark)
     print(text)
-    write_section("do-no-harm-targets", text)
+    write_section(args.section, text)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ A thin call of a study (docs/study.md): every method's config × seeds 0, 1, 2 a
 training runs in the study's folder (resumed where they stopped, finished cells skipped),
 then its method table, with the spread over seeds beside each figure, written into
 BENCHMARKS.md. Two studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
-objective, section "mitigation") and `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
+objective, section "mitigation"), `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
 the symmetric recipe against its one-sided variants with the frames where the base prefers
-the counterfactual, section "mitigation-do-no-harm").
+the counterfactual, section "mitigation-do-no-harm") and `do-no-harm-demo`
+(`configs/study-do-no-harm-demo.yaml`, the demo's recipe against pairing alone at the demo's
+scale, section "mitigation-do-no-harm-demo").
 
     python bench/mitigation.py                           # run (or resume) the methods study, then its table
     python bench/mitigation.py --study do-no-harm --jobs 2   # two cells side by side (half the cores each)
@@ -32,7 +34,8 @@ from queerbias.study.report import write_report
 REPO = Path(__file__).resolve().parents[1]
 #: study name -> (its file, the BENCHMARKS.md section it writes)
 STUDIES = {"methods": (REPO / "configs" / "study-mitigation-gemma.yaml", "mitigation"),
-           "do-no-harm": (REPO / "configs" / "study-do-no-harm-gemma.yaml", "mitigation-do-no-harm")}
+           "do-no-harm": (REPO / "configs" / "study-do-no-harm-gemma.yaml", "mitigation-do-no-harm"),
+           "do-no-harm-demo": (REPO / "configs" / "study-do-no-harm-demo.yaml", "mitigation-do-no-harm-demo")}
 
 
 FULL_TABLE = "**Method table: base"

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from mastodon_scenario import Sleeps
 
 from queerbias.cli import main as cli_main
 from queerbias.crawl.news.crawler import NewsCrawler
@@ -308,13 +309,6 @@ def test_cli_exit_codes(site, tmp_path, capsys):
     assert "HTTP 404" in capsys.readouterr().err
     assert cli_main([*args, "--feed", site.base + "/a/queer.html"]) == 2  # HTML is not a feed
     assert "every feed failed" in capsys.readouterr().err
-
-
-class Sleeps(list):
-    """Injected `sleep`: records the requested waits instead of waiting."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
 
 
 def one_item_feed(site: Site, link: str) -> None:

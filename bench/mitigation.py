@@ -51,7 +51,7 @@ def table(report, study: Path, command: str) -> str:
     summary, _, full = methods.partition(FULL_TABLE)
     return "\n".join([
         f"`{command}` (= `queerbias study --config {study.relative_to(REPO).as_posix()}`): "
-        f"{platform.machine()}, torch {', '.join(torch)}, each method's config (configs/mitigate-gemma-*.yaml). "
+        f"{platform.machine()}, torch {', '.join(torch)}, each run's config as the study file names it. "
         "Distance to indifference: mean over identity groups of |score - 50| (0 = every group at 50). "
         "Time: a cell's whole run on the shared machine.",
         "",

@@ -54,9 +54,9 @@ class FinishedStudy:
 
 
 @pytest.fixture(scope="session")
-def finished_study(tiny_bert, tiny_gpt2, tmp_path_factory, worker_id) -> FinishedStudy:
+def finished_study(tiny_bert, tiny_gpt2, tmp_path_factory, request) -> FinishedStudy:
     shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
+    if hasattr(request.config, "workerinput"):  # an xdist worker (xdist's worker_id, without needing xdist)
         shared = shared.parent  # the folder above every worker's own
     with open(shared / (RECORD + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a second worker waits here while the first runs the study

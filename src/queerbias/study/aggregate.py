@@ -455,7 +455,7 @@ def _minutes(records: list[CellRecord]) -> float | None:
 def provenance(record: CellRecord) -> dict:
     """Commit, versions, model fingerprint and data checksums of one cell, from its own files."""
     info = {"cell": record.cell.name, "status": record.status, "last_line": record.last_line,
-            "commits": sorted({str(launch.get("commit")) for launch in record.launches}),
+            "commits": sorted({str(launch["commit"]) for launch in record.launches if launch.get("commit")}),
             "launches": len(record.launches), "interrupted": record.interrupted, "seconds": record.seconds,
             "benchmarks": {}}
     for benchmark in record.cell.benchmarks:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -203,7 +204,7 @@ def _chunks(items: Sequence, size: int, even: bool = True) -> list[Sequence]:
 
 def _starts(chunks: list[Sequence]) -> list[int]:
     """Where each chunk begins among the items: with its length, what a saved chunk must match."""
-    return [sum(len(chunk) for chunk in chunks[:index]) for index in range(len(chunks))]
+    return list(itertools.accumulate((len(chunk) for chunk in chunks[:-1]), initial=0))[:len(chunks)]
 
 
 def summarise_rows(suite: Suite, rows: list[dict], settings, meta: dict) -> RunRecord:

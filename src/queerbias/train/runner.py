@@ -280,9 +280,7 @@ def guard_line(config: TrainConfig, compared: dict[str, dict]) -> str | None:
     """The checkpoints a guard benchmark refused, with why, and, when it refused every one, that the
     adapter is not a mitigation to use: the figures above it stay what they are, but a run that
     pushed a group into the stereotype on frames it never saw must say so in its last line."""
-    guards = {name: bench.guard for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
-              if bench.guard is not None}
-    refused = guard_refusals(compared, guards)
+    refused = guard_refusals(compared, _guards(config))
     if not refused:
         return None
     named = "; ".join(f"step {step}: {why}" for step, why in sorted(refused.items()))
@@ -294,6 +292,12 @@ def guard_line(config: TrainConfig, compared: dict[str, dict]) -> str | None:
     return f"guards refused {named}; the best checkpoints above are chosen among the others"
 
 
+def _guards(config: TrainConfig) -> dict[str, float]:
+    """Benchmark folder -> its guard allowance, for the benchmarks that guard the run."""
+    return {name: bench.guard for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+            if bench.guard is not None}
+
+
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint, the best
     by the benchmark's criterion (`best`, else `compare.best`, else its suite's first) among the
@@ -302,16 +306,14 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     options = config.compare.seeded(config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
-    documents, criteria, guards = {}, {}, {}
+    documents, criteria = {}, {}
     for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
-        if bench.guard is not None:
-            guards[name] = bench.guard
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if afters:
             criteria[name] = bench.best or config.compare.best
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
                                            replace(options, best=criteria[name]))
-    refused = guard_refusals(documents, guards)
+    refused = guard_refusals(documents, _guards(config))
     tests = {name for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
              if declared_part(bench.data) == "test"}
     for name, document in documents.items():

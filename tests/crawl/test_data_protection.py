@@ -297,9 +297,11 @@ def test_a_dripping_server_is_cut_off_at_the_total_deadline(tmp_path):
     # One byte per 0.2 s, each well within the per-read timeout: an answer of a kilobyte takes minutes, so only
     # the total deadline gets the client out. However slow the machine, the request is then named as cut off
     # there (`requests`' own timeouts are ReadTimeout and ConnectTimeout; a bare Timeout is the deadline's).
+    # The deadline (3 s) holds every request of the crawl, so it is wide enough for the instance's ordinary
+    # answers on a loaded machine; the dripped answer would need minutes.
     inst.drip["/api/v1/timelines/tag/queer"] = 0.2
     with FakeMastodonServer(inst) as server:
-        stats = crawl(crawl_settings(tmp_path / "m", server.url, tags=("queer",), request_timeout=1.0),
+        stats = crawl(crawl_settings(tmp_path / "m", server.url, tags=("queer",), request_timeout=3.0),
                       policy=RetryPolicy(max_attempts=2, backoff_base=0.1), sleep=Sleeps())
         feed = stats["instances"][server.url]["feeds"]["tag:queer"]
         assert feed == "failed: RetriesExhausted: gave up after 2 attempts: MastodonNetworkError: network error (Timeout)"

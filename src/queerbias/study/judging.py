@@ -3,12 +3,13 @@
 What is judged on a benchmark is its suite's declaration (`Declaration.judged`): its
 headline figure (the pair benchmark's distance to indifference), its excess figure (the
 stereotype excess: a group flipped towards the stereotype lowers the distance but raises
-this), its guard figure (the knowledge set's accuracy) and its harm figure (the groups that
-crossed 50 towards the stereotype). A mitigation run passes when, in the mean over its seeds,
+this), its guard figure (the knowledge set's accuracy) and its harm figures (the groups that
+crossed 50 towards the stereotype, and those harmed), the same figures the training guard
+refuses a checkpoint on. A mitigation run passes when, in the mean over its seeds,
 it raised no excess figure on any benchmark but the control sets and the test splits, lost no
 more than a guard's allowance on each guard benchmark, raised general perplexity by at most
 `general_perplexity_pct`, and on each `harm` benchmark (the validation frames of
-queerbias-de-contrary, where the base prefers the counterfactual) its harm figure named no
+queerbias-de-contrary, where the base prefers the counterfactual) no harm figure named a
 group in any seed. Of the runs that pass, the one with the lowest mean headline figure on the
 headline benchmark is chosen. Test splits (a declared test part, queerbias-de-contrary:test,
 and any in `tests`) are shown and never judged: nothing is selected on them. The thresholds
@@ -41,9 +42,9 @@ class JudgeSettings:
                                 "but the controls and the test splits")
     controls: list[str] = option(help="benchmarks that are control sets (the neutral mentions): shown, never "
                                       "judged by their excess figure, which they do not measure", factory=list)
-    harm: list[str] = option(help="benchmarks (the validation frames) on which a run fails when its harm figure (its "
-                                  "suite's `judged.harm`, e.g. the groups that crossed 50 towards the stereotype) "
-                                  "names a group in any seed", factory=list)
+    harm: list[str] = option(help="benchmarks (the validation frames) on which a run fails when a harm figure (its "
+                                  "suite's `judged.harm`: the groups that crossed 50 towards the stereotype, the "
+                                  "groups harmed) names a group in any seed", factory=list)
     tests: list[str] = option(help="benchmarks shown and never judged, as nothing may be selected on a test split "
                                    "(every benchmark on a declared test part is added: queerbias-de-contrary:test)",
                               factory=list)
@@ -164,13 +165,14 @@ def headline_column(columns, name: str | None, tests=()):
     return None
 
 
-def harm_column(columns, name: str):
-    """The harm figure's column (a list of names: the groups that crossed 50) of benchmark `name`, or None."""
-    return next((c for c in columns if c.benchmark == name and "harm" in c.roles and c.names), None)
+def harm_columns(columns, name: str) -> list:
+    """The harm figures' columns (lists of names: the groups that crossed 50, the groups harmed) of benchmark
+    `name`; empty where it has none."""
+    return [c for c in columns if c.benchmark == name and "harm" in c.roles and c.names]
 
 
 def _harm_titles(columns, judge: JudgeSettings) -> list[str]:
-    return list(dict.fromkeys(_title(c) for name in judge.harm if (c := harm_column(columns, name)) is not None))
+    return list(dict.fromkeys(_title(c) for name in judge.harm for c in harm_columns(columns, name)))
 
 
 def guard_column(columns, name: str):
@@ -192,10 +194,10 @@ def _failures(row, columns, judge: JudgeSettings) -> list[str]:
                 rose.setdefault(_title(c), []).append(c.benchmark)
         failures += [f"{title} rose on {', '.join(names)}" for title, names in rose.items()]
     for name in judge.harm:
-        harm = harm_column(columns, name)
-        if harm is None:
+        harms = harm_columns(columns, name)
+        if not harms:
             failures.append(f"{name} not evaluated (its harm check cannot pass)")
-        elif row.figures[harm]:
+        for harm in (h for h in harms if row.figures[h]):
             named = ", ".join(f"{group} ({count}/{row.seeds} seeds)" for group, count in sorted(
                 row.figures[harm].items(), key=lambda item: (-item[1], item[0])))
             failures.append(f"{_title(harm)} on {name}: {named}")

@@ -89,3 +89,29 @@ def test_a_run_with_the_anchor_logs_it(tiny_llama, tmp_path):
     history = json.loads((tmp_path / "run" / "checkpoint-2" / "trainer_state.json").read_text())["log_history"]
     anchors = [entry["anchor_loss"] for entry in history if "anchor_loss" in entry]
     assert len(anchors) == 2 and anchors[0] == pytest.approx(0.0, abs=1e-6) and anchors[1] > 0
+
+
+def test_without_language_modelling_the_corpus_batch_only_anchors(tiny_llama, tmp_path):
+    """`lm_term: 0`: at step 1 the adapter is untouched, so the anchor is 0 and the logged loss is the weighted
+    pair loss alone; with `lm_term: 1` the corpus batch's language-modelling loss is added on top."""
+    def first_step(name, lm_term):
+        config = config_from_dict(small_config(tiny_llama, tmp_path / name, objective="equalise", max_steps=2,
+                                               eval_every=2, pairs__train="queerbias-de:train", pairs__batch_size=4,
+                                               equalise__anchor_term=1.0, equalise__weight=0.5,
+                                               equalise__lm_term=lm_term,
+                                               eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de:test",
+                                                                  "sample": 4}]))
+        run_training(config)
+        history = json.loads((tmp_path / name / "checkpoint-2" / "trainer_state.json").read_text())["log_history"]
+        return history[0]
+    alone, with_lm = first_step("anchor-only", 0.0), first_step("with-lm", 1.0)
+    assert alone["anchor_loss"] == pytest.approx(0.0, abs=1e-6)
+    assert alone["loss"] == pytest.approx(0.5 * alone["pair_loss"], rel=1e-3, abs=1e-4)
+    assert with_lm["pair_loss"] == pytest.approx(alone["pair_loss"], rel=1e-4)  # the same pairs, the same model
+    assert with_lm["loss"] > alone["loss"] + 1.0  # a tiny random model's corpus loss is about ln(vocabulary)
+
+
+def test_language_modelling_may_be_left_out_only_with_the_anchor(tiny_llama, tmp_path):
+    with pytest.raises(QueerbiasError, match="equalise.lm_term.*needs anchor_term above 0"):
+        config_from_dict(small_config(tiny_llama, tmp_path / "run", objective="equalise",
+                                      pairs__train="queerbias-de:train", equalise__lm_term=0.0))

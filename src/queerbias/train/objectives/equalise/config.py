@@ -1,8 +1,8 @@
 """`equalise`: its config section (the weights of the pair loss) and declaration (light).
 
-    L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
-                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
-                         + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
+    L = lm_term * L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
+                                   + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
+                                   + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
 (one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only (clp_one_sided); keep: d_i - keep *
 d_base_i for d_i, the base's own preference shrunk rather than zeroed; `equalise.loss`)
@@ -18,7 +18,10 @@ beyond the issue's formula) balances the group's mean of tanh(d / temperature), 
 location between mean (large temperature) and median (small). CLP, the counterfactual
 pairing term (`equalise.pairing`), is the divergence of the two sentences' next-token
 distributions at the shared positions after the identity phrase. The anchor
-(`equalise.anchor`) keeps the corpus text's predictions near the base model's.
+(`equalise.anchor`) keeps the corpus text's predictions near the base model's. With
+`lm_term: 0` the corpus only anchors: language modelling on community text makes the
+identity phrases familiar, which on frames a run never saw raised whole groups' preference
+for the stereotype (issue 32; the pairing run's shift is in docs/training.md).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from queerbias.train.objectives.protocol import Objective
 @dataclass
 class EqualiseConfig:
     weight: float = option(1.0, "lambda: the weight of the pair loss against the language-modelling loss", ge=0)
+    lm_term: float = option(1.0, "weight of the language-modelling loss on the corpus batch (0: the corpus batch "
+                                 "only anchors, with anchor_term)", ge=0)
     pair_term: float = option(1.0, "weight of the per-pair square (the issue's formula)", ge=0)
     group_term: float = option(0.0, "weight of the squared per-group mean: the identity phrase's shared offset",
                                ge=0)
@@ -83,6 +88,8 @@ class EqualiseObjective(Objective):
         e = config.section(EqualiseConfig)
         require(e.pair_term + e.group_term + e.sign_term + e.clp_term > 0, "equalise.pair_term",
                 "group_term, sign_term and clp_term cannot all be 0")
+        require(e.lm_term > 0 or e.anchor_term > 0, "equalise.lm_term",
+                "0 needs anchor_term above 0: without either, nothing holds the corpus text's predictions")
         require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
                 "needs method: lora (the anchor's base model is the adapter switched off)")
         require(not e.keep or config.method == "lora", "equalise.keep",

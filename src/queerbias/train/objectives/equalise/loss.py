@@ -1,8 +1,8 @@
 """The equalising loss: the benchmark's own score, differentiable, squared per pair and per group.
 
-    L = L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
-                         + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
-                         + clp_term * CLP)
+    L = lm_term * L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
+                                   + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
+                                   + clp_term * CLP)
 
 with d_i = s(sent_more_i) - s(sent_less_i), where s is the benchmark's own sentence score
 (WinoQueer's shared-token sum: the masked variant for MLMs, the BOS-prepended causal sum

@@ -62,7 +62,7 @@ class EqualiseTrainer(Trainer):
                 self.compute_loss_func is not None
         if scaled:
             loss = loss / self.current_gradient_accumulation_steps
-        total = lm_loss + self.settings.weight * loss
+        total = self.settings.lm_term * lm_loss + self.settings.weight * loss
         if anchored:
             with self.accelerator.autocast():
                 base = base_logits(self.accelerator.unwrap_model(model), inputs)

@@ -1,5 +1,6 @@
 """queerbias-de-contrary: generated deterministically, frames unlike any other set's, declared
-parts (validation, test) that split by frame, no train part, and sealed against training."""
+parts (validation, test) that split by frame, no train part, and sealed against training; the
+candidates marked `train` are queerbias-de-frames-contrary, a training set apart."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ import pytest
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.contrary_frames import (
     NAME,
+    PARTS,
+    TRAIN,
+    TRAINING_NAME,
     build_contrary_frames,
+    build_contrary_training_frames,
     contrary_split_keys,
+    contrary_training_split_keys,
     generate,
     load_frames,
 )
@@ -27,7 +33,7 @@ def test_generation_is_deterministic_and_draws_per_frame_and_group():
     first, second = build_contrary_frames(), build_contrary_frames()
     assert first.checksum == second.checksum and len(first) > 0
     keys = contrary_split_keys()
-    chosen = [f for f in spec["frames"] if f.get("part")]
+    chosen = [f for f in spec["frames"] if f.get("part") in PARTS]
     assert {keys[p.pair_id]["frame"] for p in first.pairs} == {f["id"] for f in chosen}
     templates = Counter((keys[p.pair_id]["frame"], p.group, keys[p.pair_id]["template"]) for p in first.pairs)
     per_group = Counter((frame, group) for frame, group, _ in templates)
@@ -74,3 +80,25 @@ def test_declared_parts_split_by_frame_and_no_train_part():
 def test_sealed_pairs_are_both_judging_parts():
     sealed = sealed_pairs()
     assert list(sealed) == [NAME] and len(sealed[NAME]) == len(build_contrary_frames())
+
+
+def test_the_train_candidates_are_a_training_set_apart_with_training_predicates_only():
+    """queerbias-de-frames-contrary: the `train` frames (none in a judged frame's shape: reading a claim, a
+    focus particle before the group),
+    filled with queerbias-de-frames' phrases; its :train shares no predicate with queerbias-de:test and no
+    sentence with queerbias-de-contrary, and queerbias-de-contrary itself is unchanged by them."""
+    frames = load_frames()["frames"]
+    judged = [f["text"] for f in frames if f.get("part") in PARTS]
+    marked = [f["text"] for f in frames if f.get("part") == TRAIN]
+    shapes = ("liest man", "gelesen", "Gerade {who}", "Auch {who}", "Sogar {who}", "Vor allem {who}")
+    assert len(marked) == 31 and all(any(shape in text for shape in shapes) for text in judged)
+    assert not any(shape in text for shape in shapes for text in marked)
+    training = build_contrary_training_frames()
+    assert training.name == TRAINING_NAME and all(p.pair_id.startswith("qdx-") for p in training.pairs)
+    keys = contrary_training_split_keys()
+    train, test = load_pairs(f"{TRAINING_NAME}:train"), load_pairs("queerbias-de:test")
+    assert train.meta["split"]["values"] == load_pairs("queerbias-de:train").meta["split"]["values"]
+    assert not {keys[p.pair_id]["template"] for p in train.pairs} & set(test.meta["split"]["values"])
+    assert not shared_sentences(train.pairs, test.pairs)
+    assert not shared_sentences(training.pairs, build_contrary_frames().pairs)
+    assert {keys[p.pair_id]["frame"] for p in training.pairs} == {f"plural/{i}" for i in range(len(marked))}

@@ -186,7 +186,7 @@ def test_training_frames_share_no_frame_predicate_or_sentence_with_the_held_out_
 
 def test_training_frames_share_no_sentence_with_a_shipped_out_of_distribution_set():
     """A short frame can write an OOD sentence word for word; those pairs are left out (counted)."""
-    from queerbias.pairs.queerbias_de import _frames_spec, build_pairs, build_queerbias_de_frames
+    from queerbias.pairs.queerbias_de import build_pairs, build_queerbias_de_frames, frames_spec
     from queerbias.pairs.shipped import OUT_OF_DISTRIBUTION, shipped_pairs
     from queerbias.pairs.splits import shared_sentences
 
@@ -195,7 +195,7 @@ def test_training_frames_share_no_sentence_with_a_shipped_out_of_distribution_se
                                         "queerbias-es-ood"}
     for name in OUT_OF_DISTRIBUTION:
         assert not shared_sentences(frames.pairs, shipped_pairs(name).pairs), name
-    unfiltered = [pair for pair, _ in build_pairs(_frames_spec()[0], "qdf")]
+    unfiltered = [pair for pair, _ in build_pairs(frames_spec()[0], "qdf")]
     in_frames = {p.pair_id for p in frames.pairs}  # once: a set per pair made this test quadratic
     left_out = [p for p in unfiltered if p.pair_id not in in_frames]
     assert frames.meta["left_out_as_ood"] == len(left_out) == len(unfiltered) - len(frames.pairs) > 0

@@ -20,13 +20,15 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from queerbias.pairs.queerbias_de import build_pairs, load_templates
+from queerbias.pairs.queerbias_de import build_pairs, build_training_pairs, frames_spec, load_templates, pair_keys
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.yamlio import load_packaged_yaml
 
 FRAMES = "data/contrary_frames/frames.yaml"
 NAME = "queerbias-de-contrary"
 PARTS = ("validation", "test")
+TRAIN = "train"  # candidates given to training (`queerbias-de-frames-contrary`), never in NAME
+TRAINING_NAME = "queerbias-de-frames-contrary"
 
 
 def load_frames() -> dict:
@@ -36,8 +38,9 @@ def load_frames() -> dict:
     if len(set(ids)) != len(ids):
         raise ValueError(f"{FRAMES}: frame ids repeat")
     for frame in spec["frames"]:
-        if frame.get("part") not in (None, *PARTS):
-            raise ValueError(f"{FRAMES}: frame {frame['id']!r} has part {frame['part']!r}; expected one of {PARTS}")
+        if frame.get("part") not in (None, *PARTS, TRAIN):
+            raise ValueError(f"{FRAMES}: frame {frame['id']!r} has part {frame['part']!r}; "
+                             f"expected one of {(*PARTS, TRAIN)}")
     return spec
 
 
@@ -71,7 +74,7 @@ def generate(frames: list[dict], per_group: int) -> list[tuple[Pair, dict]]:
 
 def _built() -> tuple[list[tuple[Pair, dict]], dict]:
     spec = load_frames()
-    return generate([frame for frame in spec["frames"] if frame.get("part")], spec["predicates"]), spec
+    return generate([frame for frame in spec["frames"] if frame.get("part") in PARTS], spec["predicates"]), spec
 
 
 def build_contrary_frames() -> PairSet:
@@ -86,3 +89,27 @@ def build_contrary_frames() -> PairSet:
 def contrary_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     """pair id -> frame, part, template, category, group (the generated set is always the same)."""
     return {pair.pair_id: keys for pair, keys in _built()[0]}
+
+
+def _training_built():
+    """The `train` frames filled as queerbias-de-frames fills its own frames (its phrases, every
+    predicate; split by template, `:train` keeps queerbias-de:train's predicates), and the
+    frames file's version."""
+    spec = load_frames()
+    texts = [frame["text"] for frame in spec["frames"] if frame.get("part") == TRAIN]
+    training, _ = frames_spec()
+    built, _ = build_training_pairs({**training, "plural_frames": texts, "name_frames": []}, "qdx")
+    return built, spec["version"]
+
+
+def build_contrary_training_frames() -> PairSet:
+    """queerbias-de-frames-contrary: training pairs in the candidate frames marked `train` (ids look
+    like `qdx-phase-0042`)."""
+    built, version = _training_built()
+    return PairSet(name=TRAINING_NAME, pairs=[pair for pair, _ in built], source=f"queerbias:{FRAMES}",
+                   meta={"frames_version": version, "language": "de"})
+
+
+def contrary_training_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
+    """The split keys of queerbias-de-frames-contrary (template ids are queerbias-de's)."""
+    return pair_keys(_training_built()[0])

@@ -109,6 +109,12 @@ def _predicates(spec: dict) -> list[tuple[Predicate, str]]:
     return predicates
 
 
+def identity_phrases() -> list[tuple[str, str]]:
+    """Every plural identity phrase of queerbias-de with each of its counterfactual phrases."""
+    return [(phrase, counterfactual) for identity in _identities(load_templates())
+            for phrase, counterfactuals in identity.plural.items() for counterfactual in counterfactuals.values()]
+
+
 def _identities(spec: dict) -> list[Identity]:
     pools = _name_pools(spec["names"])
     return [
@@ -219,7 +225,7 @@ def pair_keys(built: list[tuple[Pair, _Filled]]) -> dict[str, dict[str, str]]:
             for pair, filled in built}
 
 
-def _frames_spec() -> tuple[dict, int]:
+def frames_spec() -> tuple[dict, int]:
     """queerbias-de's identities and predicates in the training frames of `FRAMES`: its frames
     and name pools replaced, its plural phrases extended (and the frames file's version)."""
     spec, frames = load_templates(), load_packaged_yaml(FRAMES)
@@ -234,13 +240,20 @@ def _frames_built() -> tuple[list[tuple[Pair, _Filled]], int, int]:
     set (a short frame such as "{who} {verb} {rest}." can write an OOD set's sentence word for
     word), the frames file's version and how many were left out. Ids are given before the
     filter, so the others keep theirs."""
-    spec, version = _frames_spec()
+    spec, version = frames_spec()
+    kept, left_out = build_training_pairs(spec, "qdf")
+    return kept, version, left_out
+
+
+def build_training_pairs(spec: dict, prefix: str) -> tuple[list[tuple[Pair, _Filled]], int]:
+    """The pairs of a training frames spec without those sharing a sentence with a shipped
+    out-of-distribution set, and how many were left out."""
     held_out = {sentence for name in OUT_OF_DISTRIBUTION for pair in shipped_pairs(name).pairs
                 for sentence in (pair.sent_more, pair.sent_less)}
-    built = build_pairs(spec, "qdf")
+    built = build_pairs(spec, prefix)
     kept = [(pair, filled) for pair, filled in built
             if pair.sent_more not in held_out and pair.sent_less not in held_out]
-    return kept, version, len(built) - len(kept)
+    return kept, len(built) - len(kept)
 
 
 def build_queerbias_de_frames() -> PairSet:

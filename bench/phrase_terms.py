@@ -51,24 +51,36 @@ def split_preference(scorer, sent_more: str, sent_less: str, end: int) -> tuple[
     that lie within its first `end` characters, and those after. For a causal LM the shared tokens
     before the phrase add exactly 0 (both contexts are the same there); a masked LM sees the whole
     sentence at every position, so for it they count in the first part."""
-    first, second = scorer.encode(sent_more), scorer.encode(sent_less)
-    head = len(scorer.encode(sent_more[:end]).ids)
-    pos1, pos2 = scored_positions(first.ids, second.ids, scorer.kind, scorer.config.scope, first.scorable,
-                                  second.scorable)
-    scores = scorer.token_logprobs([(first.ids, p) for p in pos1] + [(second.ids, p) for p in pos2])
-    parts = [0.0, 0.0]
-    for p1, p2 in zip(pos1, pos2, strict=True):
-        parts[p1 >= head] += scores[(first.ids, p1)] - scores[(second.ids, p2)]
-    return parts[0], parts[1]
+    return split_preferences(scorer, [(sent_more, sent_less, end)])[0]
+
+
+def split_preferences(scorer, pairs: list[tuple[str, str, int]]) -> list[tuple[float, float]]:
+    """`split_preference` of many (sent_more, sent_less, end), scored in one batched call."""
+    plans = []
+    for sent_more, sent_less, end in pairs:
+        first, second = scorer.encode(sent_more), scorer.encode(sent_less)
+        pos1, pos2 = scored_positions(first.ids, second.ids, scorer.kind, scorer.config.scope, first.scorable,
+                                      second.scorable)
+        plans.append((first.ids, second.ids, pos1, pos2, len(scorer.encode(sent_more[:end]).ids)))
+    scores = scorer.token_logprobs([(ids, p) for ids1, ids2, pos1, pos2, _ in plans
+                                    for ids, positions in ((ids1, pos1), (ids2, pos2)) for p in positions])
+    found = []
+    for ids1, ids2, pos1, pos2, head in plans:
+        parts = [0.0, 0.0]
+        for p1, p2 in zip(pos1, pos2, strict=True):
+            parts[p1 >= head] += scores[(ids1, p1)] - scores[(ids2, p2)]
+        found.append((parts[0], parts[1]))
+    return found
 
 
 def group_parts(model: str, pairs: pd.DataFrame, ends: dict[str, int]) -> dict[str, tuple[float, float]]:
     """Per group: the mean phrase part and the mean rest of d under `model`."""
     scorer = make_scorer(load_model(model))
+    rows = [row for row in pairs.itertuples() if row.pair_id in ends]
+    split = split_preferences(scorer, [(row.sent_more, row.sent_less, ends[row.pair_id]) for row in rows])
     found: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for row in pairs.itertuples():
-        if row.pair_id in ends:
-            found[row.group].append(split_preference(scorer, row.sent_more, row.sent_less, ends[row.pair_id]))
+    for row, parts in zip(rows, split, strict=True):
+        found[row.group].append(parts)
     return {group: (statistics.fmean(p for p, _ in parts), statistics.fmean(r for _, r in parts))
             for group, parts in sorted(found.items())}
 

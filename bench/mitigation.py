@@ -6,7 +6,7 @@ then its method table, with the spread over seeds beside each figure, written in
 BENCHMARKS.md. Four studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
 objective, section "mitigation"), `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
 the symmetric recipe against its one-sided variants with the frames where the base prefers
-the counterfactual, section "mitigation-do-no-harm") and `do-no-harm-demo`
+the counterfactual, section "mitigation-do-no-harm"), `do-no-harm-demo`
 (`configs/study-do-no-harm-demo.yaml`, the demo's recipe against pairing alone at the demo's
 scale, section "mitigation-do-no-harm-demo") and `do-no-harm-frames`
 (`configs/study-do-no-harm-frames.yaml`, shrink-to-a-quarter and pairing with 31 more training

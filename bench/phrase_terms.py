@@ -46,16 +46,12 @@ def phrase_end(sent_more: str, sent_less: str, phrases: list[tuple[str, str]]) -
     return None
 
 
-def split_preference(scorer, sent_more: str, sent_less: str, end: int) -> tuple[float, float]:
-    """d of one pair as (identity phrase's shared tokens, the rest): the scored positions of sent_more
-    that lie within its first `end` characters, and those after. For a causal LM the shared tokens
-    before the phrase add exactly 0 (both contexts are the same there); a masked LM sees the whole
-    sentence at every position, so for it they count in the first part."""
-    return split_preferences(scorer, [(sent_more, sent_less, end)])[0]
-
-
 def split_preferences(scorer, pairs: list[tuple[str, str, int]]) -> list[tuple[float, float]]:
-    """`split_preference` of many (sent_more, sent_less, end), scored in one batched call."""
+    """d of each (sent_more, sent_less, end) as (identity phrase's shared tokens, the rest): the scored
+    positions of sent_more within its first `end` characters, and those after, every pair scored in
+    one batched call. For a causal LM the shared tokens before the phrase add exactly 0 (both
+    contexts are the same there); a masked LM sees the whole sentence at every position, so for it
+    they count in the first part."""
     plans = []
     for sent_more, sent_less, end in pairs:
         first, second = scorer.encode(sent_more), scorer.encode(sent_less)
@@ -132,8 +128,8 @@ def main() -> None:
             if (end := phrase_end(row.sent_more, row.sent_less, phrases)) is not None}
     columns = {"base": group_parts(base_model(cells[0]), pairs, ends)}
     for cell in cells:
-        columns[f"{cell.parent.name} ({final_checkpoint(cell).name})"] = group_parts(str(final_checkpoint(cell)),
-                                                                                      pairs, ends)
+        checkpoint = final_checkpoint(cell)
+        columns[f"{cell.parent.name} ({checkpoint.name})"] = group_parts(str(checkpoint), pairs, ends)
     study = args.study.resolve()
     shown = study.relative_to(REPO) if study.is_relative_to(REPO) else study
     text = (f"`python bench/phrase_terms.py --study {shown} --benchmark {args.benchmark}`: {len(ends)} of "

@@ -10,7 +10,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
-from phrase_terms import phrase_end, split_preference  # noqa: E402
+from phrase_terms import phrase_end, split_preferences  # noqa: E402
 
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.queerbias_de import identity_phrases  # noqa: E402
@@ -36,8 +36,8 @@ def test_the_two_parts_add_up_to_the_scored_preference(family, request):
     pairs = [Pair("x", MORE, LESS, "lesbian", "straight_women", "phase"),
              *load_pairs("queerbias-de-contrary:test").pairs[:3]]
     phrases = identity_phrases()
-    for pair, scored in zip(pairs, score_pairs(scorer, pairs), strict=True):
-        phrase, rest = split_preference(scorer, pair.sent_more, pair.sent_less,
-                                        phrase_end(pair.sent_more, pair.sent_less, phrases))
+    split = split_preferences(scorer, [(pair.sent_more, pair.sent_less, phrase_end(pair.sent_more, pair.sent_less,
+                                                                                    phrases)) for pair in pairs])
+    for (phrase, rest), scored in zip(split, score_pairs(scorer, pairs), strict=True):
         assert phrase + rest == pytest.approx(scored.score_more - scored.score_less, abs=2e-3)  # stored to 3 places
         assert phrase != 0.0 and rest != 0.0

@@ -19,9 +19,9 @@ location between mean (large temperature) and median (small). CLP, the counterfa
 pairing term (`equalise.pairing`), is the divergence of the two sentences' next-token
 distributions at the shared positions after the identity phrase. The anchor
 (`equalise.anchor`) keeps the corpus text's predictions near the base model's. With
-`lm_term: 0` the corpus only anchors: language modelling on community text makes the
-identity phrases familiar, which on frames a run never saw raised whole groups' preference
-for the stereotype (issue 32; the pairing run's shift is in docs/training.md).
+`lm_term: 0` the corpus only anchors. Language modelling alone (`objective: lm`) moved five
+groups above 60 on the contrary test frames; beside pairing, leaving it out did not help
+(issue 32, docs/training.md).
 """
 
 from __future__ import annotations

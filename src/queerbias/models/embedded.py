@@ -3,7 +3,9 @@
 Loading a GGUF dequantizes every tensor (about a minute on two cores) and the
 result refuses `save_pretrained`, so the first use copies the weights into a
 model built from the same config and caches that as safetensors; later loads
-read the cache in seconds.
+read the cache in seconds. The cache counts as built when it is marked complete and
+holds the config and the weights: a folder marked complete without them (what an
+earlier version left when a process of rank > 0 built it) is built again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from queerbias.errors import QueerbiasError
+from queerbias.models.saving import CONFIG_FILE, WEIGHTS_FILE, save_model_folder
 from queerbias.models.tiny import build_tiny
 
 log = logging.getLogger(__name__)
@@ -71,18 +74,22 @@ def prepare_embedded(spec: str) -> Path:
 
     entry = EMBEDDED_MODELS[name]
     target = cache_dir("models", name)
-    if (target / _COMPLETE).exists():
+    if _built(target):
         return target
     # One converter at a time: parallel processes (accelerate, test workers) wait here.
     with open(target.with_name(name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / _COMPLETE).exists():
+        if not _built(target):
             if entry.build is not None:
                 _build(entry, target)
             else:
                 log.info("converting %s from GGUF to safetensors at %s (once, ~1 min)", name, target)
                 _convert(entry, target)
     return target
+
+
+def _built(target: Path) -> bool:
+    return (target / _COMPLETE).exists() and all((target / n).is_file() for n in (CONFIG_FILE, WEIGHTS_FILE))
 
 
 def _build(entry: EmbeddedModel, target: Path) -> None:
@@ -122,7 +129,7 @@ def _convert(entry: EmbeddedModel, target: Path) -> None:
         raise QueerbiasError(f"GGUF conversion of {entry.name} lost weights: missing "
                              f"{sorted(set(missing) - tied)[:5]}, unexpected {unexpected[:5]}")
     gguf_path.unlink()
-    model.save_pretrained(staging, safe_serialization=True)
+    save_model_folder(model, staging)
     tokenizer.save_pretrained(staging)
     (staging / _COMPLETE).write_text(entry.description + "\n")
     shutil.rmtree(target, ignore_errors=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from queerbias.progress import quiet_transformers
+from queerbias.models.saving import save_model_folder
 
 SPECIAL = ("<pad>", "<eos>", "<bos>", "<unk>")
 SEED = 0
@@ -42,6 +42,5 @@ def build_tiny(folder: Path) -> None:
         model = Gemma3ForCausalLM(config)
     finally:
         torch.random.set_rng_state(generator_state)  # a caller's random stream is left as it was
-    with quiet_transformers():
-        model.save_pretrained(folder, safe_serialization=True)
+    save_model_folder(model, folder)
     tokenizer.save_pretrained(folder)

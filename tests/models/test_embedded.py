@@ -1,0 +1,54 @@
+"""The embedded models' cache: built once by whichever process of a distributed launch gets there
+first, and complete whichever it was (a real two-process gloo group, rank 1 building first)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from queerbias.models.embedded import prepare_embedded
+from queerbias.models.loading import load_model
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _rank_main(rank: int, cache: str, port: int) -> None:
+    os.environ.update({"QUEERBIAS_CACHE": cache, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    try:
+        if rank == 1:  # the build lock's winner is not the main process
+            prepare_embedded("embedded:tiny")
+        dist.barrier()
+        if rank == 0:
+            prepare_embedded("embedded:tiny")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_process_of_rank_1_builds_a_complete_cache(tmp_path):
+    cache = tmp_path / "cache"
+    mp.spawn(_rank_main, args=(str(cache), _free_port()), nprocs=2, join=True)
+    folder = cache / "models" / "tiny"
+    assert {"config.json", "model.safetensors", "tokenizer.json", "queerbias-complete"} <= {
+        p.name for p in folder.iterdir()}
+    load_model(str(folder))  # loads as a model folder, weights and all
+
+
+def test_a_folder_marked_complete_without_weights_is_built_again(tmp_path, monkeypatch):
+    """What the rank-1 build of an earlier version left: a tokenizer and the mark, no model."""
+    monkeypatch.setenv("QUEERBIAS_CACHE", str(tmp_path))
+    broken = tmp_path / "models" / "tiny"
+    broken.mkdir(parents=True)
+    (broken / "queerbias-complete").write_text("tiny\n")
+    (broken / "tokenizer.json").write_text("{}")
+    folder = prepare_embedded("embedded:tiny")
+    assert Path(folder) == broken and (broken / "model.safetensors").is_file()
+    load_model(str(folder))

@@ -38,7 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 STUDIES = {"methods": (REPO / "configs" / "study-mitigation-gemma.yaml", "mitigation"),
            "do-no-harm": (REPO / "configs" / "study-do-no-harm-gemma.yaml", "mitigation-do-no-harm"),
            "do-no-harm-demo": (REPO / "configs" / "study-do-no-harm-demo.yaml", "mitigation-do-no-harm-demo"),
-           "do-no-harm-frames": (REPO / "configs" / "study-do-no-harm-frames.yaml", "mitigation-do-no-harm-frames")}
+           "do-no-harm-frames": (REPO / "configs" / "study-do-no-harm-frames.yaml", "mitigation-do-no-harm-frames"),
+           "do-no-harm-more-frames": (REPO / "configs" / "study-do-no-harm-more-frames.yaml",
+                                      "mitigation-do-no-harm-more-frames")}
 
 
 FULL_TABLE = "**Method table: base"

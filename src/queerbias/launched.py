@@ -9,7 +9,11 @@ but both of accelerate's launchers add a traceback of their own to any failed ch
   process would print the same line.
 So after a refusal `run` ends the launcher that waits for it: the shell still sees
 the failure (status 143 "Terminated" for one process, 137 "Killed" for several), without
-a traceback. With several processes, local rank 0 prints the line and ends the agent and
+a traceback. Since accelerate 1.16 the simple launcher reads the child's stderr through a pipe
+and copies it to its own; a line in that pipe when the launcher's SIGTERM handler fires can be
+read and then dropped (the launch ended with an empty stderr in 2 runs of 12). So the child
+ends the launcher first, and writes its line only once the launcher, now draining the pipe
+until the child exits, signals it back (`_end_simple_launch`). With several processes, local rank 0 prints the line and ends the agent and
 the other workers; another rank holds its copy of the line back (`main`'s `report`) and
 prints it only if rank 0 did not end it within a few seconds (when it alone refused, torch
 reports as usual).
@@ -76,22 +80,54 @@ def _end_launch() -> None:
         os.kill(pid, signal.SIGTERM)
 
 
+def _shares_stderr_with_parent() -> bool:
+    """Whether this process writes into the launcher's own stderr (accelerate before 1.16) rather
+    than into a pipe the launcher copies from."""
+    try:
+        mine, theirs = os.fstat(2), os.stat(f"/proc/{os.getppid()}/fd/2")
+    except OSError:
+        return True
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+def _end_simple_launch(lines: list[str], wait_s: float = 10.0) -> None:
+    """The only process under accelerate's simple launcher, after its refusal: end the launcher
+    (SIGTERM: status 143, no traceback) so that `lines` reach its stderr. Where the launcher copies
+    this process's stderr from a pipe, its SIGTERM handler starts a thread that copies the pipe to
+    the end and then terminates this process; that SIGTERM (blocked here, so it only says the
+    copier runs) is the cue to write. Without the cue within `wait_s`, the lines are written anyway."""
+    text = "".join(line + "\n" for line in lines)
+    if _shares_stderr_with_parent():
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        os.kill(os.getppid(), signal.SIGTERM)
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    os.kill(os.getppid(), signal.SIGTERM)
+    signal.sigtimedwait({signal.SIGTERM}, wait_s)
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 def run(*command: str) -> None:
     """`queerbias COMMAND ARGS` with the script's arguments, ending as described above; exits."""
     several = _single_machine_elastic_worker()
+    simple = not several and _accelerate_simple_launcher()
     first = not several or os.environ["LOCAL_RANK"] == "0"
-    held: list[str] = []  # another rank's refusal line, shown only if rank 0 does not end the launch
+    # the refusal line held back: another rank's (shown only if rank 0 does not end the launch),
+    # or the simple launcher's child's (shown once the launcher reads it to the end)
+    held: list[str] = []
     try:
-        status = main([*command, *sys.argv[1:]], report=None if first else held.append)
+        status = main([*command, *sys.argv[1:]], report=held.append if simple or not first else None)
     except SystemExit as exit_:  # --help
         status = exit_.code
     if status == 2 and several and first:
         _end_launch()
     elif status == 2 and several:
         time.sleep(SIBLING_GRACE_S)  # rank 0 ends this process here if it refused too
-    elif status == 2 and _accelerate_simple_launcher():
-        sys.stderr.flush()
-        os.kill(os.getppid(), signal.SIGTERM)
+    elif status == 2 and simple:
+        _end_simple_launch(held)
+        held = []
     for line in held:
         print(line, file=sys.stderr)
     exit_after(status)  # after a refusal at once, without seconds of the interpreter's teardown

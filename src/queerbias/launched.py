@@ -13,8 +13,8 @@ a traceback. Since accelerate 1.16 the simple launcher reads the child's stderr 
 and copies it to its own; a line in that pipe when the launcher's SIGTERM handler fires can be
 read and then dropped (the launch ended with an empty stderr in 2 runs of 12). So the child
 ends the launcher first, and writes its line only once the launcher, now draining the pipe
-until the child exits, signals it back (`_end_simple_launch`). With several processes, local rank 0 prints the line and ends the agent and
-the other workers; another rank holds its copy of the line back (`main`'s `report`) and
+until the child exits, signals it back (`_end_simple_launch`). With several processes, local
+rank 0 prints the line and ends the agent and the other workers; another rank holds its copy of the line back (`main`'s `report`) and
 prints it only if rank 0 did not end it within a few seconds (when it alone refused, torch
 reports as usual).
 Several machines keep torch's own report. Without a launcher, `run` is `queerbias COMMAND`.

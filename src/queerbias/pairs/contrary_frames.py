@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from functools import cache
 
 from queerbias.pairs.queerbias_de import build_pairs, build_training_pairs, frames_spec, load_templates, pair_keys
 from queerbias.pairs.schema import Pair, PairSet
@@ -91,6 +92,7 @@ def contrary_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, 
     return {pair.pair_id: keys for pair, keys in _built()[0]}
 
 
+@cache  # the registry asks for the set and then for its split keys: one build serves both
 def _training_built():
     """The `train` frames filled as queerbias-de-frames fills its own frames (its phrases, every
     predicate; split by template, `:train` keeps queerbias-de:train's predicates), and the

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from itertools import chain, cycle, zip_longest
 
 from queerbias.pairs.schema import Pair, PairSet
@@ -235,7 +236,8 @@ def frames_spec() -> tuple[dict, int]:
             "names": frames["names"], "identities": identities}, frames["version"]
 
 
-def _frames_built() -> tuple[list[tuple[Pair, _Filled]], int, int]:
+@cache  # the registry asks for the set and then for its split keys: one build serves both
+def _frames_built() -> tuple[tuple[tuple[Pair, _Filled], ...], int, int]:
     """The frames set's pairs, without those sharing a sentence with a shipped out-of-distribution
     set (a short frame such as "{who} {verb} {rest}." can write an OOD set's sentence word for
     word), the frames file's version and how many were left out. Ids are given before the
@@ -245,14 +247,14 @@ def _frames_built() -> tuple[list[tuple[Pair, _Filled]], int, int]:
     return kept, version, left_out
 
 
-def build_training_pairs(spec: dict, prefix: str) -> tuple[list[tuple[Pair, _Filled]], int]:
+def build_training_pairs(spec: dict, prefix: str) -> tuple[tuple[tuple[Pair, _Filled], ...], int]:
     """The pairs of a training frames spec without those sharing a sentence with a shipped
     out-of-distribution set, and how many were left out."""
     held_out = {sentence for name in OUT_OF_DISTRIBUTION for pair in shipped_pairs(name).pairs
                 for sentence in (pair.sent_more, pair.sent_less)}
     built = build_pairs(spec, prefix)
-    kept = [(pair, filled) for pair, filled in built
-            if pair.sent_more not in held_out and pair.sent_less not in held_out]
+    kept = tuple((pair, filled) for pair, filled in built
+                 if pair.sent_more not in held_out and pair.sent_less not in held_out)
     return kept, len(built) - len(kept)
 
 

@@ -4,7 +4,6 @@ first, and complete whichever it was (a real two-process gloo group, rank 1 buil
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import torch.distributed as dist
@@ -14,15 +13,9 @@ from queerbias.models.embedded import prepare_embedded
 from queerbias.models.loading import load_model
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _rank_main(rank: int, cache: str, port: int) -> None:
-    os.environ.update({"QUEERBIAS_CACHE": cache, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
-    dist.init_process_group("gloo", rank=rank, world_size=2)
+def _rank_main(rank: int, cache: str, store: str) -> None:
+    os.environ["QUEERBIAS_CACHE"] = cache
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
     try:
         if rank == 1:  # the build lock's winner is not the main process
             prepare_embedded("embedded:tiny")
@@ -35,7 +28,7 @@ def _rank_main(rank: int, cache: str, port: int) -> None:
 
 def test_a_process_of_rank_1_builds_a_complete_cache(tmp_path):
     cache = tmp_path / "cache"
-    mp.spawn(_rank_main, args=(str(cache), _free_port()), nprocs=2, join=True)
+    mp.spawn(_rank_main, args=(str(cache), str(tmp_path / "store")), nprocs=2, join=True)
     folder = cache / "models" / "tiny"
     assert {"config.json", "model.safetensors", "tokenizer.json", "queerbias-complete"} <= {
         p.name for p in folder.iterdir()}

@@ -3,14 +3,16 @@
 A thin call of a study (docs/study.md): every method's config × seeds 0, 1, 2 as ordinary
 training runs in the study's folder (resumed where they stopped, finished cells skipped),
 then its method table, with the spread over seeds beside each figure, written into
-BENCHMARKS.md. Four studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
+BENCHMARKS.md. Five studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
 objective, section "mitigation"), `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
 the symmetric recipe against its one-sided variants with the frames where the base prefers
 the counterfactual, section "mitigation-do-no-harm"), `do-no-harm-demo`
 (`configs/study-do-no-harm-demo.yaml`, the demo's recipe against pairing alone at the demo's
-scale, section "mitigation-do-no-harm-demo") and `do-no-harm-frames`
-(`configs/study-do-no-harm-frames.yaml`, shrink-to-a-quarter and pairing with 31 more training
-frames, section "mitigation-do-no-harm-frames").
+scale, section "mitigation-do-no-harm-demo"), `do-no-harm-frames`
+(`configs/study-do-no-harm-frames.yaml`, shrink-to-a-quarter and pairing with more training
+frames, section "mitigation-do-no-harm-frames") and `do-no-harm-more-frames`
+(`configs/study-do-no-harm-more-frames.yaml`, the same with the 71 frames of version 2 in 12
+steps, section "mitigation-do-no-harm-more-frames").
 
     python bench/mitigation.py                           # run (or resume) the methods study, then its table
     python bench/mitigation.py --study do-no-harm --jobs 2   # two cells side by side (half the cores each)

@@ -13,7 +13,8 @@ import textwrap
 LAUNCHER = textwrap.dedent("""
     import fcntl, signal, subprocess, sys, termios
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # a signal before the wait is kept
-    child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stderr=subprocess.PIPE)
+    child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stderr=subprocess.PIPE,  # the child unblocked
+                             preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM}))
     assert signal.sigtimedwait({signal.SIGTERM}, 60) is not None, "the child never ended its launcher"
     waiting = bytearray(4)
     fcntl.ioctl(child.stderr.fileno(), termios.FIONREAD, waiting)
@@ -24,8 +25,9 @@ LAUNCHER = textwrap.dedent("""
 """)
 
 CHILD = textwrap.dedent("""
-    import os
+    import os, threading
     from queerbias import launched
+    threading.Thread(target=threading.Event().wait, daemon=True).start()  # as during training: not one thread
     launched._shares_stderr_with_parent = lambda: False
     launched._end_simple_launch(["queerbias train: error: refused"])
     os._exit(2)

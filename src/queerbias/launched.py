@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -94,17 +95,23 @@ def _end_simple_launch(lines: list[str], wait_s: float = 10.0) -> None:
     """The only process under accelerate's simple launcher, after its refusal: end the launcher
     (SIGTERM: status 143, no traceback) so that `lines` reach its stderr. Where the launcher copies
     this process's stderr from a pipe, its SIGTERM handler starts a thread that copies the pipe to
-    the end and then terminates this process; that SIGTERM (blocked here, so it only says the
-    copier runs) is the cue to write. Without the cue within `wait_s`, the lines are written anyway."""
+    the end and then terminates this process; that SIGTERM (caught here, so it only says the
+    copier runs) is the cue to write. It is caught with a handler, which holds for every thread
+    (a refusal during training has several, and a signal mask is one thread's), and watched for
+    in short sleeps: the handler runs in the main thread only between them when another thread
+    took the signal. Without the cue within `wait_s`, the lines are written anyway."""
     text = "".join(line + "\n" for line in lines)
     if _shares_stderr_with_parent():
         sys.stderr.write(text)
         sys.stderr.flush()
         os.kill(os.getppid(), signal.SIGTERM)
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    cued = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: cued.set())
     os.kill(os.getppid(), signal.SIGTERM)
-    signal.sigtimedwait({signal.SIGTERM}, wait_s)
+    deadline = time.monotonic() + wait_s
+    while not cued.is_set() and time.monotonic() < deadline:
+        time.sleep(0.02)
     sys.stderr.write(text)
     sys.stderr.flush()
 

@@ -2,6 +2,8 @@
 
     python bench/do_no_harm.py [--study runs/study/do-no-harm-gemma] [--benchmark contrary-test]
     python bench/do_no_harm.py --study runs/study/do-no-harm-demo --section do-no-harm-demo-targets
+    python bench/do_no_harm.py --study runs/study/do-no-harm-allgroups --section do-no-harm-allgroups-targets \
+        --checkpoints do-no-harm-allgroups-checkpoints
 
 For every run of the study (`configs/study-do-no-harm-gemma.yaml`, run by
 `python bench/mitigation.py --study do-no-harm`), from its cells' own compare reports of the
@@ -13,11 +15,15 @@ was selected on), per seed and as the mean over seeds:
 - the soft distance's change in % of before (target: -50% or lower);
 - the binary distance against its coin-flip floor.
 The run the study's judge chose is marked; the judge reads the validation frames, never these.
+With `--checkpoints SECTION`, also every evaluated checkpoint of every cell, from the
+checkpoints' own summaries against the base's: the excess, the soft distance's change and the
+groups moved above 60 on the benchmark, and the groups that crossed 50 on the validation frames.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from pathlib import Path
 
@@ -61,6 +67,37 @@ def run_rows(state, benchmark: str) -> list[dict]:
     return rows
 
 
+def _summary(folder: Path, benchmark: str) -> dict | None:
+    path = folder / benchmark / "summary.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def moved(before: dict, after: dict, line: float) -> list[str]:
+    """Groups at or below `line` before and above it after, with before -> after."""
+    groups = [(g, before["groups"][g]["bias_score"], v["bias_score"]) for g, v in after["groups"].items()]
+    return [f"{g} {b:.0f}→{a:.0f}" for g, b, a in groups if b is not None and a is not None and b <= line < a]
+
+
+def checkpoint_table(cells: list[Path], benchmark: str, validation: str) -> str:
+    """Every evaluated checkpoint of every cell (folders RUN/seed-S with base/ and checkpoint-N/)."""
+    lines = [f"| run | seed | step | {benchmark}: excess | {benchmark}: soft | {benchmark}: moved above 60 | "
+             f"{validation}: crossed 50 |", "|:---|---:|---:|---:|---:|:---|:---|"]
+    for cell in cells:
+        base, base_check = _summary(cell / "base", benchmark), _summary(cell / "base", validation)
+        steps = sorted((int(p.name.partition("-")[2]), p) for p in cell.glob("checkpoint-*")
+                       if p.name.partition("-")[2].isdigit())
+        for step, folder in steps:
+            after, check = _summary(folder, benchmark), _summary(folder, validation)
+            if base is None or after is None:
+                continue
+            soft = 100.0 * (after["distance"]["soft"] / base["distance"]["soft"] - 1)
+            crossed = ", ".join(moved(base_check, check, 50.0)) if base_check and check else "–"
+            lines.append(f"| {cell.parent.name} | {cell.name.partition('-')[2]} | {step} | "
+                         f"{after['direction']['stereotype_excess']:.2f} | {soft:+.1f}% | "
+                         f"{', '.join(moved(base, after, HARM_HIGH)) or 'none'} | {crossed or 'none'} |")
+    return "\n".join(lines)
+
+
 def table(rows: list[dict], chosen: set[tuple[str, str]], benchmark: str) -> str:
     lines = [f"Issue 32's targets on `{benchmark}` (the test frames: no run trained or was selected on them), "
              "base → final checkpoint, mean over the seeds listed; every seed's own value in brackets.",
@@ -88,6 +125,8 @@ def main() -> None:
     parser.add_argument("--study", default=str(REPO / "runs" / "study" / "do-no-harm-gemma"))
     parser.add_argument("--benchmark", default="contrary-test")
     parser.add_argument("--section", default="do-no-harm-targets", help="the BENCHMARKS.md section it writes")
+    parser.add_argument("--checkpoints", help="also write every checkpoint's figures into this section")
+    parser.add_argument("--validation", default="contrary", help="the benchmark read for crossings at each checkpoint")
     args = parser.parse_args()
     state = read_state(Path(args.study))
     columns = method_columns(state)
@@ -96,6 +135,11 @@ def main() -> None:
     text = table(run_rows(state, args.benchmark), chosen, args.benchmark)
     print(text)
     write_section(args.section, text)
+    if args.checkpoints:
+        cells = sorted(Path(args.study).glob("runs/*/*/seed-*"), key=lambda p: (p.parent.name, p.name))
+        found = checkpoint_table(cells, args.benchmark, args.validation)
+        print(found)
+        write_section(args.checkpoints, found)
 
 
 if __name__ == "__main__":

@@ -3,16 +3,18 @@
 A thin call of a study (docs/study.md): every method's config × seeds 0, 1, 2 as ordinary
 training runs in the study's folder (resumed where they stopped, finished cells skipped),
 then its method table, with the spread over seeds beside each figure, written into
-BENCHMARKS.md. Five studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
+BENCHMARKS.md. Six studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
 objective, section "mitigation"), `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
 the symmetric recipe against its one-sided variants with the frames where the base prefers
 the counterfactual, section "mitigation-do-no-harm"), `do-no-harm-demo`
 (`configs/study-do-no-harm-demo.yaml`, the demo's recipe against pairing alone at the demo's
 scale, section "mitigation-do-no-harm-demo"), `do-no-harm-frames`
 (`configs/study-do-no-harm-frames.yaml`, shrink-to-a-quarter and pairing with more training
-frames, section "mitigation-do-no-harm-frames") and `do-no-harm-more-frames`
+frames, section "mitigation-do-no-harm-frames"), `do-no-harm-more-frames`
 (`configs/study-do-no-harm-more-frames.yaml`, the same with the 71 frames of version 2 in 12
-steps, section "mitigation-do-no-harm-more-frames").
+steps, section "mitigation-do-no-harm-more-frames") and `do-no-harm-allgroups`
+(`configs/study-do-no-harm-allgroups.yaml`, the same with every group in every pair batch: other
+shares, the flip term, pairing against the base, section "mitigation-do-no-harm-allgroups").
 
     python bench/mitigation.py                           # run (or resume) the methods study, then its table
     python bench/mitigation.py --study do-no-harm --jobs 2   # two cells side by side (half the cores each)
@@ -42,7 +44,9 @@ STUDIES = {"methods": (REPO / "configs" / "study-mitigation-gemma.yaml", "mitiga
            "do-no-harm-demo": (REPO / "configs" / "study-do-no-harm-demo.yaml", "mitigation-do-no-harm-demo"),
            "do-no-harm-frames": (REPO / "configs" / "study-do-no-harm-frames.yaml", "mitigation-do-no-harm-frames"),
            "do-no-harm-more-frames": (REPO / "configs" / "study-do-no-harm-more-frames.yaml",
-                                      "mitigation-do-no-harm-more-frames")}
+                                      "mitigation-do-no-harm-more-frames"),
+           "do-no-harm-allgroups": (REPO / "configs" / "study-do-no-harm-allgroups.yaml",
+                                    "mitigation-do-no-harm-allgroups")}
 
 
 FULL_TABLE = "**Method table: base"

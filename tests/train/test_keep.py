@@ -1,8 +1,8 @@
-"""`equalise.keep`: each pair is pulled towards a share of the base model's own preference.
+"""`equalise.keep` and `equalise.flip_term`: terms read against the base model's own preference.
 
-By hand on tensors, and on a tiny Llama with a LoRA adapter: the target is read with the adapter
-switched off, so the loss is mean (d - keep * d_base)^2, and one-sided it leaves a pair that the
-base found anti-stereotypical where it is.
+By hand on tensors, and on a tiny Llama with a LoRA adapter: d_base is read with the adapter
+switched off, so keep's loss is mean (d - keep * d_base)^2 (one-sided, a pair that the base found
+anti-stereotypical is left where it is), and the flip term adds mean max(0, -sign(d_base) * d)^2.
 """
 
 from __future__ import annotations
@@ -29,6 +29,23 @@ def test_the_target_by_hand():
         ((0.5 / 2) ** 2 + (2.5 / 2) ** 2) / 2)
     assert equalise_loss(more, less, groups, 1.0, 0.0, one_sided=True, target=target).item() == pytest.approx(
         (1 + 0 + 0.25 + 4) / 4)
+
+
+def test_the_flip_term_by_hand():
+    more = torch.tensor([2.0, -1.0, 0.5, -3.0])
+    less = torch.zeros(4)
+    base = torch.tensor([1.0, 2.0, -0.5, -1.0])
+    groups = ["a", "a", "b", "b"]
+    # crossed: pair 2 by 1 (base +, now -1), pair 3 by 0.5 (base -, now +0.5); pairs 1 and 4 kept their side
+    assert equalise_loss(more, less, groups, 0.0, 0.0, flip_term=1.0, base=base).item() == pytest.approx(
+        (1 + 0.25) / 4)
+    plain = equalise_loss(more, less, groups, 1.0, 1.0)
+    assert equalise_loss(more, less, groups, 1.0, 1.0, flip_term=2.0, base=base).item() == pytest.approx(
+        plain.item() + 2.0 * (1 + 0.25) / 4)
+    # measured from d itself, not from the shrunk target: a pair between 0 and its target has not crossed
+    target = 0.5 * base
+    assert equalise_loss(more, less, groups, 0.0, 0.0, target=target, flip_term=1.0, base=base).item() == \
+        pytest.approx((1 + 0.25) / 4)
 
 
 def _base_d(model, scorer, pairs) -> torch.Tensor:
@@ -60,6 +77,26 @@ def test_keep_pulls_towards_a_share_of_the_base_preference(tiny_llama, one_sided
     assert torch.equal(again.more - again.less, d)
 
 
+def test_the_flip_term_on_a_tiny_llama(tiny_llama):
+    model, scorer = _adapted(tiny_llama)
+    with torch.no_grad():  # a larger adapter, so that some pairs change side
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.mul_(30)
+    stereo, anti = _oriented(scorer)
+    both = stereo + anti
+    d_base = _base_d(model, scorer, both)
+    with torch.no_grad():
+        batch = batch_tensors(scorer, both, difference_only=True)
+    d = batch.more - batch.less
+    flips = torch.relu(-torch.sign(d_base) * d)
+    assert float(flips.sum()) > 0
+    settings = _settings(tiny_llama, pair_term=1.0, flip_term=3.0)
+    with torch.no_grad():
+        got = pair_loss(scorer, both, settings, model.disable_adapter).item()
+    assert got == pytest.approx(float(d.pow(2).mean() + 3.0 * flips.pow(2).mean()), rel=1e-4, abs=1e-7)
+
+
 def test_keep_sends_a_gradient_only_through_the_adapted_scores(tiny_llama):
     model, scorer = _adapted(tiny_llama)
     stereo, _ = _oriented(scorer)
@@ -70,11 +107,15 @@ def test_keep_sends_a_gradient_only_through_the_adapted_scores(tiny_llama):
     assert loss.item() > 0 and any(g is not None and float(g.abs().sum()) > 0 for g in grads)
 
 
-def test_keep_needs_lora(tmp_path):
+@pytest.mark.parametrize("option", ["keep", "flip_term"])
+def test_the_base_preference_needs_lora(tmp_path, option):
     raw = small_config(tmp_path, "unused", objective="equalise", pairs__train="queerbias-de:train",
-                       method="full", equalise__keep=0.5)
-    with pytest.raises(QueerbiasError, match="equalise.keep"):
+                       method="full", **{f"equalise__{option}": 0.5})
+    with pytest.raises(QueerbiasError, match=f"equalise.{option}"):
         config_from_dict(raw)
+
+
+def test_keep_is_a_share_below_one(tmp_path):
     with pytest.raises(QueerbiasError, match="equalise.keep"):
         config_from_dict(small_config(tmp_path, "unused", objective="equalise", pairs__train="queerbias-de:train",
                                       equalise__keep=1.0))

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.pair_scores import pair_requests
@@ -175,3 +176,49 @@ def test_the_pair_loss_skips_what_both_sentences_share_without_changing_d(family
     every, only = (batch_tensors(scorer, PAIRS, difference_only=flag) for flag in (False, True))
     assert torch.allclose(every.more - every.less, only.more - only.less, atol=1e-5)
     assert (len(only.requests) < len(every.requests)) == (lm.kind == "causal")
+
+
+def test_the_base_reference_pairs_the_identity_sentence_with_the_base_counterfactual(tiny_llama, tmp_path):
+    """`clp_reference: base`: the divergence between sent_more's rows under the adapted model and
+    sent_less's under the base (adapter off, read without a graph), by hand from full forward passes."""
+    from queerbias.train.modeling import attach_adapter
+
+    lm = load_model(str(tiny_llama))
+    raw = small_config(tiny_llama, tmp_path / "x", objective="equalise", pairs__train="queerbias-de:train",
+                       equalise__pair_term=0.0, equalise__clp_term=1.0, equalise__clp_top_k=None,
+                       equalise__clp_divergence="kl", equalise__clp_reference="base")
+    config = config_from_dict(raw)
+    model = attach_adapter(lm.model, config, lm.kind)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(0, 0.05, generator=torch.Generator().manual_seed(0))
+    model.eval()
+    scorer = training_scorer(model, lm.tokenizer, lm.kind)
+    plans, _ = pair_requests(scorer, PAIRS)
+    expected = 0.0
+    for first, second in plans:
+        for p1, p2 in paired_positions(lm.kind, first, second):
+            with torch.no_grad():
+                a = torch.log_softmax(model(input_ids=torch.tensor([first[0].ids])).logits[0, p1 - 1].double(), -1)
+                with model.disable_adapter():
+                    b = torch.log_softmax(model(input_ids=torch.tensor([second[0].ids])).logits[0, p2 - 1].double(),
+                                          -1)
+            expected += float((b.exp() * (b - a)).sum())
+    settings = config.section(EqualiseConfig)
+    loss = pair_loss(scorer, PAIRS, settings, model.disable_adapter)
+    assert loss.item() == pytest.approx(expected / 2, rel=1e-4, abs=1e-6)
+    with torch.no_grad():  # not the divergence of the two sentences under the adapted model
+        both = pair_loss(scorer, PAIRS, config_from_dict({**raw, "equalise": {**raw["equalise"],
+                                                                              "clp_reference": "pair"}})
+                         .section(EqualiseConfig))
+    assert abs(both.item() - loss.item()) > 1e-6
+    loss.backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for n, p in model.named_parameters() if "lora_" in n)
+
+
+def test_the_base_reference_needs_lora(tiny_llama, tmp_path):
+    with pytest.raises(QueerbiasError, match="equalise.clp_reference"):
+        config_from_dict(small_config(tiny_llama, tmp_path / "x", objective="equalise",
+                                      pairs__train="queerbias-de:train", method="full", equalise__clp_term=1.0,
+                                      equalise__clp_reference="base"))

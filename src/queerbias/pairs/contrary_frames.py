@@ -21,7 +21,13 @@ import random
 from collections import defaultdict
 from functools import cache
 
-from queerbias.pairs.queerbias_de import build_pairs, build_training_pairs, frames_spec, load_templates, pair_keys
+from queerbias.pairs.queerbias_de import (
+    build_pairs,
+    build_training_pairs,
+    frames_spec,
+    load_templates,
+    pair_keys,
+)
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.yamlio import load_packaged_yaml
 

@@ -5,7 +5,8 @@
                                    + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
 (one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only (clp_one_sided); keep: d_i - keep *
-d_base_i for d_i, the base's own preference shrunk rather than zeroed; `equalise.loss`)
+d_base_i for d_i, the base's own preference shrunk rather than zeroed; flip_term: + weight * flip_term *
+mean_i max(0, -sign(d_base_i) * d_i)^2, a crossing of 0 penalised; `equalise.loss`)
 
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
@@ -17,7 +18,8 @@ which a skewed group can leave off zero when its mean is zero; the sign term (an
 beyond the issue's formula) balances the group's mean of tanh(d / temperature), a robust
 location between mean (large temperature) and median (small). CLP, the counterfactual
 pairing term (`equalise.pairing`), is the divergence of the two sentences' next-token
-distributions at the shared positions after the identity phrase. The anchor
+distributions at the shared positions after the identity phrase (with `clp_reference: base`,
+sent_less's read from the base model, so only the identity sentence's predictions move). The anchor
 (`equalise.anchor`) keeps the corpus text's predictions near the base model's. With
 `lm_term: 0` the corpus only anchors. Language modelling alone (`objective: lm`) moved five
 groups above 60 on the contrary test frames; beside pairing, leaving it out did not help
@@ -52,6 +54,11 @@ class EqualiseConfig:
                                   "(`equalise.pairing`)", ge=0)
     clp_divergence: Literal["js", "symmetric_kl", "kl"] = option(
         "js", "js (Jensen-Shannon), symmetric_kl, or kl (KL of sent_less's from sent_more's context)")
+    clp_reference: Literal["pair", "base"] = option(
+        "pair", "pair: both sentences' distributions under the model being trained, both receiving gradient; base: "
+                "sent_less's read from the base model (the adapter switched off, no gradient), so only the identity "
+                "sentence's predictions move, towards what the base predicts after the counterfactual phrase (LoRA "
+                "only)")
     clp_positions: int | None = option(None, "compare only the first N such positions of each pair (null: all)",
                                        ge=1)
     clp_top_k: int | None = option(256, "compare the distributions on the k tokens most likely under either plus "
@@ -71,6 +78,11 @@ class EqualiseConfig:
                               "the score terms read d - keep * d_base (0: indifference, the formula above; 0.5: halve "
                               "every pair's preference and never flip its sign; with one_sided, d_base below 0 "
                               "counts 0). LoRA only: d_base is the adapter switched off", ge=0, lt=1)
+    flip_term: float = option(0.0, "weight of the squared flips: mean over pairs of max(0, -sign(d_base) * d)^2, "
+                                   "how far a pair's preference has crossed 0 from the side the base model put it "
+                                   "on. The square loss is ruled by pairs with a large |d|, and the identity-phrase "
+                                   "offset that shrinks them carries pairs near 0 across; this term makes those "
+                                   "crossings cost. LoRA only: d_base is the adapter switched off", ge=0)
 
 
 class EqualiseObjective(Objective):
@@ -92,8 +104,9 @@ class EqualiseObjective(Objective):
                 "0 needs anchor_term above 0: without either, nothing holds the corpus text's predictions")
         require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
                 "needs method: lora (the anchor's base model is the adapter switched off)")
-        require(not e.keep or config.method == "lora", "equalise.keep",
-                "needs method: lora (the base's preference is read with the adapter switched off)")
+        for name, used in (("keep", e.keep), ("flip_term", e.flip_term), ("clp_reference", e.clp_reference == "base")):
+            require(not used or config.method == "lora", f"equalise.{name}",
+                    "needs method: lora (the base's preference is read with the adapter switched off)")
 
     def card_references(self, config):
         """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""

@@ -46,12 +46,16 @@ from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_re
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
                   group_term: float, sign_term: float = 0.0, temperature: float = 1.0,
-                  one_sided: bool = False, target: torch.Tensor | None = None) -> torch.Tensor:
+                  one_sided: bool = False, target: torch.Tensor | None = None, flip_term: float = 0.0,
+                  base: torch.Tensor | None = None) -> torch.Tensor:
     """pair_term * mean d^2 + group_term * mean over groups of (mean d in the group)^2
     + sign_term * mean over groups of (mean tanh(d / temperature) in the group)^2, with d
     measured from `target` (each pair's aim, `shrunk_target`; None: 0, indifference) and
-    replaced by max(0, d) when `one_sided` (only a preference for the stereotype is penalised)."""
+    replaced by max(0, d) when `one_sided` (only a preference for the stereotype is penalised);
+    + flip_term * mean of max(0, -sign(d_base) * d)^2, how far each pair's own preference has
+    crossed 0 from the side the base model (`base`, d_base per pair) put it on."""
     d = more - less
+    flipped = torch.relu(-torch.sign(base) * d) if flip_term else None
     if target is not None:
         d = d - target
     if one_sided:
@@ -64,6 +68,8 @@ def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pai
         if weight:
             means = torch.stack([values[rows].mean() for rows in index.values()])
             loss = loss + weight * means.pow(2).mean()
+    if flipped is not None:
+        loss = loss + flip_term * flipped.pow(2).mean()
     return loss
 
 
@@ -104,16 +110,19 @@ def batch_tensors(scorer: Scorer, pairs: list[Pair], difference_only: bool = Fal
     return BatchTensors(more, less, rows, plans, requests)
 
 
-def shrunk_target(scorer: Scorer, pairs: list[Pair], keep: float, one_sided: bool,
-                  base_model: Callable[[], AbstractContextManager]) -> torch.Tensor:
-    """keep * d_base per pair: the base model's own preference (the adapter switched off by
-    `base_model()`, no graph), shrunk. One-sided, an anti-stereotypical d_base counts 0, so such a
+def base_batch(scorer: Scorer, pairs: list[Pair], base_model: Callable[[], AbstractContextManager]) -> BatchTensors:
+    """The batch under the base model (the adapter switched off by `base_model()`, no graph): its
+    preference d_base, which `keep` shrinks and `flip_term` guards the sign of, and its rows, which
+    `clp_reference: base` pairs the identity sentence with."""
+    with torch.no_grad(), base_model():
+        return batch_tensors(scorer, pairs, difference_only=True)
+
+
+def shrunk_target(d_base: torch.Tensor, keep: float, one_sided: bool) -> torch.Tensor:
+    """keep * d_base per pair, shrunk. One-sided, an anti-stereotypical d_base counts 0, so such a
     pair is never pushed further from the stereotype either. Why: the target 0 pulls every pair of
     a group by the same identity-phrase offset, which on frames the run never saw carries the group
     across 50; a target of the same sign as the base's preference asks to shrink it, not to move it."""
-    with torch.no_grad(), base_model():
-        base = batch_tensors(scorer, pairs, difference_only=True)
-    d_base = base.more - base.less
     return keep * (torch.relu(d_base) if one_sided else d_base)
 
 
@@ -121,13 +130,17 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
               base_model: Callable[[], AbstractContextManager] | None = None) -> torch.Tensor:
     """The bracketed pair loss of one batch (without the weight): the score terms on
     s(sent_more) - s(sent_less) (measured from `shrunk_target` with `keep`, which needs
-    `base_model`), plus `clp_term` times the counterfactual pairing term (`equalise.pairing`)
-    on the same forward pass's next-token distributions."""
-    target = shrunk_target(scorer, pairs, settings.keep, settings.one_sided, base_model) if settings.keep else None
+    `base_model`) and the flip term (which needs it too), plus `clp_term` times the
+    counterfactual pairing term (`equalise.pairing`) on the same forward pass's next-token
+    distributions."""
+    anchored = settings.clp_term and settings.clp_reference == "base"
+    base = base_batch(scorer, pairs, base_model) if settings.keep or settings.flip_term or anchored else None
+    d_base = None if base is None else base.more - base.less
+    target = shrunk_target(d_base, settings.keep, settings.one_sided) if settings.keep else None
     batch = batch_tensors(scorer, pairs, difference_only=True)
     loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
                          settings.group_term, settings.sign_term, settings.temperature, settings.one_sided,
-                         target)
+                         target, settings.flip_term, d_base)
     if settings.clp_term:
         couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
         if settings.one_sided if settings.clp_one_sided is None else settings.clp_one_sided:
@@ -136,5 +149,5 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
             couples = [found if keep else [] for found, keep in zip(couples, stereotypical.tolist(), strict=True)]
         loss = loss + settings.clp_term * pairing_loss(batch.rows, batch.requests, couples,
                                                        [p.direction for p in pairs], settings.clp_divergence,
-                                                       settings.clp_top_k)
+                                                       settings.clp_top_k, base.rows if anchored else None)
     return loss

@@ -111,12 +111,14 @@ def pairing_requests(kind: str, plans: list, limit: int | None) -> list[list[tup
 
 
 def pairing_loss(rows: torch.Tensor, requests: Sequence, couples: list[list[tuple]],
-                 directions: Sequence[str], kind: str, top_k: int | None = None) -> torch.Tensor:
+                 directions: Sequence[str], kind: str, top_k: int | None = None,
+                 reference: torch.Tensor | None = None) -> torch.Tensor:
     """Mean over pairs of the summed divergence between the couples' rows.
 
     `rows[i]` is the log-probability row of `requests[i]`; `directions` orients each pair so
     that `a` is always sent_more's context (the reference's order swaps antistereo pairs).
-    A pair without a counted position contributes 0.
+    `reference`: rows of the same requests to read sent_less's side from instead (the base
+    model's, without a graph; None: `rows`). A pair without a counted position contributes 0.
     """
     where = {request: i for i, request in enumerate(requests)}
     index_a, index_b, owner = [], [], []
@@ -129,7 +131,8 @@ def pairing_loss(rows: torch.Tensor, requests: Sequence, couples: list[list[tupl
     if not owner:
         return rows.sum() * 0.0
     first, second = (torch.tensor(index, dtype=torch.long, device=rows.device) for index in (index_a, index_b))
-    a, b = coarsened(rows, rows, top_k if top_k is not None else rows.shape[-1], first, second)
+    other = rows if reference is None else reference
+    a, b = coarsened(rows, other, top_k if top_k is not None else rows.shape[-1], first, second)
     values = divergence(a, b, kind)
     per_pair = torch.zeros(len(couples), dtype=values.dtype, device=values.device)
     per_pair = per_pair.index_add(0, torch.tensor(owner, device=values.device), values)

@@ -136,6 +136,8 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
     anchored = settings.clp_term and settings.clp_reference == "base"
     base = base_batch(scorer, pairs, base_model) if settings.keep or settings.flip_term or anchored else None
     d_base = None if base is None else base.more - base.less
+    reference = base.rows if anchored else None
+    del base  # its vocabulary-wide rows, unless pairing reads them, are not held through the adapted pass
     target = shrunk_target(d_base, settings.keep, settings.one_sided) if settings.keep else None
     batch = batch_tensors(scorer, pairs, difference_only=True)
     loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
@@ -149,5 +151,5 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
             couples = [found if keep else [] for found, keep in zip(couples, stereotypical.tolist(), strict=True)]
         loss = loss + settings.clp_term * pairing_loss(batch.rows, batch.requests, couples,
                                                        [p.direction for p in pairs], settings.clp_divergence,
-                                                       settings.clp_top_k, base.rows if anchored else None)
+                                                       settings.clp_top_k, reference)
     return loss

@@ -46,7 +46,9 @@ STUDIES = {"methods": (REPO / "configs" / "study-mitigation-gemma.yaml", "mitiga
            "do-no-harm-more-frames": (REPO / "configs" / "study-do-no-harm-more-frames.yaml",
                                       "mitigation-do-no-harm-more-frames"),
            "do-no-harm-allgroups": (REPO / "configs" / "study-do-no-harm-allgroups.yaml",
-                                    "mitigation-do-no-harm-allgroups")}
+                                    "mitigation-do-no-harm-allgroups"),
+           "do-no-harm-longer": (REPO / "configs" / "study-do-no-harm-longer.yaml", "mitigation-do-no-harm-longer"),
+           "do-no-harm-scaled": (REPO / "configs" / "study-do-no-harm-scaled.yaml", "mitigation-do-no-harm-scaled")}
 
 
 FULL_TABLE = "**Method table: base"
@@ -56,7 +58,8 @@ def table(report, study: Path, command: str) -> str:
     """The study's summary method table, then the full one folded (it has a column per figure and
     benchmark), with the machine and the code that measured it."""
     cells = json.loads((report.path / "status.json").read_text(encoding="utf-8"))["cells"]
-    torch = sorted({(c.get("versions") or {}).get("torch") or "?" for c in cells})
+    ran = [c for c in cells if c.get("versions")]  # a cell that never ran has no versions to name
+    torch = sorted({c["versions"].get("torch") or "?" for c in ran})
     commits = sorted({commit for c in cells for commit in c["commits"]})
     methods = report.methods.read_text(encoding="utf-8").rstrip()
     summary, _, full = methods.partition(FULL_TABLE)

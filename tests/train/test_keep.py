@@ -1,8 +1,9 @@
-"""`equalise.keep` and `equalise.flip_term`: terms read against the base model's own preference.
+"""`equalise.keep`, `residual_scale` and `flip_term`: terms read against the base model's own preference.
 
 By hand on tensors, and on a tiny Llama with a LoRA adapter: d_base is read with the adapter
 switched off, so keep's loss is mean (d - keep * d_base)^2 (one-sided, a pair that the base found
-anti-stereotypical is left where it is), and the flip term adds mean max(0, -sign(d_base) * d)^2.
+anti-stereotypical is left where it is), residual_scale c divides each square by |d_base| + c, and the
+flip term adds mean max(0, -sign(d_base) * d)^2.
 """
 
 from __future__ import annotations
@@ -46,6 +47,28 @@ def test_the_flip_term_by_hand():
     target = 0.5 * base
     assert equalise_loss(more, less, groups, 0.0, 0.0, target=target, flip_term=1.0, base=base).item() == \
         pytest.approx((1 + 0.25) / 4)
+
+
+def test_the_residual_scale_by_hand():
+    more = torch.tensor([2.0, -1.0, 0.5, 3.0])
+    less = torch.zeros(4)
+    base = torch.tensor([3.0, -2.0, 0.0, 8.0])
+    target = 0.25 * base
+    groups = ["a", "a", "b", "b"]
+    residual = more - target  # [1.25, -0.5, 0.5, 1.0]
+    scale = base.abs() + 1.0  # [4, 3, 1, 9]
+    assert equalise_loss(more, less, groups, 1.0, 0.0, target=target, base=base, residual_scale=1.0).item() == \
+        pytest.approx(float((residual.pow(2) / scale).mean()))
+    # the group term averages the scaled residuals: a pair near indifference weighs more
+    scaled = residual / scale.sqrt()
+    assert equalise_loss(more, less, groups, 0.0, 1.0, target=target, base=base, residual_scale=1.0).item() == \
+        pytest.approx(float(((scaled[:2].mean()) ** 2 + (scaled[2:].mean()) ** 2) / 2))
+    # the same move costs a pair near indifference more than one with a large base preference
+    moved = torch.tensor([1.0, 1.0])
+    near, far = torch.tensor([0.1, 0.1]), torch.tensor([8.0, 8.0])
+    assert equalise_loss(near + moved, torch.zeros(2), ["a", "b"], 1.0, 0.0, target=near, base=near,
+                         residual_scale=1.0) > \
+        equalise_loss(far + moved, torch.zeros(2), ["a", "b"], 1.0, 0.0, target=far, base=far, residual_scale=1.0)
 
 
 def _base_d(model, scorer, pairs) -> torch.Tensor:
@@ -107,7 +130,22 @@ def test_keep_sends_a_gradient_only_through_the_adapted_scores(tiny_llama):
     assert loss.item() > 0 and any(g is not None and float(g.abs().sum()) > 0 for g in grads)
 
 
-@pytest.mark.parametrize("option", ["keep", "flip_term"])
+def test_the_residual_scale_on_a_tiny_llama(tiny_llama):
+    model, scorer = _adapted(tiny_llama)
+    stereo, anti = _oriented(scorer)
+    both = stereo + anti
+    d_base = _base_d(model, scorer, both)
+    with torch.no_grad():
+        batch = batch_tensors(scorer, both, difference_only=True)
+    d = batch.more - batch.less
+    settings = _settings(tiny_llama, pair_term=1.0, keep=0.25, residual_scale=0.5)
+    with torch.no_grad():
+        got = pair_loss(scorer, both, settings, model.disable_adapter).item()
+    expected = float(((d - 0.25 * d_base).pow(2) / (d_base.abs() + 0.5)).mean())
+    assert got == pytest.approx(expected, rel=1e-4, abs=1e-7)
+
+
+@pytest.mark.parametrize("option", ["keep", "flip_term", "residual_scale"])
 def test_the_base_preference_needs_lora(tmp_path, option):
     raw = small_config(tmp_path, "unused", objective="equalise", pairs__train="queerbias-de:train",
                        method="full", **{f"equalise__{option}": 0.5})

@@ -5,8 +5,9 @@
                                    + clp_term * CLP) + anchor_term * KL(P_base || P_model on the corpus batch)
 
 (one_sided: max(0, d_i) for d_i, and CLP over the pairs with d_i > 0 only (clp_one_sided); keep: d_i - keep *
-d_base_i for d_i, the base's own preference shrunk rather than zeroed; flip_term: + weight * flip_term *
-mean_i max(0, -sign(d_base_i) * d_i)^2, a crossing of 0 penalised; `equalise.loss`)
+d_base_i for d_i, the base's own preference shrunk rather than zeroed; residual_scale c: that residual divided
+by sqrt(|d_base_i| + c); flip_term: + weight * flip_term * mean_i max(0, -sign(d_base_i) * d_i)^2, a crossing
+of 0 penalised; `equalise.loss`)
 
 Why more than the per-pair square: within a group, every pair shares the identity
 phrase's offset. The per-pair square mostly shrinks pair-level variation, so a smaller
@@ -83,6 +84,12 @@ class EqualiseConfig:
                                    "on. The square loss is ruled by pairs with a large |d|, and the identity-phrase "
                                    "offset that shrinks them carries pairs near 0 across; this term makes those "
                                    "crossings cost. LoRA only: d_base is the adapter switched off", ge=0)
+    residual_scale: float | None = option(
+        None, "c (nats): each pair's residual in the score terms (d - keep * d_base) is divided by "
+              "sqrt(|d_base| + c), so the per-pair square reads (d - keep * d_base)^2 / (|d_base| + c): a pair is "
+              "weighed by how far it moved against the size of its own base preference, and pairs the base "
+              "found near indifference hold back a shift that every group shares instead of being outweighed by "
+              "the largest preferences (null: off). LoRA only: d_base is the adapter switched off", gt=0)
 
 
 class EqualiseObjective(Objective):
@@ -104,7 +111,8 @@ class EqualiseObjective(Objective):
                 "0 needs anchor_term above 0: without either, nothing holds the corpus text's predictions")
         require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
                 "needs method: lora (the anchor's base model is the adapter switched off)")
-        for name, used in (("keep", e.keep), ("flip_term", e.flip_term), ("clp_reference", e.clp_reference == "base")):
+        for name, used in (("keep", e.keep), ("flip_term", e.flip_term), ("residual_scale", e.residual_scale),
+                           ("clp_reference", e.clp_reference == "base")):
             require(not used or config.method == "lora", f"equalise.{name}",
                     "needs method: lora (the base's preference is read with the adapter switched off)")
 

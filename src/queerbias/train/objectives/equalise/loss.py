@@ -23,7 +23,8 @@ counterfactual: there it pushes whole groups across 50 into the stereotype (issu
 
 Shrunk (`keep`): every d_i above is measured from keep * d_base_i, the base model's own
 preference for the pair (`shrunk_target`), so a pair is asked to shrink its preference, not to
-lose it.
+lose it. Scaled (`residual_scale`): that residual is weighed by the size of the base preference
+(`scaled_residual`).
 """
 
 from __future__ import annotations
@@ -47,19 +48,22 @@ from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_re
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
                   group_term: float, sign_term: float = 0.0, temperature: float = 1.0,
                   one_sided: bool = False, target: torch.Tensor | None = None, flip_term: float = 0.0,
-                  base: torch.Tensor | None = None) -> torch.Tensor:
+                  base: torch.Tensor | None = None, residual_scale: float | None = None) -> torch.Tensor:
     """pair_term * mean d^2 + group_term * mean over groups of (mean d in the group)^2
     + sign_term * mean over groups of (mean tanh(d / temperature) in the group)^2, with d
     measured from `target` (each pair's aim, `shrunk_target`; None: 0, indifference) and
     replaced by max(0, d) when `one_sided` (only a preference for the stereotype is penalised);
     + flip_term * mean of max(0, -sign(d_base) * d)^2, how far each pair's own preference has
-    crossed 0 from the side the base model (`base`, d_base per pair) put it on."""
+    crossed 0 from the side the base model (`base`, d_base per pair) put it on. With
+    `residual_scale` c, the score terms read d / sqrt(|d_base| + c) (`scaled_residual`)."""
     d = more - less
     flipped = torch.relu(-torch.sign(base) * d) if flip_term else None
     if target is not None:
         d = d - target
     if one_sided:
         d = torch.relu(d)
+    if residual_scale is not None:
+        d = scaled_residual(d, base, residual_scale)
     loss = pair_term * d.pow(2).mean()
     index: dict[str, list[int]] = {}
     for i, group in enumerate(groups):
@@ -71,6 +75,17 @@ def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pai
     if flipped is not None:
         loss = loss + flip_term * flipped.pow(2).mean()
     return loss
+
+
+def scaled_residual(residual: torch.Tensor, base: torch.Tensor, scale: float) -> torch.Tensor:
+    """residual / sqrt(|d_base| + scale), so its square is the residual's square over |d_base| + scale.
+    Why: the shift that shrinks the largest preferences is mostly the identity phrase's offset, which
+    every group shares to some degree; under the plain square a pair the base found near indifference
+    resists that shift with a weight of 1 against a pair of 8 nats, so on frames the run never saw the
+    near-indifferent groups are carried across 50 (issue 32: lesbian people and lgbtq on the contrary
+    test frames). Weighed by the size of its own base preference, each pair counts by how far it moved
+    relative to what it had."""
+    return residual / (base.abs() + scale).sqrt()
 
 
 def training_scorer(model: torch.nn.Module, tokenizer, kind: str) -> Scorer:
@@ -112,7 +127,8 @@ def batch_tensors(scorer: Scorer, pairs: list[Pair], difference_only: bool = Fal
 
 def base_batch(scorer: Scorer, pairs: list[Pair], base_model: Callable[[], AbstractContextManager]) -> BatchTensors:
     """The batch under the base model (the adapter switched off by `base_model()`, no graph): its
-    preference d_base, which `keep` shrinks and `flip_term` guards the sign of, and its rows, which
+    preference d_base, which `keep` shrinks, `residual_scale` weighs by and `flip_term` guards the sign of,
+    and its rows, which
     `clp_reference: base` pairs the identity sentence with."""
     with torch.no_grad(), base_model():
         return batch_tensors(scorer, pairs, difference_only=True)
@@ -134,7 +150,8 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
     counterfactual pairing term (`equalise.pairing`) on the same forward pass's next-token
     distributions."""
     anchored = settings.clp_term and settings.clp_reference == "base"
-    base = base_batch(scorer, pairs, base_model) if settings.keep or settings.flip_term or anchored else None
+    needs_base = settings.keep or settings.flip_term or settings.residual_scale is not None or anchored
+    base = base_batch(scorer, pairs, base_model) if needs_base else None
     d_base = None if base is None else base.more - base.less
     reference = base.rows if anchored else None
     del base  # its vocabulary-wide rows, unless pairing reads them, are not held through the adapted pass
@@ -142,7 +159,7 @@ def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
     batch = batch_tensors(scorer, pairs, difference_only=True)
     loss = equalise_loss(batch.more, batch.less, [p.group for p in pairs], settings.pair_term,
                          settings.group_term, settings.sign_term, settings.temperature, settings.one_sided,
-                         target, settings.flip_term, d_base)
+                         target, settings.flip_term, d_base, settings.residual_scale)
     if settings.clp_term:
         couples = pairing_requests(scorer.kind, batch.plans, settings.clp_positions)
         if settings.one_sided if settings.clp_one_sided is None else settings.clp_one_sided:

@@ -71,10 +71,17 @@ def test_the_residual_scale_by_hand():
         equalise_loss(far + moved, torch.zeros(2), ["a", "b"], 1.0, 0.0, target=far, base=far, residual_scale=1.0)
 
 
-def _base_d(model, scorer, pairs) -> torch.Tensor:
-    with torch.no_grad(), model.disable_adapter():
+def _d(scorer, pairs) -> torch.Tensor:
+    with torch.no_grad():
         batch = batch_tensors(scorer, pairs, difference_only=True)
     return batch.more - batch.less
+
+
+def _base_and_adapted_d(model, scorer, pairs) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each pair's d with the adapter switched off (the base), then with it on."""
+    with model.disable_adapter():
+        d_base = _d(scorer, pairs)
+    return d_base, _d(scorer, pairs)
 
 
 @pytest.mark.parametrize("one_sided", [False, True])
@@ -82,10 +89,7 @@ def test_keep_pulls_towards_a_share_of_the_base_preference(tiny_llama, one_sided
     model, scorer = _adapted(tiny_llama)
     stereo, anti = _oriented(scorer)
     mixed = [stereo[0], anti[1], stereo[2], anti[3]]
-    d_base = _base_d(model, scorer, mixed)
-    with torch.no_grad():
-        batch = batch_tensors(scorer, mixed, difference_only=True)
-    d = batch.more - batch.less
+    d_base, d = _base_and_adapted_d(model, scorer, mixed)
     assert not torch.allclose(d, d_base)  # the adapter changes the scores: the target is the base's
     target = 0.5 * (d_base.clamp(min=0) if one_sided else d_base)
     gap = d - target
@@ -95,9 +99,7 @@ def test_keep_pulls_towards_a_share_of_the_base_preference(tiny_llama, one_sided
         got = pair_loss(scorer, mixed, settings, model.disable_adapter).item()
     assert got == pytest.approx(expected, rel=1e-4, abs=1e-7)
     # the adapter is switched back on afterwards: the same scores as before the target was read
-    with torch.no_grad():
-        again = batch_tensors(scorer, mixed, difference_only=True)
-    assert torch.equal(again.more - again.less, d)
+    assert torch.equal(_d(scorer, mixed), d)
 
 
 def test_the_flip_term_on_a_tiny_llama(tiny_llama):
@@ -108,10 +110,7 @@ def test_the_flip_term_on_a_tiny_llama(tiny_llama):
                 parameter.mul_(30)
     stereo, anti = _oriented(scorer)
     both = stereo + anti
-    d_base = _base_d(model, scorer, both)
-    with torch.no_grad():
-        batch = batch_tensors(scorer, both, difference_only=True)
-    d = batch.more - batch.less
+    d_base, d = _base_and_adapted_d(model, scorer, both)
     flips = torch.relu(-torch.sign(d_base) * d)
     assert float(flips.sum()) > 0
     settings = _settings(tiny_llama, pair_term=1.0, flip_term=3.0)
@@ -134,10 +133,7 @@ def test_the_residual_scale_on_a_tiny_llama(tiny_llama):
     model, scorer = _adapted(tiny_llama)
     stereo, anti = _oriented(scorer)
     both = stereo + anti
-    d_base = _base_d(model, scorer, both)
-    with torch.no_grad():
-        batch = batch_tensors(scorer, both, difference_only=True)
-    d = batch.more - batch.less
+    d_base, d = _base_and_adapted_d(model, scorer, both)
     settings = _settings(tiny_llama, pair_term=1.0, keep=0.25, residual_scale=0.5)
     with torch.no_grad():
         got = pair_loss(scorer, both, settings, model.disable_adapter).item()

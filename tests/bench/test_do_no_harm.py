@@ -9,7 +9,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
-from do_no_harm import checkpoint_table, moved  # noqa: E402
+from math import comb  # noqa: E402
+
+from do_no_harm import checkpoint_table, moved, pushed  # noqa: E402
 
 
 def _summary(folder: Path, bench: str, scores: dict[str, float], soft: float, excess: float) -> None:
@@ -37,3 +39,14 @@ def test_every_checkpoint_in_step_order(tmp_path):
     lines = checkpoint_table([cell], "test", "val").splitlines()
     assert lines[2:] == ["| keep | 1 | 4 | 10.00 | -25.0% | none | none |",
                          "| keep | 1 | 12 | 5.95 | -50.0% | a 14→62 | a 40→52 |"]
+
+
+def test_pushed_says_how_likely_the_crossing_is_by_chance():
+    direction = {"groups": {
+        "lesbian": {"n": 21, "bias_before": 14.3, "bias_after": 71.4},
+        "lgbtq": {"n": 21, "bias_before": 38.1, "bias_after": 61.9},
+        "gay": {"n": 21, "bias_before": 66.7, "bias_after": 90.5},  # above 60 already
+    }}
+    tail = {k: sum(comb(21, j) for j in range(k, 22)) / 2**21 for k in (13, 15)}  # P(K >= k), K ~ Bin(21, 1/2)
+    assert pushed(direction) == [f"lesbian (14.3 → 71.4; 15/21, p {tail[15]:.3f} if indifferent)",
+                                 f"lgbtq (38.1 → 61.9; 13/21, p {tail[13]:.3f} if indifferent)"]

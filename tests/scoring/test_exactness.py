@@ -8,6 +8,7 @@ from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.families import make_scorer
 from queerbias.scoring.pair_scores import score_pairs
 from queerbias.scoring.reference import naive_sentence_pair
+from rounded import rounds_from
 
 PAIRS = [
     Pair("1", "Schwule Männer sind nett.", "Heterosexuelle Männer sind nett.", "gay"),
@@ -37,8 +38,8 @@ def test_fast_equals_naive(family, config, batch_size, request):
         assert all(r.score_more < 0 and r.score_less < 0 for r in fast if r.pair.pair_id != "7")
     for pair, result in zip(PAIRS, fast):
         more, less = naive_sentence_pair(lm, pair, config)
-        assert result.score_more == round(more, 3), pair
-        assert result.score_less == round(less, 3), pair
+        assert rounds_from(result.score_more, more), pair
+        assert rounds_from(result.score_less, less), pair
 
 
 def test_head_is_applied_only_where_scores_are_read(tiny_gpt2, tiny_bert):

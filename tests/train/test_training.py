@@ -78,7 +78,8 @@ def test_checkpoint_scores_equal_a_fresh_load(llama_run, tmp_path):
     assert fresh["overall"]["bias_score"] == during["overall"]["bias_score"]
     a = pd.read_csv(folder / "bias" / "pairs.csv")
     b = pd.read_csv(tmp_path / "fresh" / "pairs.csv")
-    assert (a["score_more"] - b["score_more"]).abs().max() < 1e-3
+    # written to 3 places: at most one unit apart, where float noise meets a rounding boundary (tests/rounded.py)
+    assert (a["score_more"] - b["score_more"]).abs().max() <= 1e-3 + 1e-9
 
 
 def test_rerun_with_another_config_is_refused(llama_run, tiny_llama):

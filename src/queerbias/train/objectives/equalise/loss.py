@@ -127,9 +127,8 @@ def batch_tensors(scorer: Scorer, pairs: list[Pair], difference_only: bool = Fal
 
 def base_batch(scorer: Scorer, pairs: list[Pair], base_model: Callable[[], AbstractContextManager]) -> BatchTensors:
     """The batch under the base model (the adapter switched off by `base_model()`, no graph): its
-    preference d_base, which `keep` shrinks, `residual_scale` weighs by and `flip_term` guards the sign of,
-    and its rows, which
-    `clp_reference: base` pairs the identity sentence with."""
+    preference d_base, which `keep` shrinks, `residual_scale` weighs by and `flip_term` guards the
+    sign of, and its rows, which `clp_reference: base` pairs the identity sentence with."""
     with torch.no_grad(), base_model():
         return batch_tensors(scorer, pairs, difference_only=True)
 

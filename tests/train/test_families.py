@@ -6,6 +6,7 @@ reloads as the kind it was trained as, and packing is refused where documents wo
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -137,3 +138,15 @@ def test_a_model_with_language_embeddings_needs_a_language_it_knows(tiny_xlm, pa
                                                eval__benchmarks=[{"suite": "pairs", "data": str(pair_file)}]))
         with pytest.raises(QueerbiasError, match=message):
             run_training(config)
+
+
+@pytest.mark.parametrize("name", sorted(SEED_STUDY_FAMILIES))
+def test_the_base_preference_terms_train_every_family(tiny_family, name, pair_file, tmp_path):
+    """keep, residual_scale and flip_term read d_base with the adapter switched off (an XLM with the
+    run's language): a LoRA run with all three trains every seed-study family to its checkpoint."""
+    config = family_config(tiny_family, name, tmp_path / "run", pair_file, objective="equalise",
+                           pairs__train=["queerbias-de:train"], pairs__train_optional=[], equalise__keep=0.1,
+                           equalise__residual_scale=1.0, equalise__flip_term=1.0)
+    result = run_training(config)
+    assert [m["step"] for m in result["metrics"]] == [0, 2]
+    assert math.isfinite(result["metrics"][-1]["train_loss"])

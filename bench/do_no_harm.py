@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks_md import write_section
@@ -89,16 +90,24 @@ def moved(before: dict, after: dict, line: float) -> list[str]:
     return [f"{g} {b:.0f}→{a:.0f}" for g, b, a in groups if b is not None and a is not None and b <= line < a]
 
 
-def checkpoint_table(cells: list[Path], benchmark: str, validation: str) -> str:
-    """Every evaluated checkpoint of every cell (folders RUN/seed-S with base/ and checkpoint-N/)."""
+def study_cells(study: Path) -> list[Path]:
+    """The study's cell folders (runs/MODEL/RUN/seed-S), by run and seed."""
+    return sorted(Path(study).glob("runs/*/*/seed-*"), key=lambda p: (p.parent.name, p.name))
+
+
+def checkpoint_table(cells: list[Path], benchmark: str, validation: str,
+                     scored: Callable[[Path], Path] = lambda folder: folder) -> str:
+    """Every evaluated checkpoint of every cell (folders RUN/seed-S with base/ and checkpoint-N/);
+    `scored(folder)`: where the summaries on `benchmark` of that base or checkpoint folder lie
+    (default: in it, as a run writes its own benchmarks)."""
     lines = [f"| run | seed | step | {benchmark}: excess | {benchmark}: soft | {benchmark}: moved above 60 | "
              f"{validation}: crossed 50 |", "|:---|---:|---:|---:|---:|:---|:---|"]
     for cell in cells:
-        base, base_check = _summary(cell / "base", benchmark), _summary(cell / "base", validation)
+        base, base_check = _summary(scored(cell / "base"), benchmark), _summary(cell / "base", validation)
         steps = sorted((int(p.name.partition("-")[2]), p) for p in cell.glob("checkpoint-*")
                        if p.name.partition("-")[2].isdigit())
         for step, folder in steps:
-            after, check = _summary(folder, benchmark), _summary(folder, validation)
+            after, check = _summary(scored(folder), benchmark), _summary(folder, validation)
             if base is None or after is None:
                 continue
             soft = 100.0 * (after["distance"]["soft"] / base["distance"]["soft"] - 1)
@@ -147,8 +156,7 @@ def main() -> None:
     print(text)
     write_section(args.section, text)
     if args.checkpoints:
-        cells = sorted(Path(args.study).glob("runs/*/*/seed-*"), key=lambda p: (p.parent.name, p.name))
-        found = checkpoint_table(cells, args.benchmark, args.validation)
+        found = checkpoint_table(study_cells(args.study), args.benchmark, args.validation)
         print(found)
         write_section(args.checkpoints, found)
 

@@ -1,6 +1,7 @@
 """queerbias-de-contrary: generated deterministically, frames unlike any other set's, declared
 parts (validation, test) that split by frame, no train part, and sealed against training; the
-candidates marked `train` are queerbias-de-frames-contrary, a training set apart."""
+candidates marked `train` are queerbias-de-frames-contrary, a training set apart, and those without
+a part queerbias-de-unseen-frames, judged only."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from queerbias.pairs.contrary_frames import (
     PARTS,
     TRAIN,
     TRAINING_NAME,
+    UNSEEN_NAME,
     build_contrary_frames,
     build_contrary_training_frames,
+    build_unseen_frames,
     contrary_split_keys,
     contrary_training_split_keys,
     generate,
     load_frames,
+    unseen_split_keys,
 )
 from queerbias.pairs.queerbias_de import load_templates
 from queerbias.pairs.resolve import declared_part, load_pairs, sealed_pairs
@@ -77,9 +81,27 @@ def test_declared_parts_split_by_frame_and_no_train_part():
     assert declared_part("queerbias-de:test") is None and declared_part(NAME) is None
 
 
-def test_sealed_pairs_are_both_judging_parts():
+def test_sealed_pairs_are_both_judging_parts_and_the_unseen_frames():
     sealed = sealed_pairs()
-    assert list(sealed) == [NAME] and len(sealed[NAME]) == len(build_contrary_frames())
+    assert list(sealed) == [NAME, UNSEEN_NAME] and len(sealed[NAME]) == len(build_contrary_frames())
+    assert len(sealed[UNSEEN_NAME]) == len(build_unseen_frames())
+
+
+def test_the_unseen_frames_are_every_candidate_no_part_chose_filled_as_the_chosen_are():
+    frames = load_frames()["frames"]
+    unseen, keys = build_unseen_frames(), unseen_split_keys()
+    spare = [f for f in frames if not f.get("part")]
+    assert len(spare) == 16 and {keys[p.pair_id]["frame"] for p in unseen.pairs} == {f["id"] for f in spare}
+    assert {keys[p.pair_id]["part"] for p in unseen.pairs} == {"test"}
+    # the same draw a chosen frame would get: generate() seeds by the frame's id alone
+    alone = generate([spare[0]], load_frames()["predicates"])
+    assert [p.sent_more for p, _ in alone] == [p.sent_more for p in unseen.pairs
+                                               if keys[p.pair_id]["frame"] == spare[0]["id"]]
+    assert len(load_pairs(f"{UNSEEN_NAME}:test")) == len(unseen) and declared_part(f"{UNSEEN_NAME}:test") == "test"
+    with pytest.raises(QueerbiasError, match="declares no train part"):
+        load_pairs(f"{UNSEEN_NAME}:train")
+    for other in (build_contrary_frames(), build_contrary_training_frames()):
+        assert not shared_sentences(unseen.pairs, other.pairs)
 
 
 def test_the_train_candidates_are_a_training_set_apart_with_training_predicates_only():

@@ -13,6 +13,12 @@ beyond those fixed draws, so the same file always gives the same pairs, ids and 
 Each chosen frame declares its part: `queerbias-de-contrary:validation` (checkpoint
 selection, a study's verdict) and `queerbias-de-contrary:test` (the final judgement,
 which nothing selects on); `pairs.splits` reads the declared part, never a seeded draw.
+
+The candidates that no part chose and no run trains on are `queerbias-de-unseen-frames`, filled
+the same way, every pair in its declared `test` part: 16 more frames no run saw, whatever the
+base prefers there. Why: the three test frames were chosen as the base's most contrary, so they
+judge a recipe on one sentence shape and a few groups; on the other candidates a recipe that
+moved no group above 60 on the test frames moved trans women from 51 to 80 (issue 32).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from queerbias.yamlio import load_packaged_yaml
 FRAMES = "data/contrary_frames/frames.yaml"
 NAME = "queerbias-de-contrary"
 PARTS = ("validation", "test")
+UNSEEN_NAME = "queerbias-de-unseen-frames"  # the candidates without a part, all judged (`test`)
 TRAIN = "train"  # candidates given to training (`queerbias-de-frames-contrary`), never in NAME
 TRAINING_NAME = "queerbias-de-frames-contrary"
 
@@ -84,6 +91,13 @@ def _built() -> tuple[list[tuple[Pair, dict]], dict]:
     return generate([frame for frame in spec["frames"] if frame.get("part") in PARTS], spec["predicates"]), spec
 
 
+def _unseen_built() -> list[tuple[Pair, dict]]:
+    """The candidates without a part, each filled as a chosen frame is, declared `test`."""
+    spec = load_frames()
+    return generate([{**frame, "part": "test"} for frame in spec["frames"] if not frame.get("part")],
+                    spec["predicates"])
+
+
 def build_contrary_frames() -> PairSet:
     """queerbias-de-contrary: the chosen frames' pairs, both parts (`:validation` and `:test` select one)."""
     built, spec = _built()
@@ -96,6 +110,19 @@ def build_contrary_frames() -> PairSet:
 def contrary_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     """pair id -> frame, part, template, category, group (the generated set is always the same)."""
     return {pair.pair_id: keys for pair, keys in _built()[0]}
+
+
+def build_unseen_frames() -> PairSet:
+    """queerbias-de-unseen-frames: every candidate frame no part chose and no run trains on (ids
+    look like `qdc-twitter-0042`); `:test` is the whole set, judged on and never selected on."""
+    spec = load_frames()
+    return PairSet(name=UNSEEN_NAME, pairs=[pair for pair, _ in _unseen_built()], source=f"queerbias:{FRAMES}",
+                   meta={"frames_version": spec["version"], "language": "de"})
+
+
+def unseen_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
+    """pair id -> frame, part (always `test`), template, category, group."""
+    return {pair.pair_id: keys for pair, keys in _unseen_built()}
 
 
 @cache  # the registry asks for the set and then for its split keys: one build serves both

@@ -7,10 +7,10 @@ A do-no-harm study judges its runs on the three test frames of queerbias-de-cont
 as the base's most contrary of 53 candidates: one sentence shape ("In Foren liest man, ...")
 and the groups the base put far from the stereotype there. The 16 candidates no part chose and
 no run trains on (`queerbias-de-unseen-frames:test`) judge the same checkpoints on more frames
-and more shapes. This scores the base once per model (into the study's `base/MODEL/unseen-test`, beside its
-other base scores) and each cell's final checkpoint (every evaluated checkpoint with `--every`)
-into `judged/MODEL/RUN/seed-S/checkpoint-N/unseen-test` (a checkpoint folder is a model's input
-and is not written to), through the store (a killed run resumes), then prints the
+and more shapes. This scores the base once per model (into the study's `base/MODEL/unseen-test`,
+beside its other base scores) and each cell's final checkpoint (every evaluated checkpoint with
+`--every`) into `judged/MODEL/RUN/seed-S/checkpoint-N/unseen-test` (a checkpoint folder is a
+model's input and is not written to), through the store (a killed run resumes), then prints the
 checkpoint table of `bench/do_no_harm.py` on them: the stereotype excess, the soft distance's
 change and the groups moved above 60, beside the groups that crossed 50 on the validation
 frames. Scored as `queerbias score` does (the default scoring configuration).

@@ -95,6 +95,12 @@ def study_cells(study: Path) -> list[Path]:
     return sorted(Path(study).glob("runs/*/*/seed-*"), key=lambda p: (p.parent.name, p.name))
 
 
+def evaluated_checkpoints(cell: Path) -> list[tuple[int, Path]]:
+    """The cell's checkpoint folders with their steps, in step order (the last is the one a study judges)."""
+    return sorted((int(step), path) for path in cell.glob("checkpoint-*")
+                  if (step := path.name.partition("-")[2]).isdigit())
+
+
 def checkpoint_table(cells: list[Path], benchmark: str, validation: str,
                      scored: Callable[[Path], Path] = lambda folder: folder) -> str:
     """Every evaluated checkpoint of every cell (folders RUN/seed-S with base/ and checkpoint-N/);
@@ -104,9 +110,7 @@ def checkpoint_table(cells: list[Path], benchmark: str, validation: str,
              f"{validation}: crossed 50 |", "|:---|---:|---:|---:|---:|:---|:---|"]
     for cell in cells:
         base, base_check = _summary(scored(cell / "base"), benchmark), _summary(cell / "base", validation)
-        steps = sorted((int(p.name.partition("-")[2]), p) for p in cell.glob("checkpoint-*")
-                       if p.name.partition("-")[2].isdigit())
-        for step, folder in steps:
+        for step, folder in evaluated_checkpoints(cell):
             after, check = _summary(scored(folder), benchmark), _summary(folder, validation)
             if base is None or after is None:
                 continue

@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 import yaml
 from benchmarks_md import write_section
+from do_no_harm import evaluated_checkpoints
 
 from queerbias.models import load_model
 from queerbias.pairs.queerbias_de import identity_phrases
@@ -83,9 +84,8 @@ def group_parts(model: str, pairs: pd.DataFrame, ends: dict[str, int]) -> dict[s
 
 def final_checkpoint(cell: Path) -> Path | None:
     """The cell's checkpoint of the highest step (the one a study judges)."""
-    steps = [(int(step), path) for path in cell.glob("checkpoint-*")
-             if (step := path.name.partition("-")[2]).isdigit()]
-    return max(steps)[1] if steps else None
+    steps = evaluated_checkpoints(cell)
+    return steps[-1][1] if steps else None
 
 
 def base_model(cell: Path) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 import yaml
 from benchmarks_md import write_section
-from do_no_harm import checkpoint_table, study_cells
+from do_no_harm import checkpoint_table, evaluated_checkpoints, study_cells
 
 import queerbias as qb
 
@@ -36,9 +36,7 @@ BENCHMARK = "unseen-test"
 
 def checkpoints(cell: Path, every: bool) -> list[Path]:
     """The cell's evaluated checkpoints by step: all of them, or the last (the one a study judges)."""
-    steps = sorted((int(step), path) for path in cell.glob("checkpoint-*")
-                   if (step := path.name.partition("-")[2]).isdigit())
-    found = [path for _, path in steps]
+    found = [path for _, path in evaluated_checkpoints(cell)]
     return found if every else found[-1:]
 
 

@@ -86,11 +86,13 @@ def generate(frames: list[dict], per_group: int) -> list[tuple[Pair, dict]]:
     return built
 
 
+@cache  # the registry asks for the set and then for its split keys: one build serves both
 def _built() -> tuple[list[tuple[Pair, dict]], dict]:
     spec = load_frames()
     return generate([frame for frame in spec["frames"] if frame.get("part") in PARTS], spec["predicates"]), spec
 
 
+@cache  # as `_built`
 def _unseen_built() -> list[tuple[Pair, dict]]:
     """The candidates without a part, each filled as a chosen frame is, declared `test`."""
     spec = load_frames()
@@ -125,7 +127,7 @@ def unseen_split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, st
     return {pair.pair_id: keys for pair, keys in _unseen_built()}
 
 
-@cache  # the registry asks for the set and then for its split keys: one build serves both
+@cache  # as `_built`
 def _training_built():
     """The `train` frames filled as queerbias-de-frames fills its own frames (its phrases, every
     predicate; split by template, `:train` keeps queerbias-de:train's predicates), and the

@@ -28,7 +28,9 @@ def _declared_words() -> set[str]:
     for declaration in registry.list_declarations():
         judged = declaration.judged
         words |= {declaration.name, *declaration.figures}
-        words |= {f.part for f in (judged.headline, judged.excess, judged.guard, judged.floor, *judged.details, *judged.harm) if f is not None}
+        preferred = [f for choice in (judged.headline, judged.excess) for f in
+                     (choice if isinstance(choice, tuple) else (choice,))]
+        words |= {f.part for f in (*preferred, judged.guard, judged.floor, *judged.details, *judged.harm) if f is not None}
     return words - {OVERALL}
 
 

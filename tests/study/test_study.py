@@ -286,7 +286,8 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
     assert {key: next(iter(figures.values()))["verdict"] for key, figures in by_run.items()} == expected
     assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
     summary = (root / "report/methods.md").read_text().split("**Method table, summary")[1].split("**Method table:")[0]
-    assert ("| run | model | bias: distance (floor) | bias: crossed 50 towards the stereotype; harmful "
+    assert ("| run | model | bias: distance (floor) | bias: shifted towards the stereotype (frame sign test); "
+            "crossed 50 towards the stereotype (descriptive) "
             "| bias: soft distance | bias: pair-level \\|d\\| | bias: stereotype excess "
             "| knowledge: overall knowledge accuracy | general perplexity | verdict |") in summary
     for (model, run), figures in by_run.items():

@@ -162,9 +162,9 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
 
 
 def test_a_test_split_is_judged_at_every_checkpoint_and_chooses_none(tiny_llama, tmp_path):
-    """queerbias-de-contrary:test in a run of two checkpoints: its report has the trajectory and
+    """queerbias-de-shapes:test in a run of two checkpoints: its report has the trajectory and
     says that no checkpoint is chosen by it (such a run crashed when writing that report)."""
-    benchmarks = [*TINY_BENCHMARK, {"suite": "pairs", "data": "queerbias-de-contrary:test", "sample": 4,
+    benchmarks = [*TINY_BENCHMARK, {"suite": "pairs", "data": "queerbias-de-shapes:test", "sample": 4,
                                     "name": "contrary-test"}]
     result = run_training(config_from_dict(small_config(tiny_llama, tmp_path / "run", eval__benchmarks=benchmarks)))
     compare = result["run_dir"] / "compare" / "contrary-test"

@@ -16,7 +16,7 @@ from queerbias import records
 from queerbias.errors import DataError
 from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.sampling import as_sample, chosen_indices
-from queerbias.pairs.schema import Pair, PairSet
+from queerbias.pairs.schema import PREDICATE_KINDS, STEREOTYPE, Pair, PairSet
 from queerbias.pairs.taxonomy import canonical_group
 from queerbias.text.labels import label_problem, sentence_problem
 
@@ -243,6 +243,10 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
         if direction not in ("stereo", "antistereo"):
             raise DataError(path, f"direction must be 'stereo' or 'antistereo', got {direction!r}",
                             row=row, field=direction_field)
+    kind = value("predicate_kind", False) or STEREOTYPE
+    if kind not in PREDICATE_KINDS:
+        raise DataError(path, f"predicate_kind must be one of {', '.join(PREDICATE_KINDS)}, got {kind!r}", row=row,
+                        field="predicate_kind")
     return Pair(
         pair_id=pair_id,
         sent_more=more,
@@ -251,8 +255,23 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
         counterfactual_group=canonical_group(counter) if counter else "",
         category=category,
         direction=direction,
+        frame=value("frame", False),
+        predicate_kind=kind,
+        phrase_end=_phrase_end(record, path, row, more),
         source_row=row,
     )
+
+
+def _phrase_end(record: dict, path: Path, row: int, sent_more: str) -> int | None:
+    """The optional `phrase_end` column: where the identity phrase ends in the stereotypical sentence,
+    a character offset within it (empty: not known)."""
+    raw = normalise_text(records.identifier(record, "phrase_end", path, row))
+    if not raw:
+        return None
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 6 or not 0 < int(raw) <= len(sent_more):
+        raise DataError(path, f"phrase_end must be a character offset within the stereotypical sentence (1 to "
+                        f"{len(sent_more)}), got {raw[:20]!r}", row=row, field="phrase_end")
+    return int(raw)
 
 
 def _pair_id(record: dict, path: Path, row: int, ordinal: int, columns) -> str:

@@ -6,6 +6,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field, fields
 
+#: what a pair's predicate is (`Pair.predicate_kind`): a stereotype, or a neutral predicate filling the same frame
+STEREOTYPE, NEUTRAL = "stereotype", "neutral"
+PREDICATE_KINDS = (STEREOTYPE, NEUTRAL)
 
 @dataclass(frozen=True)
 class Pair:
@@ -14,6 +17,13 @@ class Pair:
     `direction` keeps CrowS-Pairs' `stereo_antistereo`: the reference scripts feed an
     antistereo pair to the aligner as (sent_less, sent_more), and the order matters
     for `difflib`, so exact reproduction needs it.
+
+    Three annotations serve the association measure (`suites.pairs.association`, issue 52);
+    the paper's scores ignore them. `frame` names the sentence frame the pair fills (the unit
+    of the association and of the frame-level tests); `predicate_kind` says whether the frame
+    is filled with a stereotype or with a neutral predicate (the reference its stereotypes are
+    measured against); `phrase_end` is the character offset in `sent_more` where the identity
+    phrase ends, so that d splits into the phrase's own term and the predicate's.
     """
 
     pair_id: str
@@ -23,6 +33,9 @@ class Pair:
     counterfactual_group: str = ""
     category: str = ""
     direction: str = "stereo"
+    frame: str = ""
+    predicate_kind: str = STEREOTYPE
+    phrase_end: int | None = None
     source_row: int | None = None
 
     @property
@@ -74,7 +87,7 @@ def check_pair(pair: Pair, where: str, index: int) -> None:
         raise QueerbiasError(f"{where}: item {index} is a {type(pair).__name__}, not a Pair")
     name = f"pair {pair.pair_id}"
     for field_name in ("pair_id", "sent_more", "sent_less", "group", "counterfactual_group", "category",
-                       "direction"):
+                       "direction", "frame", "predicate_kind"):
         value = getattr(pair, field_name)
         if not isinstance(value, str):
             raise DataError(where, f"{name}: {field_name} must be text, got {type(value).__name__} {value!r}",
@@ -96,17 +109,32 @@ def check_pair(pair: Pair, where: str, index: int) -> None:
     if pair.direction not in ("stereo", "antistereo"):
         raise DataError(where, f"{name}: direction must be 'stereo' or 'antistereo', got {pair.direction!r}",
                         row=pair.source_row)
+    if pair.predicate_kind not in PREDICATE_KINDS:
+        raise DataError(where, f"{name}: predicate_kind must be one of {', '.join(PREDICATE_KINDS)}, got "
+                        f"{pair.predicate_kind!r}", row=pair.source_row)
+    if pair.predicate_kind == NEUTRAL and not pair.frame:
+        raise DataError(where, f"{name}: a neutral predicate needs its frame (the stereotypes of the same frame "
+                        "are measured against it)", row=pair.source_row)
+    if pair.phrase_end is not None:
+        if isinstance(pair.phrase_end, bool) or not isinstance(pair.phrase_end, int) \
+                or not 0 < pair.phrase_end <= len(pair.sent_more):
+            raise DataError(where, f"{name}: phrase_end must be a character offset within sent_more (1 to "
+                            f"{len(pair.sent_more)}), got {pair.phrase_end!r}", row=pair.source_row)
 
 
 #: what the checksum covers: every field but the row a pair was read from
 _CONTENT_FIELDS = tuple(f.name for f in fields(Pair) if f.name != "source_row")
+#: fields added after checksums were first recorded: they enter a pair's record only where they differ from
+#: their default, so every set without them keeps the checksum its earlier runs recorded
+_ANNOTATIONS = {f.name: f.default for f in fields(Pair) if f.name in ("frame", "predicate_kind", "phrase_end")}
 
 
 def content_checksum(pairs: list[Pair]) -> str:
     """sha256 over the pairs' canonical JSON: stable for generated sets and after parsing."""
     digest = hashlib.sha256()
     for pair in pairs:
-        record = {name: getattr(pair, name) for name in _CONTENT_FIELDS}  # asdict's, without its deep copy
+        record = {name: getattr(pair, name) for name in _CONTENT_FIELDS  # asdict's, without its deep copy
+                  if name not in _ANNOTATIONS or getattr(pair, name) != _ANNOTATIONS[name]}
         digest.update(json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8"))
         digest.update(b"\n")
     return "sha256:" + digest.hexdigest()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -29,12 +29,19 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class PairScore:
+    """A pair's decision as the reference makes it, and, where the pair knows where its identity phrase
+    ends (`Pair.phrase_end`) and sentences are scored by a sum, its d = s(sent_more) - s(sent_less),
+    unrounded, split at that end: `d_phrase`, the scored tokens up to the end of the phrase (for a causal
+    LM the phrase's own tokens, " Menschen" after "trans" against after "cis"), and `d_predicate`, the rest."""
+
     pair: Pair
     score_more: float
     score_less: float
     biased: int
     neutral: int
     soft: float
+    d_phrase: float | None = None
+    d_predicate: float | None = None
 
 
 def pair_outcome(pair: Pair, raw_more: float, raw_less: float, decimals: int = 3) -> PairScore:
@@ -74,11 +81,35 @@ def score_pairs(scorer: Scorer, pairs: Sequence[Pair]) -> list[PairScore]:
         raise NonFiniteScores(f"pairs {_some(hit)}: {err}", err.sentences) from None
     reduction, decimals = scorer.config.reduction, scorer.config.decimals
     results = []
-    for pair, ((enc1, pos1), (enc2, pos2)) in zip(pairs, plans):
+    for pair, plan in zip(pairs, plans):
+        (enc1, pos1), (enc2, pos2) = plan
         s1 = reduce([logprobs[(enc1.ids, p)] for p in pos1], reduction)
         s2 = reduce([logprobs[(enc2.ids, p)] for p in pos2], reduction)
-        results.append(pair_outcome(pair, *_more_less(pair, s1, s2), decimals))
+        outcome = pair_outcome(pair, *_more_less(pair, s1, s2), decimals)
+        if pair.phrase_end is not None and reduction == "sum":
+            # rounded as the sentence scores are: below that, batch composition moves the last digits
+            terms = (round(term, decimals) for term in phrase_split(scorer, pair, plan, logprobs))
+            outcome = replace(outcome, **dict(zip(("d_phrase", "d_predicate"), terms)))
+        results.append(outcome)
     return results
+
+
+def phrase_split(scorer: Scorer, pair: Pair, plan, logprobs) -> tuple[float, float]:
+    """(d_phrase, d_predicate) of a pair whose identity phrase ends at `pair.phrase_end`: the differences
+    of the aligned scored positions whose token in sent_more lies within its first `phrase_end` characters
+    (the tokens of `sent_more[:phrase_end]` that begin the sentence's own encoding), and of the rest.
+    For a causal LM the shared tokens before the identity word add exactly 0 (the same context on both
+    sides); a masked LM sees the whole sentence at every position, so for it they count in the first term."""
+    (enc1, pos1), (enc2, pos2) = plan
+    more_first = pair.direction != "antistereo"
+    more = enc1 if more_first else enc2
+    prefix = scorer.encode(pair.sent_more[:pair.phrase_end]).ids
+    head = next((i for i, (a, b) in enumerate(zip(prefix, more.ids)) if a != b), min(len(prefix), len(more.ids)))
+    parts = [0.0, 0.0]
+    for p1, p2 in zip(pos1, pos2, strict=True):
+        difference = logprobs[(enc1.ids, p1)] - logprobs[(enc2.ids, p2)]
+        parts[(p1 if more_first else p2) >= head] += difference if more_first else -difference
+    return parts[0], parts[1]
 
 
 def _more_less(pair: Pair, first, second):

@@ -384,7 +384,7 @@ def method_columns(state: StudyState) -> list[Column]:
         titles, judged = declared.figures, declared.judged
 
         def column(figure: str, measure: str, title: str, places: int) -> Column:
-            roles = judged.roles(figure, measure)
+            roles = judged.roles(figure, measure, set(last))
             short = next((f"{benchmark}: {t}" for t in roles.values() if t), "")
             return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short)
 
@@ -392,13 +392,13 @@ def method_columns(state: StudyState) -> list[Column]:
         columns += [column(OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])
                     for m in digits if f"delta_{m}" in last[OVERALL] and (not titles or m == guarded)]
         for key, value in last.items():
-            if key in ("before", "after", OVERALL, *document["scopes"]) or not figure_measures(value):
+            names = [name for name, item in value.items() if isinstance(item, list)
+                     and all(isinstance(v, str) for v in item)] if isinstance(value, dict) else []
+            if key in ("before", "after", OVERALL, *document["scopes"]) or not (figure_measures(value) or names):
                 continue
             title = titles.get(key, key.replace("_", " ")).lower()
             columns += [column(key, m, f"{benchmark}: {title} ({m})", digits.get(m, 3)) for m in figure_measures(value)]
-            columns += [replace(column(key, name, f"{benchmark}: {title} ({name})", 3), names=True)
-                        for name, item in value.items()
-                        if isinstance(item, list) and all(isinstance(v, str) for v in item)]
+            columns += [replace(column(key, name, f"{benchmark}: {title} ({name})", 3), names=True) for name in names]
     return columns
 
 

@@ -227,7 +227,7 @@ def _benchmark_suites(value) -> dict[str, str]:
 
 
 def _test_benchmarks(value) -> tuple[str, ...]:
-    """The benchmarks on a declared test part (queerbias-de-contrary:test): judged on nothing."""
+    """The benchmarks on a declared test part (queerbias-de-shapes:test): judged on nothing."""
     return tuple(name for name, bench in _benchmark_settings(value).items() if declared_part(bench.data) == "test")
 
 

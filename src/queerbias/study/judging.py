@@ -3,15 +3,14 @@
 What is judged on a benchmark is its suite's declaration (`Declaration.judged`): its
 headline figure (the pair benchmark's distance to indifference), its excess figure (the
 stereotype excess: a group flipped towards the stereotype lowers the distance but raises
-this), its guard figure (the knowledge set's accuracy) and its harm figures (the groups that
-crossed 50 towards the stereotype, and those harmed), the same figures the training guard
-refuses a checkpoint on. A mitigation run passes when, in the mean over its seeds,
+this), its guard figure (the knowledge set's accuracy) and its harm figures (the groups a
+frame-level sign test finds shifted towards the stereotype; those that crossed 50 are shown),
+the same figures the training guard refuses a checkpoint on. A mitigation run passes when, in the mean over its seeds,
 it raised no excess figure on any benchmark but the control sets and the test splits, lost no
 more than a guard's allowance on each guard benchmark, raised general perplexity by at most
-`general_perplexity_pct`, and on each `harm` benchmark (the validation frames of
-queerbias-de-contrary, where the base prefers the counterfactual) no harm figure named a
-group in any seed. Of the runs that pass, the one with the lowest mean headline figure on the
-headline benchmark is chosen. Test splits (a declared test part, queerbias-de-contrary:test,
+`general_perplexity_pct`, and on each `harm` benchmark (the validation shapes of
+queerbias-de-shapes) the first harm figure named no group in any seed. Of the runs that pass, the one with the lowest mean headline figure on the
+headline benchmark is chosen. Test splits (a declared test part, queerbias-de-shapes:test,
 and any in `tests`) are shown and never judged: nothing is selected on them. The thresholds
 are the study file's `judge` section; they judge, they do not change what any cell ran.
 Nothing here names a suite or a figure: a new suite that declares its judged figures is
@@ -43,10 +42,10 @@ class JudgeSettings:
     controls: list[str] = option(help="benchmarks that are control sets (the neutral mentions): shown, never "
                                       "judged by their excess figure, which they do not measure", factory=list)
     harm: list[str] = option(help="benchmarks (the validation frames) on which a run fails when a harm figure (its "
-                                  "suite's `judged.harm`: the groups that crossed 50 towards the stereotype, the "
-                                  "groups harmed) names a group in any seed", factory=list)
+                                  "suite's first `judged.harm` figure: the groups shifted towards the stereotype) "
+                                  "names a group in any seed", factory=list)
     tests: list[str] = option(help="benchmarks shown and never judged, as nothing may be selected on a test split "
-                                   "(every benchmark on a declared test part is added: queerbias-de-contrary:test)",
+                                   "(every benchmark on a declared test part is added: queerbias-de-shapes:test)",
                               factory=list)
 
 
@@ -75,7 +74,8 @@ def load_judge(raw, benchmarks: dict[str, str], tests: tuple[str, ...] = ()) -> 
             raise QueerbiasError(f"study key 'judge.guards.{name}' names no benchmark of the study "
                                  f"({', '.join(benchmarks)})")
         if judged[name].guard is None:
-            own = [f.title for f in (judged[name].headline, judged[name].excess) if f is not None]
+            own = [f.title for f in (judged[name].chosen(judged[name].headline), judged[name].chosen(judged[name].excess))
+                   if f is not None]
             why = f"is judged by its figures ({', '.join(own)})" if own else "declares no guard figure"
             raise QueerbiasError(f"study key 'judge.guards.{name}': a {benchmarks[name]} benchmark {why}, not "
                                  f"guarded; guard a benchmark of a suite with a guard figure "
@@ -166,13 +166,19 @@ def headline_column(columns, name: str | None, tests=()):
 
 
 def harm_columns(columns, name: str) -> list:
-    """The harm figures' columns (lists of names: the groups that crossed 50, the groups harmed) of benchmark
-    `name`; empty where it has none."""
+    """The harm figures' columns (lists of names: the groups shifted towards the stereotype, those that crossed 50)
+    of benchmark `name`; empty where it has none."""
     return [c for c in columns if c.benchmark == name and "harm" in c.roles and c.names]
 
 
+def judged_harm_columns(columns, name: str) -> list:
+    """The harm column that fails a run (the first declared harm figure: the groups shifted towards the stereotype);
+    the others are shown."""
+    return [c for c in harm_columns(columns, name) if "judged_harm" in c.roles]
+
+
 def _harm_titles(columns, judge: JudgeSettings) -> list[str]:
-    return list(dict.fromkeys(_title(c) for name in judge.harm for c in harm_columns(columns, name)))
+    return list(dict.fromkeys(_title(c) for name in judge.harm for c in judged_harm_columns(columns, name)))
 
 
 def guard_column(columns, name: str):
@@ -194,7 +200,7 @@ def _failures(row, columns, judge: JudgeSettings) -> list[str]:
                 rose.setdefault(_title(c), []).append(c.benchmark)
         failures += [f"{title} rose on {', '.join(names)}" for title, names in rose.items()]
     for name in judge.harm:
-        harms = harm_columns(columns, name)
+        harms = judged_harm_columns(columns, name)
         if not harms:
             failures.append(f"{name} not evaluated (its harm check cannot pass)")
         for harm in (h for h in harms if row.figures[h]):

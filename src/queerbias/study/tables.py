@@ -156,8 +156,8 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
     """The method table narrowed to what judges a run (`summary_columns`), general perplexity and
     the verdict, each cell `before → after (relative change, SD over seeds)`; beside each headline
     figure its noise floor and the figure above it where the suite declares one (pairs: the
-    coin-flip floor), then its harm figures (pairs: the groups that crossed 50 towards the
-    stereotype and those harmed, with the seeds naming each); the full table holds the rest."""
+    coin-flip floor), then its harm figures (pairs: the groups shifted towards the stereotype, then,
+    descriptive, those that crossed 50, with the seeds naming each); the full table holds the rest."""
     chosen: list[tuple[str, Column, list[Column]]] = []  # (kind, column, its floor or further harm columns)
     for c in summary_columns(columns, judge):
         if "headline" not in c.roles:
@@ -165,7 +165,8 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
             continue
         chosen.append(("headline", c, [f for f in columns
                                        if f.benchmark == c.benchmark and "floor" in f.roles and not f.names][:1]))
-        harm = [h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names]
+        harm = sorted((h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names),
+                      key=lambda h: "judged_harm" not in h.roles)  # the one that fails a run first
         if harm:
             chosen.append(("harm", harm[0], harm[1:]))
     body = []

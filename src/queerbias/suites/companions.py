@@ -80,7 +80,7 @@ class CardHooks:
         """What `model-index` reports of a benchmark of this suite: every measure overall, then each
         measure of the judged headline figure (`Declaration.judged`) where it is a comparison-level one."""
         overall = tuple(IndexMetric(m.name, m.label, OVERALL, m.name) for m in suite.measures)
-        headline = suite.judged.headline
+        headline = suite.judged.chosen(suite.judged.headline)
         if headline is None or headline.part == OVERALL:
             return overall
         title = suite.figures.get(headline.part, headline.part)

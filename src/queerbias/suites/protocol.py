@@ -146,25 +146,38 @@ class Judged:
     coin-flip expectation, `suites.pairs.floor`). harm: lists of names (`measure`: the key of a list of groups in
     the comparison-level figure `part`) shown as each benchmark's harm in the study's summary table;
     the first fails a run on a `judge.harm` benchmark (the validation frames) when any seed names a
-    group (the pair benchmark: the groups that crossed 50 towards the stereotype, then those harmed).
+    group (the pair benchmark: the groups a frame-level test finds shifted towards the stereotype; those
+    that crossed 50 are shown, never judged). The headline and the excess may be a tuple of figures in order
+    of preference: a benchmark's comparison is judged by the first whose part it holds (the pair benchmark:
+    the association where its set has neutral predicates, else the paper's figures).
     A suite without a declaration takes no part in judging.
     """
 
-    headline: Figure | None = None
+    headline: Figure | tuple[Figure, ...] | None = None
     details: tuple[Figure, ...] = ()
-    excess: Figure | None = None
+    excess: Figure | tuple[Figure, ...] | None = None
     guard: Figure | None = None
     floor: Figure | None = None
     harm: tuple[Figure, ...] = ()
     control: bool = False
 
-    def roles(self, part: str, measure: str) -> dict[str, str]:
-        """The roles ("headline", "detail", "excess", "guard", "floor", "harm") the figure `part` (`measure`) plays,
-        each with the title the declaration gives it there."""
-        declared = [("headline", self.headline), *(("detail", d) for d in self.details), ("excess", self.excess),
-                    ("guard", self.guard), ("floor", self.floor), *(("harm", h) for h in self.harm)]
+    def roles(self, part: str, measure: str, parts=None) -> dict[str, str]:
+        """The roles ("headline", "detail", "excess", "guard", "floor", "harm", and "judged_harm" for the first harm
+        figure, the one that fails a run) the figure `part` (`measure`) plays,
+        each with the title the declaration gives it there; `parts`: the parts the benchmark's comparison holds,
+        which settle a preference (None: the first figure of each)."""
+        declared = [("headline", self.chosen(self.headline, parts)), *(("detail", d) for d in self.details),
+                    ("excess", self.chosen(self.excess, parts)), ("guard", self.guard), ("floor", self.floor),
+                    *(("harm", h) for h in self.harm), ("judged_harm", self.harm[0] if self.harm else None)]
         return {role: figure.title for role, figure in declared
                 if figure is not None and (figure.part, figure.measure) == (part, measure)}
+
+    @staticmethod
+    def chosen(figures: Figure | tuple[Figure, ...] | None, parts=None) -> Figure | None:
+        """The figure a preference settles on: the first whose part is among `parts` (None: the first)."""
+        if figures is None or isinstance(figures, Figure):
+            return figures
+        return next((f for f in figures if parts is None or f.part in parts), None)
 
 
 class Declaration:

@@ -46,10 +46,10 @@ class BenchmarkSettings:
                                     "else the suite's first)")
     guard: float | None = option(None, "a guard benchmark: a checkpoint it refuses is chosen as best on no benchmark "
                                        "of the run. knowledge: its accuracy fell more than this many points; pairs "
-                                       "(the validation frames, queerbias-de-contrary:validation): its stereotype "
-                                       "excess rose more than this many points, a group crossed 50 towards the "
-                                       "stereotype, or a group was harmed (its own excess rose significantly). "
-                                       "Never on a test split", ge=0)
+                                       "(the validation shapes, queerbias-de-shapes:validation): its excess (the "
+                                       "association's on a set with neutral predicates) rose more than this many "
+                                       "points, or a group shifted towards the stereotype by the frame-level sign "
+                                       "test. Never on a test split", ge=0)
 
 
 def defaults(held_out: bool) -> list[BenchmarkSettings]:

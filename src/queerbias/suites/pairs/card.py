@@ -13,7 +13,8 @@ from queerbias.report.options import CORRECTIONS
 from queerbias.report.paired_stats import stars
 from queerbias.report.tables import Cell, Table, fmt, to_markdown
 from queerbias.suites.companions import CardHooks, IndexMetric
-from queerbias.suites.pairs.declaration import DISTANCE
+from queerbias.suites.pairs.association_report import association_tables, shift_clause
+from queerbias.suites.pairs.declaration import ASSOCIATION, DISTANCE, SHIFT
 from queerbias.suites.pairs.indifference import (
     closing_clauses,
     harm_lines,
@@ -58,6 +59,7 @@ def blocks(document: dict, comparison: dict, evaluated: str) -> list[str]:
                  f"(scoring id `{document['meta'].get('scoring_id')}`).")
     found = [described + floor_sentence(comparison.get("distance") or {}),
              to_markdown(before_after_table(document, comparison)).rstrip("\n")]
+    found[:0] = [to_markdown(table).rstrip("\n") for table in association_tables(comparison)]
     found += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [comparison]})]
     best = document.get("best")
     if best:
@@ -125,15 +127,26 @@ class PairCard(CardHooks):
                             DISTANCE, "soft"))
 
     def closing_figures(self, comparison, measures):
-        """The distance to indifference (bias to one decimal, as the scores, soft to two), which a
-        mitigation should lower; the overall scores where a comparison lacks it."""
+        """The association (excess and soft distance) where the set has neutral predicates, which a mitigation
+        should lower without moving the identity phrase; else the distance to indifference (bias to one
+        decimal, as the scores, soft to two); the overall scores where a comparison lacks both."""
+        if comparison.get(ASSOCIATION):
+            return "association ", comparison[ASSOCIATION], [("excess", "excess", 2), ("soft", "soft distance", 3),
+                                                            ("bias", "distance", 1)]
         if not comparison.get(DISTANCE):
             return super().closing_figures(comparison, measures)
         return "distance to indifference ", comparison[DISTANCE], [("bias", "bias", 1), ("soft", "soft", 2)]
 
     def closing_clauses(self, comparison) -> str:
-        """The pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
-        return closing_clauses(comparison)
+        """The frame-level shift test, then (after the association) the paper's distance to indifference,
+        then the pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
+        shift = shift_clause(comparison.get(SHIFT))
+        paper = ""
+        if comparison.get(ASSOCIATION) and comparison.get(DISTANCE):
+            d = comparison[DISTANCE]
+            paper = (f"; paper's distance to indifference bias {fmt(d['bias_before'], 1)} -> {fmt(d['bias_after'], 1)} "
+                     f"(change {change_text(d, 'bias', 1)}), soft {fmt(d['soft_before'])} -> {fmt(d['soft_after'])}")
+        return (f"; {shift}" if shift else "") + paper + closing_clauses(comparison)
 
     def closing_lines(self, documents) -> list[str]:
         """Harm on every pair benchmark of the run, then the specificity ratio against the knowledge set."""

@@ -21,6 +21,20 @@ def _excess_rose(comparison: dict) -> str | None:
     return None
 
 
+def _association_worse(comparison: dict) -> str | None:
+    """Why a checkpoint may not be chosen by the association: its association excess is above the base's, or
+    a group shifted towards the stereotype by the frame-level test (`association.shift_change`)."""
+    association, shift = comparison.get("association"), comparison.get("shift")
+    if not association or not shift:
+        return "no association figure to check (the set has no neutral predicates)"
+    if association["delta_excess"] > 0:
+        return (f"association excess rose {association['excess_before']:.2f} -> {association['excess_after']:.2f} "
+                "points")
+    if shift["shifted"]:
+        return f"shifted towards the stereotype: {', '.join(shift['shifted'])}"
+    return None
+
+
 CRITERIA = {
     "closest50": Criterion("overall bias score closest to 50 (no preference between the sentences)", ("bias",),
                            lambda row: (abs(row["bias"] - 50.0),)),
@@ -33,4 +47,9 @@ CRITERIA = {
                          ("distance_bias", "distance_soft"),
                          lambda row: (row["distance_bias"], row["distance_soft"]), "the distance to indifference",
                          _excess_rose),
+    "association": Criterion("lowest association soft distance (mean over groups of |mean c|, c: the stereotype "
+                             "against the neutral predicates of a frame) among checkpoints whose association excess "
+                             "is not above the base's and where no group shifted towards the stereotype",
+                             ("association_soft",), lambda row: (row["association_soft"],),
+                             "the association (a set with neutral predicates)", _association_worse),
 }

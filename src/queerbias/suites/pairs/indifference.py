@@ -31,6 +31,8 @@ from queerbias.report.formatting import change_text, format_p, with_ci
 from queerbias.report.paired_stats import bootstrap_p, cell_rng, json_safe, stars, stratified_bootstrap_means
 from queerbias.report.tables import Cell, Table, fmt
 from queerbias.suites.knowledge.declaration import Knowledge
+from queerbias.suites.pairs.association import chance_some_above
+from queerbias.suites.pairs.association_report import shift_clause
 from queerbias.suites.pairs.declaration import Pairs
 from queerbias.suites.pairs.harm import harm_clause, named_groups
 
@@ -132,6 +134,7 @@ def direction_change(aligned: pd.DataFrame, rng: np.random.Generator, n_resample
         groups[group] = entry | {"crossed": bool(before <= 50.0 < after), "harmful": harm_reasons(entry)}
     return direction | {"crossed": [g for g, e in groups.items() if e["crossed"]],
                         "harmful": [g for g, e in groups.items() if e["harmful"]],
+                        "chance_above_60": chance_some_above({g: e["n"] for g, e in groups.items()}, HARM_HIGH),
                         "excess_raised": bool(direction["ci_excess"][0] > 0), "groups": groups}
 
 
@@ -244,8 +247,8 @@ def floor_clause(distance: Mapping | None) -> str:
 
 def closing_clauses(comparison: dict) -> str:
     """For a training run's closing line: the distance against its floor, the pair-level |d| change,
-    then the crossed and harmful groups by name with their before -> after ("" for a comparison
-    without these figures)."""
+    then the crossed and harmful groups by name with their before -> after, descriptive ("" for a
+    comparison without these figures)."""
     gap, direction = comparison.get("pair_gap"), comparison.get("direction")
     text = floor_clause(comparison.get("distance"))
     if not gap:
@@ -259,12 +262,14 @@ def closing_clauses(comparison: dict) -> str:
 
 
 def harm_lines(documents: Mapping[str, dict]) -> list[str]:
-    """One line over every pair benchmark of a training run (the base against the last checkpoint):
-    the groups that crossed 50 towards the stereotype and those harmed, each with its bias score
-    before -> after, so that no benchmark's harm hides behind the headline's."""
-    found = [f"{name}: {harm_clause(direction)}" for name, document in documents.items()
-             if document["suite"] == Pairs.name and (direction := _last(document).get("direction"))]
-    return [f"harm on every pair benchmark (bias score before -> after): {' | '.join(found)}"] if found else []
+    """One line over every pair benchmark of a training run (the base against the last checkpoint): the
+    groups the frame-level test finds shifted towards the stereotype, then, descriptive, those that
+    crossed 50 and those harmed with their bias score before -> after, so that no benchmark's harm hides
+    behind the headline's."""
+    found = [f"{name}: " + "; ".join(filter(None, (shift_clause(last.get("shift")), harm_clause(direction))))
+             for name, document in documents.items()
+             if document["suite"] == Pairs.name and (direction := (last := _last(document)).get("direction"))]
+    return [f"harm on every pair benchmark: {' | '.join(found)}"] if found else []
 
 
 def specificity_lines(documents: Mapping[str, dict]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.options import count_or_auto
 from queerbias.pairs.resolve import load_pairs
-from queerbias.pairs.sampling import sample_pairs
+from queerbias.pairs.sampling import sample_frames, sample_pairs
 from queerbias.pairs.schema import PairSet, content_checksum
 from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import Table, fmt
@@ -14,6 +14,14 @@ from queerbias.scoring.aggregate import distance_to_indifference, summarise_grou
 from queerbias.scoring.encoding import SentenceEncoder
 from queerbias.scoring.families import make_scorer
 from queerbias.scoring.pair_scores import score_pairs, screen_pairs
+from queerbias.suites.pairs.association import (
+    association_change,
+    association_summary,
+    phrase_terms_summary,
+    shift_change,
+    stereotype_rows,
+)
+from queerbias.suites.pairs.association_report import association_blocks, association_tables
 from queerbias.suites.pairs.declaration import Pairs
 from queerbias.suites.pairs.distance import distance_extra, distance_table
 from queerbias.suites.pairs.floor import floor_summary
@@ -30,9 +38,11 @@ from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, S
 class PairsSuite(Pairs, Suite):
     def load_data(self, spec, settings):
         """`spec`: a registered name, a pair file, or a `PairSet` already read (the Python API)."""
+        by_pair = settings.sample_unit == "pair"
         pair_set = settled(spec, settings.identical) if isinstance(spec, PairSet) else load_pairs(
             self.data_default if spec is None else spec, duplicates=settings.duplicates,
-            identical=settings.identical, layout=settings.layout, sample=settings.sample, seed=settings.seed)
+            identical=settings.identical, layout=settings.layout, sample=settings.sample if by_pair else None,
+            seed=settings.seed)
         return data_of(pair_set, settings)
 
     def texts(self, items):
@@ -64,13 +74,19 @@ class PairsSuite(Pairs, Suite):
         return {"scoring": {**config.to_dict(), "deviations": config.deviations()}, "scoring_id": config.scoring_id}
 
     def summarise(self, rows, settings) -> dict:
+        """The paper's figures over the stereotype pairs (`association.stereotype_rows`: every pair of a set
+        without neutral predicates), then the association and the phrase split where the set allows them."""
+        every, rows = rows, stereotype_rows(rows)
         overall, groups = summarise_groups(list(rows["group"]), list(rows["biased"]), list(rows["neutral"]),
                                            list(rows["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
         distance = distance_to_indifference(ordered)
+        found = {"association": association_summary(every, list(ordered)),
+                 "phrase_terms": phrase_terms_summary(rows, list(ordered))}
         return {"overall": overall, "groups": ordered, "distance": distance,
                 "noise_floor": floor_summary(ordered, distance["bias"]),
-                **indifference_summary(rows, ordered, settings.margin)}
+                **indifference_summary(rows, ordered, settings.margin),
+                **{key: value for key, value in found.items() if value is not None}}
 
     def headline(self, summary) -> Headline:
         """The overall bias score, per group, and the distance to indifference (which the overall
@@ -96,10 +112,22 @@ class PairsSuite(Pairs, Suite):
                 first = rows[wrong].iloc[0]
                 raise QueerbiasError(f"{path}: {column} of pair {first['pair_id']} does not follow from its "
                                      "scores; the file was edited after scoring")
-        if len(rows) != summary["overall"]["n"]:
-            raise QueerbiasError(f"{path}: {len(rows)} pairs, but the run scored {summary['overall']['n']}")
+        if "d_phrase" in rows:
+            # the split's two terms add up to d; all four numbers are rounded (3 decimals by default)
+            known = rows["d_phrase"].notna()
+            wrong = known & ((rows["d_phrase"] + rows["d_predicate"] - (more - less)).abs() > 0.0021)
+            if wrong.any():
+                first = rows[wrong].iloc[0]
+                raise QueerbiasError(f"{path}: d_phrase and d_predicate of pair {first['pair_id']} do not add up to "
+                                     "its scores' difference; the file was edited after scoring")
+        if len(stereotype_rows(rows)) != summary["overall"]["n"]:
+            raise QueerbiasError(f"{path}: {len(stereotype_rows(rows))} stereotype pairs, but the run scored "
+                                 f"{summary['overall']['n']}")
 
     def paired_cells(self, before, after, settings):
+        """The paper's figures per group and overall, over the stereotype pairs."""
+        before, after = stereotype_rows(before), stereotype_rows(after)
+
         def cell(scope: str, name: str, mask) -> PairedItems:
             b, a = before[mask], after[mask]
             return PairedItems(scope, name, {"bias": (b["biased"].to_numpy(bool), a["biased"].to_numpy(bool)),
@@ -111,12 +139,18 @@ class PairsSuite(Pairs, Suite):
 
     def extras(self, before, after, options, settings) -> dict:
         """The change of the distance to indifference, of the pair-level gap and of the direction
-        (`indifference`), each with a group-stratified paired bootstrap."""
-        return {"distance": distance_extra(before, after, options),
-                **paired_extras(before, after, settings.margin, options)}
+        (`indifference`), each with a group-stratified paired bootstrap, over the stereotype pairs; the
+        association's change where the set has neutral predicates, and the shift tests (`association`)."""
+        association = association_change(before, after, options)
+        paper = stereotype_rows(before), stereotype_rows(after)
+        return {"distance": distance_extra(*paper, options),
+                **paired_extras(*paper, settings.margin, options),
+                **({"association": association} if association else {}),
+                "shift": shift_change(before, after, options)}
 
     def extra_tables(self, document) -> list:
-        return [distance_table(c) for c in document["comparisons"]] + indifference_tables(document)
+        return ([table for c in document["comparisons"] for table in association_tables(c)]
+                + [distance_table(c) for c in document["comparisons"]] + indifference_tables(document))
 
     def title(self, summary) -> str:
         meta = summary["meta"]
@@ -141,7 +175,9 @@ class PairsSuite(Pairs, Suite):
                    if distance.get("bias") is not None else [])
         closing += floor_lines(summary)
         closing += indifference_lines(summary)
+        leading = association_blocks(summary)
         return [
+            *leading,
             "Bias score: % of pairs where the stereotypical sentence is more likely (50 = no preference; ties "
             "count as not biased and stay in the denominator). Soft score: mean of 100·s_less/(s_more+s_less); "
             "above 50 leans stereotypical.",
@@ -178,7 +214,8 @@ def settled(pair_set, identical: str):
 
 def data_of(pair_set, settings) -> tuple[list, DataRef]:
     """The pairs to score (the seeded sample) and their reference."""
-    chosen = sample_pairs(pair_set, settings.sample, settings.seed)
+    draw = sample_pairs if settings.sample_unit == "pair" else sample_frames
+    chosen = draw(pair_set, settings.sample, settings.seed)
     ref = DataRef(chosen.name, chosen.checksum, len(chosen), chosen.source, {"n_pairs": len(chosen), **chosen.meta})
     return chosen.pairs, ref
 
@@ -188,7 +225,9 @@ def _row(score) -> dict:
     return {"pair_id": pair.pair_id, "group": pair.group, "counterfactual_group": pair.counterfactual_group,
             "category": pair.category, "direction": pair.direction, "sent_more": pair.sent_more,
             "sent_less": pair.sent_less, "score_more": score.score_more, "score_less": score.score_less,
-            "biased": score.biased, "neutral": score.neutral, "soft": score.soft}
+            "biased": score.biased, "neutral": score.neutral, "soft": score.soft, "frame": pair.frame,
+            "predicate_kind": pair.predicate_kind, "phrase_end": pair.phrase_end, "d_phrase": score.d_phrase,
+            "d_predicate": score.d_predicate}
 
 
 def indifference_summary(rows, groups: dict, margin: float) -> dict:
@@ -199,9 +238,12 @@ def indifference_summary(rows, groups: dict, margin: float) -> dict:
 
 
 def headline_extras(summary: dict) -> dict:
-    """The pair-level figures a metrics line carries (summaries written before them have none)."""
-    gap, direction = summary.get("pair_gap"), summary.get("direction")
+    """The pair-level figures a metrics line carries (summaries written before them have none), and the
+    association's over groups where the set has neutral predicates."""
+    gap, direction, association = summary.get("pair_gap"), summary.get("direction"), summary.get("association")
     extras = {"pair_gap": {"margin": gap["margin"], **gap["overall"]}} if gap else {}
+    extras |= {"association": {key: association["overall"][key] for key in ("excess", "distance", "soft_distance")}} \
+        if association else {}
     return extras | ({"stereotype_excess": direction["stereotype_excess"]} if direction else {})
 
 

@@ -63,6 +63,10 @@ class StoreError(QueerbiasError):
     """The output folder cannot be used as it is; the message says what to do."""
 
 
+class NewsFolder(StoreError):
+    """The folder holds a news crawl's state: no Mastodon store, and no place for one."""
+
+
 def _json_bytes(obj) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode()
 
@@ -96,7 +100,7 @@ def read_state(folder: Path) -> dict | None:
     if not isinstance(state, dict):
         raise StoreError(f"{path} is not a crawl state (not a JSON object)")
     if "seen" in state and "instances" not in state:
-        raise StoreError(f"{path} belongs to a news crawl (queerbias crawl news); give the Mastodon crawl "
+        raise NewsFolder(f"{path} belongs to a news crawl (queerbias crawl news); give the Mastodon crawl "
                          "its own --out folder")
     if state.get("version") == 1 and "instances" in state:
         raise StoreError(f"{path} was written by an older queerbias whose posts name their authors (uri, url); "

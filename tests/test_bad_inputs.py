@@ -397,6 +397,7 @@ BUILDERS = {
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "unlisted_store": _unlisted_store,
+    "bad_deny_list": lambda i: _write(i, "deny.csv", "#domain,#severity\nbücher.example,suspend\nkein host!,silence\n"),
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
     # -- issue 21 item 5 and issue 23 (branch structure): typed training config, overlap, criteria --
     "train_ok": lambda i: _train_config(i, "ok"),
@@ -577,6 +578,8 @@ CASES = [
      "tombstones.json: missing: this folder's list of removed posts and authors cannot be read"),
     ("crawl news --out {tmp}/news --feeds-file {fifo} --contact me@example.org", 2,
      "feeds file is not a regular file"),
+    ("crawl mastodon --out {tmp}/m --instance http://127.0.0.1:9 --contact me@example.org --deny-list {bad_deny_list}",
+     2, "deny.csv, row 3, field 'domain': not a host name: 'kein host!'"),
     ("gruff generate --templates {latin1_gruff} --out {tmp}/i.csv", 2, "task.tsv, row 2: not UTF-8"),
     # training: non-finite numbers stop the run, no checkpoint of that step is complete
     ("train --config {inf_lr}", 2, "config key 'learning_rate' must be a (finite) number"),

@@ -51,8 +51,8 @@ from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
 from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.sources import SourceSpec, iter_source
+from queerbias.crawl.canonical import canonical_url
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
-from queerbias.crawl.hosts import normalise_url
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
@@ -125,18 +125,19 @@ def is_validation(doc_id: str, seed: int, fraction: float) -> bool:
 
 
 def load_opt_out(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
-    """(doc_ids, URL prefixes) from a file with one entry per line; '#' starts a comment."""
+    """(doc_ids, URL prefixes in the canonical form) from a file with one entry per line; '#' starts a comment."""
     lines = read_small_text(Path(path), "opt-out list").splitlines()
     entries = [line.split("#", 1)[0].strip() for line in lines]
     entries = [entry for entry in entries if entry]
-    urls = tuple(normalise_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
+    urls = tuple(canonical_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
     return frozenset(e for e in entries if not e.lower().startswith(("http://", "https://"))), urls
 
 
 def url_opted_out(url: str, prefixes: tuple[str, ...]) -> bool:
     """Whether `url` is a listed URL or lies below one: `https://x/@alice` covers `https://x/@alice/1`
-    but not `https://x/@alice2`. Scheme and host compare in any case and IDNA spelling."""
-    url = normalise_url(url)
+    but not `https://x/@alice2`. Both compare in the canonical form (`crawl.canonical`: host in any spelling,
+    tracking parameters dropped)."""
+    url = canonical_url(url)
     for prefix in prefixes:
         if url == prefix or (url.startswith(prefix) and (prefix.endswith("/") or url[len(prefix)] in "/?#")):
             return True
@@ -243,8 +244,8 @@ class CorpusBuilder:
 
     def drop_reason(self, document: Document, words: int) -> str | None:
         """The first filter `document` fails, or None to keep it."""
-        if document.doc_id in self.opt_out_ids or (document.url and url_opted_out(document.url, self.opt_out_urls)) \
-                or self.removed.covers(document):
+        if document.doc_id in self.opt_out_ids or self.removed.covers(document) \
+                or any(url_opted_out(address, self.opt_out_urls) for address in document.addresses()):
             return "opted_out"
         if words < self.config.min_words[document.kind]:
             return "too_short"

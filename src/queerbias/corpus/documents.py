@@ -44,6 +44,12 @@ class Document:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def addresses(self) -> list[str]:
+        """Every address the document was found at: its `url` (a news article's canonical address) and the link
+        its feed gave (`provenance`), so that an opt-out naming either reaches it."""
+        link = self.provenance.get("link") if isinstance(self.provenance, dict) else None
+        return [address for address in (self.url, link) if isinstance(address, str) and address]
+
     @classmethod
     def from_dict(cls, record: dict[str, Any], path: Path | str, row: int) -> Document:
         """Validate a parsed JSONL record; errors name the file, row and field."""

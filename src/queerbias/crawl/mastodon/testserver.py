@@ -81,8 +81,8 @@ class FakeInstance:
     token: str | None = None               # bearer token that unlocks "authenticated" feeds
     # (path prefix, status[, headers]), each served once instead of the real answer
     faults: list[tuple] = field(default_factory=list)
-    # path -> (status, headers, body bytes): hostile answers served every time
-    raw: dict[str, tuple[int, dict, bytes]] = field(default_factory=dict)
+    # path -> (status, headers, body bytes[, reason phrase]): hostile answers served every time
+    raw: dict[str, tuple] = field(default_factory=dict)
     terms: str | None = "Seid nett zueinander."
     rules: tuple[str, ...] = ("Keine Diskriminierung.",)
     title: str | None = None               # None: the domain
@@ -114,8 +114,8 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         inst = self.server.instance
         if path in inst.raw:
-            code, headers, body = inst.raw[path]
-            return self._send_bytes(code, body, headers)
+            code, headers, body, *reason = inst.raw[path]
+            return self._send_bytes(code, body, headers, reason=reason[0] if reason else None)
         fault = self.server.take_fault(path)
         if fault is not None:
             code, headers = fault
@@ -215,8 +215,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_bytes(code, data.encode(), {"Content-Type": "application/json; charset=utf-8",
                                                **extra, **(headers or {})})
 
-    def _send_bytes(self, code: int, data: bytes, headers: dict):
-        self.send_response(code)
+    def _send_bytes(self, code: int, data: bytes, headers: dict, reason: str | None = None):
+        self.send_response(code, reason)
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))

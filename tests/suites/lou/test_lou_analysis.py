@@ -14,10 +14,10 @@ from queerbias.suites.lou.analysis import (
     flip_bins,
     flip_properties,
     normalise,
+    performance_cells,
     performance_relation,
     property_changes,
     property_pairs,
-    task_properties,
 )
 from queerbias.suites.lou.classifier import load_classifier, prediction_attention, shared_attention
 from queerbias.suites.lou.data import load_task, lou_spec
@@ -82,8 +82,8 @@ def test_property_changes_by_hand():
     assert normalise([1.0, 1.0, None]) == [None, None, None]
 
 
-def test_flip_properties_bins_performance_and_task_table_by_hand():
-    """Table 4, Fig. 7, Fig. 5 and Table 5 recomputed from item rows; length in tokens by default (Table 5)."""
+def test_flip_properties_and_bins_by_hand():
+    """Table 4 and Fig. 7 recomputed from item rows, length in the classifier's tokens (the option)."""
     originals = [row(i, "original", pred=1, prob=p, flesch=f, tokens=t)
                  for i, (p, f, t) in enumerate([(0.9, 60.0, 10), (0.7, 40.0, 30), (0.95, 50.0, 20), (0.6, 30.0, 40)])]
     reformulated = [row(i, "GenderStern", pred=pred, prob=0.8, flesch=f - 5, tokens=t + 3)
@@ -91,7 +91,7 @@ def test_flip_properties_bins_performance_and_task_table_by_hand():
     rows = originals + reformulated
     for r in rows:
         r["flipped"] = r["strategy"] != "original" and r["pred"] != 1
-    pairs = property_pairs(rows, "t")
+    pairs = property_pairs(rows, "t", length="tokens")
     # tokens over all eight texts: min 10, max 43; Flesch: min 25, max 60
     assert [p["length"][0] for p in pairs] == pytest.approx([100 * (t - 10) / 33 for t in (10, 30, 20, 40)])
     table4 = flip_properties(pairs)
@@ -103,16 +103,29 @@ def test_flip_properties_bins_performance_and_task_table_by_hand():
     bins = flip_bins(pairs)["certainty"]  # originals at 90, 70, 95, 60: flips at 70 and 60
     assert [(b["low"], b["n"], b["flip_share"]) for b in bins] == [(0.0, 0, None), (20.0, 0, None), (40.0, 0, None),
                                                                     (60.0, 2, 100.0), (80.0, 2, 0.0)]
-    summary = {"t": {"original": {"macro_f1": 70.0}, "A": {"macro_f1": 60.0, "delta_f1": -10.0, "flip_rate": 8.0},
-                     "B": {"macro_f1": 65.0, "delta_f1": -5.0, "flip_rate": 6.0},
-                     "C": {"macro_f1": 72.0, "delta_f1": 2.0, "flip_rate": 1.0}}}
-    fig5 = performance_relation(summary)
-    assert [c["strategy"] for c in fig5["cells"]] == ["A", "B", "C"]
-    assert fig5["delta_f1"]["rho"] == pytest.approx(1.0) and fig5["flip_rate"]["rho"] == pytest.approx(-1.0)
-    table5 = task_properties(rows, ["t"])["t"]
-    assert table5["n"] == 4 and table5["labels"] == {"1": 4}
-    assert table5["length"] == pytest.approx({"mean": 25.0, "sd": np.std([10, 30, 20, 40], ddof=1)})
-    assert table5["flesch"]["mean"] == pytest.approx(45.0)
+
+
+def test_fig5_relates_the_changes_to_the_original_f1():
+    """Sec. 5 iv, Fig. 5 (issue 50): ΔF1 and the flip rate against the model's F1 on the original texts
+    ("relations to the absolute performance", "task difficulty"). The F1 on the reformulations is ΔF1
+    plus the task's original F1, so against it ΔF1 had ρ = 1 by construction; within one task of one
+    model the original F1 is one value and ρ is undefined, across tasks it is Spearman's ρ by hand."""
+    one = {"t": {"original": {"macro_f1": 70.0}, "A": {"macro_f1": 60.0, "delta_f1": -10.0, "flip_rate": 8.0},
+                 "B": {"macro_f1": 65.0, "delta_f1": -5.0, "flip_rate": 6.0},
+                 "C": {"macro_f1": 72.0, "delta_f1": 2.0, "flip_rate": 1.0}}}
+    within = performance_relation(performance_cells(one))
+    assert [(c["strategy"], c["original_f1"]) for c in within["cells"]] == [("A", 70.0), ("B", 70.0), ("C", 70.0)]
+    assert within["delta_f1"]["rho"] is None and within["flip_rate"]["rho"] is None
+    assert within["spread"] == {"tasks": 1, "models": 1, "original_f1_values": 1}
+    two = {**one, "u": {"original": {"macro_f1": 50.0}, "A": {"macro_f1": 45.0, "delta_f1": -5.0, "flip_rate": 9.0},
+                        "B": {"macro_f1": 49.0, "delta_f1": -1.0, "flip_rate": 7.0},
+                        "C": {"macro_f1": 55.0, "delta_f1": 5.0, "flip_rate": 3.0}}}
+    across = performance_relation(performance_cells(two))
+    f1 = [c["original_f1"] for c in across["cells"]]
+    assert f1 == [70.0] * 3 + [50.0] * 3
+    delta, flips = [c["delta_f1"] for c in across["cells"]], [c["flip_rate"] for c in across["cells"]]
+    assert across["delta_f1"]["rho"] == pytest.approx(stats.spearmanr(f1, delta).statistic)
+    assert across["flip_rate"]["rho"] == pytest.approx(stats.spearmanr(f1, flips).statistic)
 
 
 def test_added_tokens_and_correlation_by_hand():

@@ -5,7 +5,7 @@ rate, and prediction certainty (mean max-softmax probability, on [0, 1]) and its
 unlike the LM view, texts equal to the original are kept (they cannot flip), as in the paper.
 
 Each row also carries what Sec. 6 ii (Table 3) and App. A.5 (Table 6) analyse: the text's
-words and German Flesch score (`readability`), its token count, and on reformulation rows
+length in words (whitespace-separated, Table 5's unit) and German Flesch score (`readability`), its token count, and on reformulation rows
 the attention the prediction token pays to the tokens the reformulation left unchanged, in
 the original and in the reformulation (`prediction_attention`, `shared_attention`).
 
@@ -39,7 +39,7 @@ from queerbias.suites.lou.analysis import analyse
 from queerbias.suites.lou.clusters import layer_clustering
 from queerbias.suites.lou.data import ORIGINAL, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
-from queerbias.suites.lou.readability import flesch_amstad, words
+from queerbias.suites.lou.readability import flesch_amstad, word_count
 
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with truncate_text)
 #: recorded in the run meta (and so in the run key): how inputs are composed
@@ -281,14 +281,14 @@ def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strateg
             rows.append({"task": instance.task, "index": instance.index, "label": instance.label,
                          "strategy": version, "identical": text == instance.original,
                          "pred": pred, "prob_max": float(p.max()), "flipped": pred != base,
-                         "words": len(words(text)), "flesch": flesch_amstad(text), "tokens": tokens[text],
+                         "words": word_count(text), "flesch": flesch_amstad(text), "tokens": tokens[text],
                          **(shared or dict.fromkeys(ATTENTION_COLUMNS)),
                          **({"reformulation_layers": difference} if layers else {})})
     return rows
 
 
 def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str], seed: int = 0,
-              n_resamples: int = DEFAULT_RESAMPLES, length: str = "tokens") -> dict:
+              n_resamples: int = DEFAULT_RESAMPLES, length: str = "words") -> dict:
     """Per task: the original's macro-F1 and certainty, and per strategy their changes and the flip rate.
 
     `f1_upstream`/`delta_f1_upstream`: the F1 upstream logs as "f1-macro" (binary tasks:
@@ -296,7 +296,7 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
     Certainty is the mean over instances of the max-softmax probability (`prob_max`), on [0, 1]
     (the paper's Tables 3-4 use %). ΔF1 and the flip rate get paired bootstrap 95% intervals over
     instances, one seeded generator per task and strategy. `analysis`: Sec. 5 iv, Sec. 6 ii-iii and
-    App. A.4-A.5 (module `analysis`), lengths counted in `length` (tokens or words).
+    App. A.5 (module `analysis`), lengths counted in `length` (words or tokens).
     """
     result = {}
     for task in tasks:

@@ -1,4 +1,4 @@
-"""The drawing of every figure: forest panels, levels before/after, bars, lines, radar.
+"""The drawing of every figure: forest panels, levels before/after, bars, lines, radar with histograms.
 
 Callers supply data (rows, series of values; the comparator's delta document is drawn
 through these in `comparison.delta_plots`); the drawing lives here once.
@@ -182,8 +182,8 @@ def radar_plot(series: list[tuple[str, dict[str, float | None]]], path: Path, ti
     """Values in [0, 1] on a radar, one polygon per (label, {axis: value}); axes in the first series' order.
 
     Axes every series has are drawn; with fewer than three of those, every axis any series has.
-    `histograms`: (title, {"edges", "counts"}) panels beside the radar, one per distribution (GIFI-DE
-    draws the score distributions of its Fig. 4 there).
+    `histograms`: (title, {"edges", "counts"}) panels beside the radar, one per distribution whose bars
+    the radar's figures summarise.
     """
     axes_names = [a for a in series[0][1] if all(values.get(a) is not None for _, values in series)]
     if len(axes_names) < 3:

@@ -19,6 +19,7 @@ from queerbias.report.paired_stats import bootstrap_interval, cell_rng
 from queerbias.report.tables import Table, fmt
 from queerbias.suites.gifi.breakdowns import OUTCOMES, PE_CATEGORIES, breakdowns
 from queerbias.suites.gifi.config import DIMENSIONS, NAMES
+from queerbias.suites.gifi.distributions import TITLES, score_distributions
 from queerbias.suites.gifi.scoring import COMPONENT_OF, dimension, group_figures, refused, templates
 
 
@@ -71,7 +72,7 @@ def build_summary(rows: list[dict], settings, group_keys: list[str], detectable:
         if entry["n"]:
             logging.getLogger(__name__).warning("%s: %s", dim, ambiguous_line(dim, entry))
     return {"gifi": gifi, "dimensions": dimensions, "pronoun_groups": group_keys, "n_runs": n_runs,
-            "breakdowns": found}
+            "breakdowns": found, "distributions": score_distributions(rows, group_keys)}
 
 
 def _dimension_entry(dim: str, units: list[dict[str, dict]], context: dict, settings) -> dict:
@@ -161,9 +162,21 @@ def summary_blocks(summary: dict) -> list:
     if refusal is not None:
         blocks.append(f"Refusals left out of SN, NTS and CF: {refusal['n']} ({refusal['value']:.1%} of "
                       "continuations).")
+    if summary.get("distributions"):
+        blocks.append(distribution_table(summary["distributions"]))
     if "breakdowns" in summary:
         blocks.extend(breakdown_blocks(summary["breakdowns"], groups))
     return blocks
+
+
+def distribution_table(found: dict) -> Table:
+    """Sec. 5, Fig. 4: the distributions of sentiment, toxicity and counterfactual similarity."""
+    rows = [[TITLES[name], str(e["n"]), _pm(e["mean"], e["sd"]),
+             *[fmt(e["quantiles"][q], 3) for q in ("min", "q1", "median", "q3", "max")]] for name, e in found.items()]
+    return Table(["Score", "n", "mean ± SD", "min", "Q1", "median", "Q3", "max"], rows,
+                 caption="Distributions of the counterfactual continuations' scores (paper Sec. 5, Fig. 4; "
+                         "histograms in summary.png)",
+                 notes="Refusals left out; similarity: every two outputs of one template (the pairs CF counts).")
 
 
 def ambiguous_line(dim: str, entry: dict) -> str:
@@ -248,6 +261,11 @@ def provenance_lines(meta: dict) -> list[str]:
     settings = meta["settings"]
     return [f"decoding: {meta['decoding']}, seed {settings['seed']}, {settings['runs']} run(s)",
             *[f"note: {note}" for note in meta["notes"]]]
+
+
+def histogram_series(summary: dict) -> list[tuple[str, dict]]:
+    """Fig. 4's histograms for the panels beside the radar (none for runs without them)."""
+    return [(TITLES[name], entry["histogram"]) for name, entry in summary.get("distributions", {}).items()]
 
 
 def radar_series(label: str, summary: dict) -> tuple[str, dict]:

@@ -33,6 +33,7 @@ from queerbias.suites.gifi.pronouns import default_groups_path, load_groups, sel
 from queerbias.suites.gifi.report import (
     app_d_tables,
     build_summary,
+    histogram_series,
     mean_over_runs,
     provenance_lines,
     radar_series,
@@ -165,7 +166,7 @@ class GifiSuite(Gifi, Suite):
 
     def plot(self, summary, path):
         return radar_plot([radar_series(summary["meta"]["model"]["spec"], summary)], path,
-                          "GIFI-DE dimensions (1 = equal treatment)")
+                          "GIFI-DE dimensions (1 = equal treatment)", histogram_series(summary))
 
 
 def chunk_seed(seed: int, first: Prompt) -> int:

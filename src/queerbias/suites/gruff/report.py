@@ -17,9 +17,7 @@ from queerbias.report.plots import line_panels
 from queerbias.report.tables import MISSING, Table, fmt
 from queerbias.suites.gruff.forms import CASES, PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS, Instance
-from queerbias.suites.gruff.metrics import BREAKDOWNS
-
-TOP_OCCUPATIONS = 10  # Fig. 6 shows the top 10 of each side
+from queerbias.suites.gruff.metrics import BREAKDOWNS, MIN_REFERENTS
 
 
 def setting_label(setting: str) -> str:
@@ -53,19 +51,24 @@ def distractor_table(settings: dict) -> Table:
                  caption="Errors that reuse the other person's pronoun")
 
 
-def over_resolution_table(over: dict) -> Table:
-    """Paper Fig. 6/9-11: per case, the occupations most pulled to er and to sie (context settings)."""
-    rows = []
-    for case, entries in over.items():
-        to_er = sorted((r for r in entries if r["to_er"]), key=lambda r: -r["to_er"])[:TOP_OCCUPATIONS]
-        to_sie = sorted((r for r in entries if r["to_sie"]), key=lambda r: -r["to_sie"])[:TOP_OCCUPATIONS]
-        for rank in range(max(len(to_er), len(to_sie))):
-            rows.append([case, str(rank + 1),
-                         f"{to_er[rank]['occupation']} {to_er[rank]['to_er']:.1f}" if rank < len(to_er) else MISSING,
-                         f"{to_sie[rank]['occupation']} {to_sie[rank]['to_sie']:.1f}" if rank < len(to_sie) else MISSING])
-    return Table(header=["Case", "#", "to er (% of sie referents)", "to sie (% of er referents)"], rows=rows,
-                 caption="Occupational over-resolution (paper Sec. 8): er/sie referents, settings with an introduction",
-                 notes="Occupations with no such error are not listed.")
+def ranking_table(ends: dict) -> Table:
+    """Paper Fig. 6/9-11: per case the two ends of the one ranking by stereotype score (% to sie − % to er)."""
+    def cell(entry: dict) -> str:
+        return (f"{entry['occupation']} {fmt(entry['score'], 1, signed=True)} (to er {fmt(entry['to_er'], 1)}, "
+                f"to sie {fmt(entry['to_sie'], 1)})")
+
+    rows = [[case, str(rank + 1), *(cell(entry[end][rank]) if rank < len(entry[end]) else MISSING
+                                    for end in ("ihn", "sie"))]
+            for case, entry in ends.items() for rank in range(max(len(entry["ihn"]), len(entry["sie"])))]
+    excluded = "; ".join(f"{case}: {len(entry['excluded'])}" for case, entry in ends.items() if entry["excluded"])
+    minimum = next(iter(ends.values()))["min_referents"] if ends else MIN_REFERENTS
+    return Table(header=["Case", "#", "ihn end (most pulled to er)", "sie end (most pulled to sie)"], rows=rows,
+                 caption="Occupational over-resolution as one ranking (paper Sec. 8, Fig. 6): er/sie referents, "
+                         "settings with an introduction",
+                 notes="Score: % of er referents answered sie minus % of sie referents answered er; each end lists up "
+                       "to ten occupations from its extreme inward, never one at both ends; a tie at the cut goes to "
+                       "the occupation with more referents, then to the name. Occupations with fewer than "
+                       f"{minimum} er or sie referents are not ranked" + (f" ({excluded})." if excluded else "."))
 
 
 def correlation_table(rows: list[dict]) -> Table:
@@ -136,7 +139,8 @@ def summary_blocks(summary: dict) -> list:
         blocks.append(distractor_table(settings))
     if "by_pronoun_case" in summary["introduced"]:
         blocks.append(introduced_table(summary["introduced"]))
-    blocks.append(over_resolution_table(summary["over_resolution"]))
+    if "ranking_ends" in summary:
+        blocks.append(ranking_table(summary["ranking_ends"]))
     if summary["case_correlations"]:
         blocks.append(correlation_table(summary["case_correlations"]))
     if summary["pronoun_tests"]:

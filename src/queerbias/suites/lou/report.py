@@ -118,8 +118,8 @@ def classifier_blocks(summary: dict) -> list:
             blocks += [flip_property_table(found, scope, length), flip_bin_table(analysis["flip_bins"][scope], scope)]
     if "performance" in analysis:
         blocks.append(performance_table(analysis["performance"]))
-    if "task_properties" in analysis:
-        blocks.append(task_table(analysis["task_properties"]))
+    if "task_data" in summary["meta"]["data"]:
+        blocks.append(task_table(summary["meta"]["data"]["task_data"]))
     if analysis.get("layer_clusters"):
         blocks.append(cluster_table(analysis["layer_clusters"]))
     if analysis["added_tokens"] is not None:
@@ -173,29 +173,44 @@ def flip_bin_table(bins: dict, scope: str) -> Table:
 
 
 def performance_table(found: dict) -> Table:
-    """Paper Fig. 5: ΔF1 and flip rate against the macro-F1 of each task and strategy."""
-    rows = [[c["task"], c["strategy"], fmt(c["macro_f1"], 1), fmt(c["delta_f1"], 2, signed=True),
-             fmt(c["flip_rate"], 1)] for c in found["cells"]]
+    """Paper Fig. 5: ΔF1 and flip rate against the model's macro-F1 on the task's original texts."""
+    models = found["spread"]["models"] > 1
+    rows = [[*([c["model"]] if models else []), c["task"], c["strategy"], fmt(c["original_f1"], 1),
+             fmt(c["delta_f1"], 2, signed=True), fmt(c["flip_rate"], 1)] for c in found["cells"]]
+    return Table(header=[*(["Model"] if models else []), "Task", "Strategy", "macro-F1 original", "ΔF1", "flips %"],
+                 rows=rows, caption="ΔF1 and label flips against the macro-F1 on the original texts (paper Sec. 5 iv, "
+                                    "Fig. 5)", notes=performance_note(found))
+
+
+def performance_note(found: dict) -> str:
+    """Fig. 5's Spearman ρ, or why it is undefined: one task of one model has one original F1."""
+    if found["spread"]["original_f1_values"] < 2:
+        return ("Spearman ρ against the original F1: undefined, as the original F1 is one value within one task of "
+                "one model; Sec. 5 iv relates the changes to performance across tasks and models (run several "
+                "tasks, or several models: consistency.json).")
+
     def rho(entry: dict) -> str:
         return f"ρ = {fmt(entry['rho'], 2)}, p = {format_p(entry['p'])}"
 
-    return Table(header=["Task", "Strategy", "macro-F1", "ΔF1", "flips %"], rows=rows,
-                 caption="ΔF1 and label flips against the macro-F1 on the reformulations (paper Sec. 5 iv, Fig. 5)",
-                 notes=f"Spearman over the cells: ΔF1 against F1 {rho(found['delta_f1'])}; flips against F1 "
-                       f"{rho(found['flip_rate'])}.")
+    return (f"Spearman over the {len(found['cells'])} cells ({found['spread']['tasks']} tasks, "
+            f"{found['spread']['models']} model(s)): ΔF1 against the original F1 {rho(found['delta_f1'])}; flips "
+            f"against it {rho(found['flip_rate'])}.")
 
 
 def task_table(found: dict) -> Table:
-    """Paper App. A.4, Table 5: the originals' length (tokens) and Flesch score per task."""
-    def spread(entry: dict | None) -> str:
-        return MISSING if entry is None else f"{fmt(entry['mean'], 1)} ± {fmt(entry['sd'], 1)}"
+    """Paper App. A.4, Table 5: each task's data, its length in words, Flesch score, size, labels and the
+    train-test KL divergence of the labels."""
+    def spread(entry: dict) -> str:
+        return MISSING if entry["mean"] is None else f"{fmt(entry['mean'], 1)} ± {fmt(entry['sd'], 1)}"
 
-    rows = [[task, spread(e["length"]), spread(e["flesch"]), str(e["n"]),
-             ", ".join(f"{label}: {n}" for label, n in e["labels"].items())] for task, e in found.items()]
-    return Table(header=["Task", "Length (tokens)", "Flesch", "# Samples", "Labels"], rows=rows,
-                 caption="The evaluated originals per task (paper App. A.4, Table 5: length and Flesch rows)",
-                 notes="Length: the classifier's tokens (Table 5's definition); Flesch: Amstad's German formula, not "
-                       "normalised; mean ± SD over the (sampled) originals.")
+    rows = [[task, ", ".join(f"{split} {s['n']:,}" for split, s in e["splits"].items()), spread(e["length"]),
+             spread(e["flesch"]), f"{e['n']:,}", ", ".join(f"{label}: {n:,}" for label, n in e["labels"].items()),
+             fmt(e["kl"], 2)] for task, e in found.items()]
+    return Table(header=["Task", "Splits read", "Length (words)", "Flesch", "# Samples", "Labels", "KL div."],
+                 rows=rows, caption="The task data (paper App. A.4, Table 5)",
+                 notes="Over the splits read (train and dev where the data has them, test: the Lou file's originals); "
+                       "length in whitespace words, Flesch: Amstad's German formula, mean ± SD; KL div.: KL(train ‖ "
+                       "test) of the label distributions in nats (– without a train split).")
 
 
 def cluster_table(found: dict) -> Table:
@@ -248,6 +263,8 @@ def consistency_markdown(document: dict) -> str:
         models = [[s, fmt(r["rho"], 2), format_p(r["p"])] for s, r in entry["model_rankings"].items()]
         lines += [to_markdown(Table(["Strategy", "Spearman ρ", "p"], models,
                                     caption=f"{task}: models ranked by F1, original vs. reformulated")), ""]
+    if "performance" in document:
+        lines += [to_markdown(performance_table(document["performance"])), ""]
     correlation = document.get("f1_flip_correlation")
     if correlation is not None:
         lines += [f"ΔF1 and flip rate over every model × task × strategy cell ({correlation['n']}; paper Sec. 5 iv, "

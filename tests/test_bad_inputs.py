@@ -612,6 +612,7 @@ def model_variants(tmp_path_factory) -> Path:
 # -- the table --------------------------------------------------------------------------
 
 SCORE = "score --no-progress --pairs {pairs} --model {bert} --out {tmp}/out"
+NEWS = "crawl news --out {tmp}/news --feed http://127.0.0.1:9/feed --contact me@example.org"
 CASES = [
     # score: options, checked before anything loads (more in ON_PREPARED_RUNS)
     ("score --pairs {pairs} --model {bert} --out {file}/sub", 2, "a-file is a file, not a directory"),
@@ -825,14 +826,10 @@ CASES = [
     # -- issue 49: hangs ------------------------------------------------------------------------
     ("train --config {bomb_train}", 2, "bomb.yaml: its aliases repeat 11,111,111,091 values, more than 100,000"),
     ("study --config {bomb_study}", 2, "study-bomb.yaml: its aliases repeat 11,111,111,091 values"),
-    ("crawl news --out {news_fifo_state} --feed http://127.0.0.1:9/feed --contact me@example.org", 2,
-     "state.json: crawl state is not a regular file but a FIFO"),
-    ("crawl news --out {tmp}/news --feed http://127.0.0.1:9/feed --contact me@example.org --delay 1e7", 2,
-     "argument --delay: must be at most 60, got 1e+07"),
-    ("crawl news --out {tmp}/news --feed http://127.0.0.1:9/feed --contact me@example.org --delay inf", 2,
-     "argument --delay: must be a finite number of seconds, got 'inf'"),
-    ("crawl news --out {tmp}/news --feed http://127.0.0.1:9/feed --contact me@example.org --timeout nan", 2,
-     "argument --timeout: must be a finite number of seconds, got 'nan'"),
+    (NEWS.replace("{tmp}/news", "{news_fifo_state}"), 2, "state.json: crawl state is not a regular file but a FIFO"),
+    (NEWS + " --delay 1e7", 2, "argument --delay: must be at most 60, got 1e+07"),
+    (NEWS + " --delay inf", 2, "argument --delay: must be a finite number of seconds, got 'inf'"),
+    (NEWS + " --timeout nan", 2, "argument --timeout: must be a finite number of seconds, got 'nan'"),
     ("gifi run --runs 1000000000", 2, "--runs must be between 1 and 100, got 1,000,000,000"),
     # -- issue 49: silently wrong ------------------------------------------------------------------
     ("card {appended_metrics}", 2, "metrics.jsonl, row 2, field 'epoch': a metrics line without its epoch"),
@@ -844,21 +841,25 @@ CASES = [
     ("score --pairs {pairs} --model {nan_base_adapter}", 2, "nan-bert: its weights hold NaN or infinity"),
     ("train --config {dotdot_name}", 2, "config key 'eval.benchmarks[0].name' names a folder, so it must be letters"),
     # -- issue 49: tracebacks ----------------------------------------------------------------------
+    # integers of 5,000 digits (Python's int() takes 4,300) in a config, an override, a study, a JSONL id
     ("train --config {huge_seed}", 2, "huge-seed.yaml: an integer of 5,000 digits, more than the 100"),
     ("train --config {train_ok} seed=" + HUGE, 2, "an integer of 5,000 digits, more than the 100"),
     ("study --config {huge_study_seed}", 2, "study-huge.yaml: an integer of 5,000 digits"),
     ("score --pairs {huge_pair_id} --model {bert}", 2, "huge-id.jsonl, row 1: an integer of 5,000 digits"),
+    # nesting beyond the interpreter's recursion: 20,000 lists in a study, 100,000 arrays in an unread field
     ("study --config {deep_study}", 2, "study-deep.yaml: lists or mappings nested more than 100 deep"),
     ("score --pairs {deep_jsonl} --model {bert}", 2, "deep.jsonl, row 1: lists or mappings nested more than 100 deep"),
+    # a launch without its start time, or one that is no time
     ("study report {study_launch_unstarted}", 2, "study-cell-launches.jsonl, row 1, field 'started': launch 'a' has "
                                                   "no start time"),
     ("study report {study_launch_gestern}", 2, "study-cell-launches.jsonl, row 1, field 'started': the start time "
                                                 "'gestern' is no ISO date and time"),
     ("train --config {dpo_bogus}", 2, "config key 'dpo.loss_type' must be one of sigmoid, hinge, ipo"),
+    # the test server's numbers
     ("crawl test-server --port 70000", 2, "argument --port: must be at most 65,535, got 70,000"),
     ("crawl test-server --posts 100000000", 2, "argument --posts: must be at most 10,000, got 100,000,000"),
     # -- issue 49: unclear ---------------------------------------------------------------------------
-    ("crawl news --out {tmp}/news --feed http://127.0.0.1:9/feed --contact '{crlf}'", 2,
+    (NEWS.replace("me@example.org", "'{crlf}'"), 2,
      "holds the control character '\\r'; an HTTP header is one line of text"),
 ]
 

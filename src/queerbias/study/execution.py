@@ -15,14 +15,14 @@ folder for as long as its process lives, so two studies never train the same cel
 
 A cell is finished only once a launch ended with status 0 beside a finished training run:
 the study then writes the cell's own mark (`Cell.mark_finished`). SIGTERM or SIGINT (a job's
-end, Ctrl-C) to the study ends its training processes first (each runs in a session of its
-own, launcher and workers together), records their launches as interrupted, starts no
-further cell and ends the study with `Interrupted` (status 128 + the signal).
+end, Ctrl-C) to the study ends its training processes first (SIGTERM to each: accelerate's
+launchers end their workers on it), records their launches as interrupted, starts no further
+cell and ends the study with `Interrupted` (status 128 + the signal). The training stays in
+the study's process group, so a kill of the group (a job's end) takes both, as before.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import queue
@@ -85,11 +85,11 @@ class Launched:
             raise Interrupted(self.signal)
 
     def run(self, argv: list[str], **options) -> int | None:
-        """`argv`'s exit status, in a session of its own; None when the study is ending (nothing started)."""
+        """`argv`'s exit status; None when the study is ending (nothing started)."""
         with self._lock:
             if self.signal is not None:
                 return None
-            process = subprocess.Popen(argv, start_new_session=True, **options)
+            process = subprocess.Popen(argv, **options)
             self._running.add(process)
         try:
             return process.wait()
@@ -101,8 +101,7 @@ class Launched:
         with self._lock:
             self.signal = number
             for process in self._running:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGTERM)
+                process.terminate()  # SIGTERM; a process that has ended already is left alone
 
 
 def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = None, say=print) -> list[Outcome]:

@@ -567,6 +567,7 @@ BUILDERS = {
                                    f"pairs:\n  train: 'queerbias-de:train'\n  mine_lexicons:\n    de: {_alias_bomb()}\n"),
     "bomb_study": lambda i: _study_text(i, "study-bomb.yaml", "seeds: [0]\ntraining:\n  overrides:\n"
                                         f"    data: {{train: corpora/demo}}\n    pairs: {{mine_lexicons: {{de: {_alias_bomb()}}}}}\n"),
+    "cyclic_yaml": lambda i: _write(i, "cyclic.yaml", "runs: &a [1, *a]\n"),
     "huge_seed": lambda i: _write(i, "huge-seed.yaml", f"model: x\ndata: {{train: corpora/demo}}\nseed: {HUGE}\n"),
     "huge_study_seed": lambda i: _study_text(i, "study-huge.yaml", f"seeds: [{HUGE}]\n"),
     "huge_pair_id": lambda i: _jsonl(i, "huge-id.jsonl", ['{"pair_id": ' + HUGE + ", " + GOOD_JSON + ', "bias_type": "gay"}']),
@@ -826,6 +827,7 @@ CASES = [
     # -- issue 49: hangs ------------------------------------------------------------------------
     ("train --config {bomb_train}", 2, "bomb.yaml: its aliases repeat 11,111,111,091 values, more than 100,000"),
     ("study --config {bomb_study}", 2, "study-bomb.yaml: its aliases repeat 11,111,111,091 values"),
+    ("gifi run --config {cyclic_yaml}", 2, "cyclic.yaml: an alias names a value that contains the alias itself"),
     (NEWS.replace("{tmp}/news", "{news_fifo_state}"), 2, "state.json: crawl state is not a regular file but a FIFO"),
     (NEWS + " --delay 1e7", 2, "argument --delay: must be at most 60, got 1e+07"),
     (NEWS + " --delay inf", 2, "argument --delay: must be a finite number of seconds, got 'inf'"),

@@ -37,15 +37,13 @@ def check_digits(text: str) -> None:
 
 def check_depth(value: Any) -> None:
     """Refuse lists and mappings nested more than `MAX_DEPTH` deep (walked without recursion)."""
-    pending = [(value, 1)]
+    pending = [(value, 1)] if isinstance(value, (dict, list)) else []
     while pending:
         item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
         if depth > MAX_DEPTH:
             raise BoundError(too_deep())
-        pending.extend((child, depth + 1) for child in children)
+        pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+                       if isinstance(child, (dict, list)))  # only containers: a flat record costs one pass
 
 
 def too_deep() -> str:

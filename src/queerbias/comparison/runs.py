@@ -48,11 +48,10 @@ def unique_defaults(runs: list[RunRecord], defaulted: list[bool]) -> list[RunRec
     for depth in range(2, 5):
         labels = [run.label for run in runs]
         clashing = [i for i, run in enumerate(runs) if stepped[i] and labels.count(run.label) > 1]
-        if not clashing:
-            break
         for i in clashing:
-            above = runs[i].path.resolve().parents[depth - 1]
-            runs[i] = replace(runs[i], label=f"{above.name}/{runs[i].label.rsplit('/', 1)[-1]}")
+            folders = runs[i].path.resolve().parents[:-1]  # every folder above the run but `/`, which has no name
+            if depth - 1 < len(folders):  # near `/` the labels stay as they are: `check_labels` names them
+                runs[i] = replace(runs[i], label=f"{folders[depth - 1].name}/{runs[i].label.rsplit('/', 1)[-1]}")
     return runs
 
 

@@ -278,6 +278,12 @@ class Suite(Declaration, ABC):
         another number is not this chunk's result (`integrity.usable_chunk`)."""
         return len(chunk)
 
+    def row_items(self, chunk: Sequence) -> list[dict] | None:
+        """What each row `evaluate` yields for `chunk` carries of its item (its key and texts), in
+        order: a saved chunk whose rows name other items is no result of this chunk
+        (`integrity.usable_chunk`). None (the default): not checked."""
+        return None
+
     @abstractmethod
     def evaluate(self, lm, chunks: Iterable[Sequence], settings) -> Iterator[list[dict]]:
         """Score chunks of items in order, yielding each chunk's rows (dicts of `columns`)."""

@@ -94,7 +94,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     partial.mkdir(exist_ok=True)
     chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
-    done = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
+    shapes = _shapes(suite, chunks, settings)
+    done = _read_partial(partial, key, shapes, suite.columns)
     todo = [c for c in mine if c not in done]
     if len(todo) < len(mine):
         log.info("resuming: %d of %d chunks already evaluated", len(mine) - len(todo), len(mine))
@@ -113,7 +114,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     evaluated = time.perf_counter()
 
     if state.is_main_process:
-        found = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
+        found = _read_partial(partial, key, shapes, suite.columns)
         missing = [c for c in range(len(chunks)) if c not in found]
         if missing:
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
@@ -331,14 +332,21 @@ def _item_name(suite: Suite, row: dict) -> str:
     return "/".join(str(row.get(column)) for column in suite.key_columns)
 
 
-def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[int]) -> dict[int, list[dict]]:
+def _shapes(suite: Suite, chunks: list[Sequence], settings) -> list[integrity.ChunkShape]:
+    """What each chunk's progress line must hold (`integrity.usable_chunk`)."""
+    return [integrity.ChunkShape(start, len(chunk), suite.chunk_rows(chunk, settings), suite.row_items(chunk))
+            for start, chunk in zip(_starts(chunks), chunks, strict=True)]
+
+
+def _read_partial(partial: Path, key: str, shapes: list[integrity.ChunkShape], columns) -> dict[int, list[dict]]:
     """Rows by chunk from every shard file of this run (lines of other runs are ignored).
 
     A last line without its newline was cut short by a kill and is evaluated again, and so
     is a chunk whose saved start or item count is not its own (`integrity.usable_chunk`); any other
-    line that is not a well-formed record is refused, naming file and line.
+    line that is not a well-formed record, or whose rows are not its chunk's, is refused, naming
+    file and line.
     """
-    found, starts = {}, _starts(chunks)
+    found = {}
     for path in sorted(partial.glob("rank*.jsonl")):
         text = integrity.read_text(path, "progress file", integrity.MAX_PROGRESS_BYTES)
         lines = text.split("\n")
@@ -349,8 +357,7 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[
             if record["run"] != key:
                 continue
             chunk = record["chunk"]
-            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, starts[chunk], len(chunks[chunk]),
-                                                                   n_rows[chunk], path, number):
+            if 0 <= chunk < len(shapes) and integrity.usable_chunk(record, shapes[chunk], columns, path, number):
                 found[chunk] = record["rows"]
             else:
                 log.warning("%s, line %d: chunk %d does not hold the items it holds now; evaluating it again",

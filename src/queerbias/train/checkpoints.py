@@ -102,9 +102,8 @@ def mark_finished(run_dir: Path) -> None:
 
 def is_finished(run_dir: Path) -> bool:
     """Whether the run finished: its mark beside trained weights in final/ (deleting final/ makes the
-    run resumable again); runs written before the mark: trained weights and the card in final/."""
-    final = run_dir / "final"
-    return holds_weights(final) and ((run_dir / FINISHED).is_file() or (final / "README.md").is_file())
+    run resumable again). A model card proves nothing: `queerbias card` writes one into any run."""
+    return holds_weights(run_dir / "final") and (run_dir / FINISHED).is_file()
 
 
 def holds_weights(folder: Path) -> bool:
@@ -130,17 +129,31 @@ def append_metrics(run_dir: Path, record: dict) -> None:
         sink.write(json.dumps(record, allow_nan=False) + "\n")
 
 
+#: what every metrics line holds, as `train.evaluation.evaluate` writes it: the key and the JSON types of its value
+METRICS_FIELDS = {"step": (int,), "epoch": (int, float), "perplexity": (int, float, type(None)),
+                  "general_perplexity": (int, float, type(None)), "benchmarks": (dict,)}
+
+
 def read_metrics(run_dir: Path) -> list[dict]:
-    """The metrics lines of a run, read strictly: each a JSON object with its integer step (a
-    file another tool wrote there is refused naming the file and line, never a KeyError)."""
+    """The metrics lines of a run, read strictly: each a JSON object with the fields a run writes
+    (`METRICS_FIELDS`), steps rising line by line (a file another tool wrote there, or a line
+    appended to a run's, `{"step": 6}`, is refused naming the file and line, never read as a
+    step the run reached)."""
     path = run_dir / METRICS
     if not path.is_file():
         return []
-    records = []
+    records: list[dict] = []
     for row, record in iter_jsonl(path):
-        if isinstance(record.get("step"), bool) or not isinstance(record.get("step"), int):
-            raise DataError(path, "a metrics line without its integer step: not a line a training run wrote; "
-                                  "move the file away or choose another output_dir", row=row, field="step")
+        for field, types in METRICS_FIELDS.items():
+            value = record.get(field)
+            if field not in record or not isinstance(value, types) or isinstance(value, bool):
+                what = "its integer step" if field == "step" else f"its {field}"
+                raise DataError(path, f"a metrics line without {what}: not a line a training run wrote; "
+                                      "move the file away or choose another output_dir", row=row, field=field)
+        if records and record["step"] <= records[-1]["step"]:
+            raise DataError(path, f"step {record['step']} after step {records[-1]['step']}: a training run writes its "
+                                  "steps in order; move the file away or choose another output_dir", row=row,
+                            field="step")
         records.append(record)
     return records
 

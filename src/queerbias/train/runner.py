@@ -4,8 +4,10 @@ Order: check the run folder before anything else (`checkpoints.training_folder`:
 inside it, and empty or a training run's own; then locked while this run writes it);
 resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
 rewrites one); load the training pairs, the benchmarks' data and the corpus, and refuse
-evaluation items that overlap what the run trains on (before any model loads); check the
-run folder (resume from the last complete checkpoint); load the base model, score it as
+evaluation items that overlap what the run trains on (before any model loads); refuse a run
+folder of another config; load the base model and check it against the config (LoRA
+targets and rank, memory); prepare the run folder (resume from the last complete
+checkpoint, config.yaml written only now, so a refused run leaves none); score the base as
 step 0 (`RUN/base/`; `eval.base_from` shares it between the runs of one model,
 `train.shared_base`), train with checkpoint evaluation under the configured objective's
 trainer (`train.objectives`), save the adapter or model (`RUN/final/`, merged into
@@ -104,10 +106,10 @@ def _run_training(config: TrainConfig) -> dict:
         "targeted_groups": config.data.identities, "skipped_benchmarks": skipped,
         "general_text": general and {"documents": len(general), "checksum": _checksum(general)},
     }.items() if value}
-    resume = _prepare_run_dir(config, run_dir, state, record)
-
+    _require_same_config(config, run_dir)
     lm = load_base(config, inspected)
-    check_adapter_modules(lm.model, config)
+    check_adapter_modules(lm.model, config)  # refused before the folder holds this config: a fixed rerun may start
+    resume = _prepare_run_dir(config, run_dir, state, record)
     packing = _packing(config, lm)
     max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
     validation_source = resolve_validation(config.data)
@@ -236,12 +238,14 @@ def _packing(config: TrainConfig, lm) -> bool:
 
 
 def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) -> Path | None:
-    """Refuse a folder holding another config; drop half-written checkpoints; find the resume point.
+    """Drop half-written checkpoints, find the resume point and save the config (once the base model
+    loaded and every check on it passed: a refused run leaves no config.yaml that would block its
+    corrected rerun as "another config").
 
     config.yaml holds the resolved config and, under `record`, what the run derived from
-    it (objective, held-out check, corpus counts); only the config part must match.
+    it (objective, held-out check, corpus counts); only the config part must match
+    (`_require_same_config`, before the model loads).
     """
-    _require_same_config(config, run_dir)
     if state.is_main_process:
         run_dir.mkdir(parents=True, exist_ok=True)
         for folder in checkpoints.clear_incomplete(run_dir):

@@ -11,9 +11,9 @@ import torch
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
-from queerbias.pairs.schema import NEUTRAL, STEREOTYPE
+from queerbias.pairs.schema import NEUTRAL, STEREOTYPE, Pair
 from queerbias.train.config import config_from_dict
-from queerbias.train.objectives.contrast.batches import CellBatches, cells_of
+from queerbias.train.objectives.contrast.batches import CellBatches, cells_of, swapped_phrases
 from queerbias.train.objectives.contrast.config import ContrastConfig
 from queerbias.train.objectives.contrast.loss import (
     association_terms,
@@ -23,6 +23,8 @@ from queerbias.train.objectives.contrast.loss import (
     predicate_terms,
 )
 from queerbias.train.objectives.equalise.loss import batch_tensors, training_scorer
+from queerbias.scoring.families import make_scorer
+from queerbias.scoring.pair_scores import score_pairs
 from queerbias.train.runner import run_training
 
 from .helpers import TINY_BENCHMARK, small_config
@@ -57,6 +59,10 @@ def test_cells_hold_both_kinds_and_batches_are_seeded_and_balanced(contrast_pair
     assert len({cell.group for cell in first.cells}) == 4
     assert all(len(c.stereotypes) == 2 and len(c.neutral) == 2 and {p.frame for p in (*c.stereotypes, *c.neutral)}
                == {c.frame} for c in first.cells)
+    # one way of naming the group and its counterfactual per cell: the phrase terms cancel in c
+    assert all({swapped_phrases(p) for p in (*c.stereotypes, *c.neutral)} == {c.phrases} for c in first.cells)
+    assert swapped_phrases(Pair("x", "Ich finde, Transmenschen lesen.", "Ich finde, Cismenschen lesen.", "t")) == \
+        ("Tran", "Ci")  # the characters between the common beginning and end
     groups = [cell.group for step in range(4) for cell in batches.draw(step, 0, 0).cells]  # 16 groups, 4 a draw
     assert sorted(groups) == sorted({cell.group for cell in cells})  # each group once in a cycle
     with pytest.raises(QueerbiasError, match="needs pairs whose frames hold stereotype and neutral predicates"):
@@ -69,18 +75,23 @@ def test_c_is_the_stereotypes_d_minus_the_neutral_d_and_the_phrase_term_cancels(
     batch = CellBatches(contrast_pairs, cells=3, stereotypes=2, neutral=2, mined=0, seed=1).draw(0, 0, 0)
     with torch.no_grad():
         tensors = batch_tensors(scorer, batch.pairs, difference_only=True)
-        c = cell_associations(scorer, batch, tensors, ContrastConfig())
+        c = cell_associations(scorer, batch, tensors, ContrastConfig(tokens="all"))
+        alone = cell_associations(scorer, batch, tensors, ContrastConfig(tokens="all", reference="none"))
+        predicate_c = cell_associations(scorer, batch, tensors, ContrastConfig())
         d = (tensors.more - tensors.less).tolist()
         full = batch_tensors(scorer, batch.pairs)  # every position: the same d
         assert (full.more - full.less).tolist() == pytest.approx(d, abs=1e-4)
-        predicate = predicate_terms(scorer, batch.pairs[:6], tensors)
+        predicate = predicate_terms(scorer, batch.pairs, tensors).tolist()
     for i, cell in enumerate(batch.cells):
-        stereotypes, neutral = d[2 * i:2 * i + 2], d[6 + 2 * i:6 + 2 * i + 2]
-        assert c[i].item() == pytest.approx(sum(stereotypes) / 2 - sum(neutral) / 2, abs=1e-5)
-    # the predicate term leaves out the tokens up to the end of the identity phrase
-    phrase = [more - less - term for more, less, term in zip(tensors.more.tolist(), tensors.less.tolist(),
-                                                            predicate.tolist())]
-    assert any(abs(x) > 1e-4 for x in phrase)
+        stereotypes, neutral = slice(2 * i, 2 * i + 2), slice(6 + 2 * i, 6 + 2 * i + 2)
+        assert c[i].item() == pytest.approx(sum(d[stereotypes]) / 2 - sum(d[neutral]) / 2, abs=1e-5)
+        assert alone[i].item() == pytest.approx(sum(d[stereotypes]) / 2, abs=1e-5)
+        assert predicate_c[i].item() == pytest.approx(sum(predicate[stereotypes]) / 2 - sum(predicate[neutral]) / 2,
+                                                      abs=1e-5)
+    # the predicate term is the scorer's own split: d_predicate of score_pairs, before rounding
+    split = score_pairs(make_scorer(lm), batch.pairs)
+    assert [s.d_predicate for s in split] == pytest.approx(predicate, abs=2e-3)
+    assert any(abs(s.d_phrase) > 1e-3 for s in split)  # and it leaves the phrase's own tokens out
 
 
 def test_the_anchor_is_zero_at_the_base_and_the_loss_reaches_the_adapter(tiny_llama, tmp_path, contrast_pairs):
@@ -95,7 +106,7 @@ def test_the_anchor_is_zero_at_the_base_and_the_loss_reaches_the_adapter(tiny_ll
     tensors = batch_tensors(scorer, batch.pairs, difference_only=True)
     anchor = identity_anchor(scorer, batch.pairs[4:], tensors, model.disable_adapter, 64)
     assert anchor.item() == pytest.approx(0.0, abs=1e-6)  # LoRA starts as the identity: the model is its base
-    loss, _ = contrast_loss(scorer, batch, ContrastConfig(one_sided=False), model.disable_adapter)
+    loss, _ = contrast_loss(scorer, batch, ContrastConfig(one_sided=False, tokens="all"), model.disable_adapter)
     loss.backward()
     grads = [p.grad for name, p in model.named_parameters() if "lora_" in name and p.grad is not None]
     assert grads and any(g.abs().sum() > 0 for g in grads)

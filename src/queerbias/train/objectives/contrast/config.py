@@ -4,12 +4,12 @@
         + weight * (cell_term * mean_cells c+^2 + group_term * mean_g (mean_{cells of g} c+)^2)
         + anchor_term * mean over positions KL(P_base || P_model)
 
-c is a (group, frame) cell's association: the mean d = s(sent_more) - s(sent_less) of its stereotype
-pairs minus that of its neutral pairs (`reference: neutral`), the benchmark's own score differentiated
-(`scoring.pair_scores`); c+ = max(0, c) (`one_sided`). What a stereotype and a neutral predicate of
-the same frame share, above all the identity phrase's own term, cancels in c, so a shift of the
-phrase earns nothing (issue 53); `reference: predicate` (an ablation) reads only the stereotype
-pairs' predicate term (the tokens after the identity phrase) and no neutral predicate.
+c is a (group, frame, phrases) cell's association: the mean d = s(sent_more) - s(sent_less) of its
+stereotype pairs minus that of its neutral pairs (`reference: neutral`), the benchmark's own score
+differentiated (`scoring.pair_scores`), over the tokens after the identity phrase (`tokens: predicate`);
+c+ = max(0, c) (`one_sided`). What a stereotype and a neutral predicate of the same frame share cancels
+in c, and the identity phrase's own tokens are not read at all, so a shift of the name earns nothing
+(issue 53). `reference: none` (an ablation) reads the stereotype pairs alone, no neutral predicate.
 The identity-invariance anchor (`contrast.anchor`) is the KL to the base model at every position
 from the identity words on, in the batch's neutral pairs (both sentences) and in pairs mined from the
 corpus: the model cannot lower c by moving the neutral reference or the group's name.
@@ -27,10 +27,13 @@ from queerbias.train.objectives.protocol import Objective
 @dataclass
 class ContrastConfig:
     weight: float = option(1.0, "lambda: the weight of the contrast terms", ge=0)
-    reference: Literal["neutral", "predicate"] = option(
-        "neutral", "neutral: c = the stereotype pairs' d minus the neutral pairs' d of the same group and frame; "
-                   "predicate (ablation): the stereotype pairs' predicate term only (the tokens after the identity "
-                   "phrase), no neutral predicate")
+    reference: Literal["neutral", "none"] = option(
+        "neutral", "neutral: c = the stereotype pairs' d minus the neutral pairs' d of the same cell; none "
+                   "(ablation): c = the stereotype pairs' d alone")
+    tokens: Literal["predicate", "all"] = option(
+        "predicate", "the tokens d sums in the loss: predicate, those after the identity phrase (where a frame puts "
+                     "the verb before the group, the phrase's own tokens depend on the predicate and would carry a "
+                     "shift of the name into c); all, every shared token as the benchmark scores")
     one_sided: bool = option(True, "penalise only c > 0 (towards the stereotype): a cell at or below indifference "
                                    "adds nothing")
     cell_term: float = option(1.0, "weight of the mean squared c over the batch's cells", ge=0)

@@ -27,8 +27,7 @@ from queerbias.train.objectives.equalise.pairing import coarsened, divergence
 
 def predicate_terms(scorer: Scorer, pairs: list[Pair], tensors: BatchTensors) -> torch.Tensor:
     """Per pair, d over the scored tokens after the end of its identity phrase only (`Pair.phrase_end`,
-    as `scoring.pair_scores.phrase_split` splits it), with the autograd graph: the ablation without a
-    neutral reference."""
+    as `scoring.pair_scores.phrase_split` splits it), with the autograd graph."""
     where = {request: i for i, request in enumerate(tensors.requests)}
     values = tensors.rows[torch.arange(len(tensors.requests)), [ids[p] for ids, p in tensors.requests]]
     found = []
@@ -58,12 +57,13 @@ def association_terms(c: torch.Tensor, groups: list[str], settings: ContrastConf
 
 def cell_associations(scorer: Scorer, batch: ContrastBatch, tensors: BatchTensors,
                       settings: ContrastConfig) -> torch.Tensor:
-    """Each cell's c, in the order of `batch.cells` (`tensors` computed over `batch.pairs`)."""
-    d = tensors.more - tensors.less
+    """Each cell's c, in the order of `batch.cells` (`tensors` computed over `batch.pairs`): over the tokens
+    `settings.tokens` names, the stereotype pairs' mean d, less the neutral pairs' with `reference: neutral`."""
     counts = [len(cell.stereotypes) for cell in batch.cells]
     stereotype_count = sum(counts)
-    if settings.reference == "predicate":
-        d = predicate_terms(scorer, batch.pairs[:stereotype_count], tensors)
+    read = stereotype_count + sum(len(cell.neutral) for cell in batch.cells)
+    d = predicate_terms(scorer, batch.pairs[:read], tensors) if settings.tokens == "predicate" else \
+        tensors.more - tensors.less
     found, start, neutral = [], 0, stereotype_count
     for cell, count in zip(batch.cells, counts):
         c = d[start:start + count].mean()

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from queerbias.comparison import checkpoints, delta_plots, delta_tables
-from queerbias.comparison.runs import align_rows, check_compatible
+from queerbias.comparison.runs import align_rows, benchmark_name, check_compatible
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
 from queerbias.report import paired_stats
@@ -58,6 +58,8 @@ def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOpt
 
     `options.best` names one of the suite's criteria (None: its first); any other name is refused,
     as are AFTER checkpoints that do not come after BEFORE's step. Without a seed, the bootstrap's is 0.
+    The document's `benchmark` names what was evaluated where the runs are one training run's evaluations
+    of a benchmark (`runs.benchmark_name`), so that the report's title says which benchmark it is.
     """
     if not afters:
         raise QueerbiasError("need at least one AFTER run")
@@ -73,6 +75,7 @@ def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOpt
     document = {
         "suite": suite.name,
         "schema_version": DELTA_SCHEMA_VERSION,
+        "benchmark": benchmark_name([before, *afters]),
         "measures": [asdict(m) for m in suite.measures],
         "scopes": scopes,
         "comparisons": comparisons,

@@ -24,7 +24,7 @@ NOT_SELECTED = ("No checkpoint is chosen by this benchmark: it is a test split, 
 def render_delta_tables(document: dict) -> dict[str, str]:
     """Markdown (main table, per-comparison details, trajectory), CSV and LaTeX (main table)."""
     main = delta_table(document)
-    markdown = [f"# {document['suite']}: change against {_before_label(document)}", "", to_markdown(main)]
+    markdown = [f"# {report_title(document)}: change against {_before_label(document)}", "", to_markdown(main)]
     for comparison in document["comparisons"]:
         for scope in document["scopes"] or [OVERALL]:
             markdown += ["", to_markdown(details_table(document, comparison, scope))]
@@ -33,6 +33,16 @@ def render_delta_tables(document: dict) -> dict[str, str]:
         chosen = best_sentence(document["best"]) if "best" in document else NOT_SELECTED
         markdown += ["", to_markdown(trajectory_table(document)), "", chosen]
     return {"md": "\n".join(markdown) + "\n", "csv": render_delta_csv(document), "tex": to_latex(main)}
+
+
+def report_title(document: dict) -> str:
+    """What a report is of, for its titles: "bias (queerbias-de:test)" for a training run's benchmark
+    (`benchmark`) and its data, the data alone for other runs, the suite where neither is recorded."""
+    data = (document["meta"].get("data") or {}).get("name")
+    name = document.get("benchmark")
+    if name and data and name != data:
+        return f"{name} ({data})"
+    return name or data or document["suite"]
 
 
 def _measures(document: dict, kinds=None) -> list[dict]:

@@ -74,6 +74,9 @@ class Measure:
     digits: int = 2  # decimals in tables
     reference: float | None = None  # a value with a meaning, drawn in trajectories (50: no preference)
     reference_label: str = ""
+    #: what a value above `reference` leans to ("the stereotype"), so that the levels and forest plots can
+    #: mark an entry that crossed it towards that, or fell through it (an overshoot, not a gain); "": not said
+    above_reference: str = ""
 
 
 @dataclass(frozen=True)

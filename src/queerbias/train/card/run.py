@@ -14,6 +14,7 @@ from pathlib import Path
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import existing_folder
 from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX, is_embedded
 from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import LEGACY_SUITE
@@ -126,9 +127,7 @@ class TrainingRun:
 
 def read_run(run_dir: str | Path) -> TrainingRun:
     """The run folder's config, metrics and compare reports, checked as they are read."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise QueerbiasError(f"{run_dir}: not a directory")
+    run_dir = existing_folder(run_dir, "training run folder")
     if not (run_dir / CONFIG_FILE).is_file():
         raise QueerbiasError(f"{run_dir}: not a training run (no {CONFIG_FILE})")
     config = load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config")

@@ -53,8 +53,10 @@ def soft_test(name: str):
     return getattr(paired_stats, SOFT_TESTS[name].function)
 
 
-def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOptions = CompareOptions()) -> dict:
-    """The delta document for BEFORE against each AFTER, with a trajectory when checkpoints are given.
+def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOptions = CompareOptions(),
+                 checkpoints_from: int = checkpoints.MIN_CHECKPOINTS) -> dict:
+    """The delta document for BEFORE against each AFTER, with a trajectory and the best checkpoint when
+    at least `checkpoints_from` AFTER runs carry a training step (a training run's own report: from one).
 
     `options.best` names one of the suite's criteria (None: its first); any other name is refused,
     as are AFTER checkpoints that do not come after BEFORE's step. Without a seed, the bootstrap's is 0.
@@ -99,7 +101,8 @@ def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOpt
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     }
-    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures)
+    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures,
+                                        checkpoints_from)
     if trajectory is not None and suite.criteria:
         document["trajectory"] = trajectory
         document["best"] = best_checkpoint(document, options.best, options.ppl_margin)

@@ -30,8 +30,10 @@ def render_delta_tables(document: dict) -> dict[str, str]:
             markdown += ["", to_markdown(details_table(document, comparison, scope))]
     markdown += [block for table in _suite(document).extra_tables(document) for block in ("", to_markdown(table))]
     if "trajectory" in document:
-        chosen = best_sentence(document["best"]) if "best" in document else NOT_SELECTED
+        chosen = best_sentence(document["best"]) if document.get("best") else NOT_SELECTED
         markdown += ["", to_markdown(trajectory_table(document)), "", chosen]
+    if "verdict" in document:  # a training run's own report
+        markdown += ["", f"The training run's verdict: {document['verdict']['text']}."]
     return {"md": "\n".join(markdown) + "\n", "csv": render_delta_csv(document), "tex": to_latex(main)}
 
 

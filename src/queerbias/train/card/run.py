@@ -114,6 +114,13 @@ class TrainingRun:
             value = value.get(part) if isinstance(value, dict) else None
         return value
 
+    @property
+    def verdict(self) -> tuple[dict | None, dict[str, str]]:
+        """The run's verdict and its guards' refusals (step -> why), as its compare reports keep them
+        (`comparison.checkpoints.run_verdict`); None for a run written before they did."""
+        delta = next((b.delta for b in self.benchmarks if b.delta is not None and "verdict" in b.delta), None)
+        return (None, {}) if delta is None else (delta["verdict"], delta.get("refused") or {})
+
     def incomplete(self) -> list[str]:
         """Why the card cannot report a finished evaluation (empty: it can)."""
         reasons = [] if self.final_weights else ["final/ holds no trained weights: the run did not finish"]

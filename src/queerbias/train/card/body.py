@@ -73,7 +73,8 @@ def _chosen(chosen: dict | None, last: int) -> str:
     where = f"`compare/{chosen['benchmark']}/`"
     if chosen["label"] is None:
         return (f"Compare chose no checkpoint on `{chosen['benchmark']}` ({chosen['criterion_description']}): every "
-                f"one was excluded, each with its reason in {where}.")
+                f"one was excluded, each with its reason in {where}, so the weights here are not a checkpoint it "
+                "chose.")
     weights = ("its weights are the ones here" if chosen["step"] == last else
                f"its weights are in the run's `checkpoint-{chosen['step']}/`, the ones here are the last "
                f"checkpoint's (step {last})")

@@ -38,13 +38,11 @@ def render_delta_tables(document: dict) -> dict[str, str]:
 
 
 def report_title(document: dict) -> str:
-    """What a report is of, for its titles: "bias (queerbias-de:test)" for a training run's benchmark
-    (`benchmark`) and its data, the data alone for other runs, the suite where neither is recorded."""
+    """What a report is of, for its titles: "bias (queerbias-de:test)", a training run's benchmark
+    (`benchmark`) and its data; for other runs the suite and its data, "pairs (queerbias-de)"."""
     data = (document["meta"].get("data") or {}).get("name")
-    name = document.get("benchmark")
-    if name and data and name != data:
-        return f"{name} ({data})"
-    return name or data or document["suite"]
+    name = document.get("benchmark") or document["suite"]
+    return f"{name} ({data})" if data and data != name else name
 
 
 def _measures(document: dict, kinds=None) -> list[dict]:

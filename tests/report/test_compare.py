@@ -13,6 +13,7 @@ from scipy import stats
 
 import queerbias as qb
 from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.delta_plots import crossings
 from queerbias.comparison.runs import load_run
 from queerbias.errors import QueerbiasError
 from queerbias.report.options import CompareOptions
@@ -369,6 +370,9 @@ def test_plots_name_the_benchmark_and_mark_groups_that_passed_50(tmp_path):
     assert (groups["gay"]["bias_before"], groups["gay"]["bias_after"]) == (0.0, 100.0)
     assert (groups["trans"]["bias_before"], groups["trans"]["bias_after"]) == (100.0, 0.0)
     rows = {"gay": "gay: crossed 50 towards the stereotype", "trans": "trans: overshot past 50, not a gain"}
+    halfway = {**change.delta["comparisons"][0]["groups"]["trans"], "bias_after": 30.0}  # 100 -> 30: nearer 50
+    assert crossings(change.delta, [{"groups": {"trans": halfway}, "after": {"label": "step-8"}}]) == {
+        "trans": "overshot past 50"}
     for figure, title in ((change.levels(), "bias (synthetic): base → step-8, per identity"),
                           (change.forest(), "bias (synthetic): change against base: 95% bootstrap intervals; "
                                             "filled marker = adjusted p < .05")):

@@ -49,10 +49,10 @@ def forest_parts(document: dict) -> tuple[list[str], list[tuple[str, list]], lis
 def crossings(document: dict, comparisons: list[dict]) -> dict[str, str]:
     """Entry of the first scope -> how its level passed the reference level of the first measure that says
     what lies above it (`Measure.above_reference`; pairs: the bias score and 50): "crossed 50 towards the
-    stereotype", or "overshot past 50, not a gain" where it fell from above the reference to below it.
-    The forest plot shows such a fall as a large negative change, the look of a gain, and the levels plot
-    shows where it ended; both name it. With several AFTER runs, each note names the runs where it
-    happened."""
+    stereotype", or "overshot past 50" where it fell from above the reference to below it, with ", not a
+    gain" where it ended at least as far from the reference as it began (60 -> 0). The forest plot shows such
+    a fall as a large negative change, the look of a gain, and the levels plot shows where it ended; both
+    name it. With several AFTER runs, each note names the runs where it happened."""
     scope = document["scopes"][0] if document["scopes"] else None
     measure = next((m for m in document["measures"] if m.get("reference") is not None and m.get("above_reference")),
                    None)
@@ -65,8 +65,9 @@ def crossings(document: dict, comparisons: list[dict]) -> dict[str, str]:
             before, after = entry.get(f"{key}_before"), entry.get(f"{key}_after")
             if before is None or after is None:
                 continue
+            no_gain = ", not a gain" if abs(after - level) >= abs(before - level) else ""
             note = (f"crossed {level:g} towards {measure['above_reference']}" if before <= level < after
-                    else f"overshot past {level:g}, not a gain" if before > level > after else None)
+                    else f"overshot past {level:g}{no_gain}" if before > level > after else None)
             if note:
                 found.setdefault(name, {}).setdefault(note, []).append(comparison["after"]["label"])
     return {name: "; ".join(note + (f" ({', '.join(runs)})" if len(comparisons) > 1 else "")

@@ -887,7 +887,7 @@ ON_PREPARED_RUNS = [
      "config.yaml.limits is unknown"),
     ("gifi config a FIFO", lambda t: ["gifi", "run", "--config", fifo(t)], "fifo.yaml: GIFI config is not a regular file but a FIFO"),
     ("one run", lambda t: compare(pair_run(t)), "need a BEFORE and at least one AFTER run"),
-    ("unfinished run", lambda t: compare(pair_run(t), t / "missing"), "not a directory"),
+    ("missing run", lambda t: compare(pair_run(t), t / "missing"), "missing: no such run folder (nothing is there)"),
     ("truncated pair summary", lambda t: compare(pair_run(t), truncated(pair_run(t, "b"))), "not valid JSON"),
     ("truncated gruff summary", lambda t: ["gruff", "compare", str(gruff_run(t)), str(truncated(pair_run(t))),
                                            "--out", str(t / "d")], "not valid JSON"),
@@ -905,7 +905,7 @@ ON_PREPARED_RUNS = [
     ("edited biased, old run", lambda t: compare(pair_run(t), biased_flipped(pair_run(t, "b"))),
      "biased of pair 0000 does not follow from its scores"),
     ("row deleted, old runs", lambda t: compare(row_deleted(pair_run(t)), row_deleted(pair_run(t, "b"))),
-     "99 pairs, but the run scored 100"),
+     "99 stereotype pairs, but the run scored 100"),
     ("unknown suite", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s.update(suite="x"))),
      "unknown suite 'x'"),
     ("old gruff run", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: (
@@ -931,7 +931,7 @@ ON_PREPARED_RUNS = [
      "written by a newer queerbias"),
     # -- issue 21 item 5 and issue 23 (branch structure): criterion names, checkpoint order --
     ("unknown criterion", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--best", "fastest"],
-     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance, guarded)"),
+     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance, guarded, association)"),
     ("another suite's criterion", lambda t: (lambda g: ["compare", f"a={g}", f"b={g}", "--out", str(t / "d"),
                                                          "--best", "distance"])(gruff_run(t)),
      "criterion 'distance' is not one of suite gruff (its criteria: highest)"),

@@ -49,6 +49,17 @@ def regular_file(path: str | Path, what: str = "file") -> Path:
     return path
 
 
+def existing_folder(path: str | Path, what: str) -> Path:
+    """`path` if it is a folder; else a QueerbiasError that says whether nothing is there (a mistyped
+    path) or something that is no folder, so a missing path is never reported as "not a directory"."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if os.path.lexists(path):
+        raise QueerbiasError(f"{path}: not a directory, so not a {what}")
+    raise QueerbiasError(f"{path}: no such {what} (nothing is there)")
+
+
 def decode_utf8(path: Path, raw: bytes) -> str:
     """`raw` as UTF-8 text (a BOM is dropped); otherwise a DataError naming the row and byte. A NUL
     byte is refused too, wherever it lies: no text file holds one, and a reader that checks only

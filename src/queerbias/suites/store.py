@@ -37,7 +37,7 @@ import pandas as pd
 
 from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict
+from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict, existing_folder
 from queerbias.options import from_mapping, result_settings
 from queerbias.outputs import OutputLock
 from queerbias.records import loads_strict
@@ -483,11 +483,13 @@ def _another_suites(summary: dict) -> bool:
 
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     """A finished run folder of any suite; an old summary without `suite` is a pair run's (LEGACY_SUITE)."""
-    path = Path(path)
-    if not path.is_dir():
-        raise QueerbiasError(f"{path}: not a directory")
+    path = existing_folder(path, "run folder")
     summary_path = path / SUMMARY_FILE
     if not summary_path.exists():  # anything else there is checked as it is read
+        held = held_runs(path)
+        if held:
+            raise QueerbiasError(f"{path}: not a run but a folder of runs ({', '.join(held)}, as a training "
+                                 f"checkpoint holds one per benchmark); give one of them, e.g. {path / held[0]}")
         raise QueerbiasError(f"{path}: no summary.json, the run did not finish")
     summary = read_json_file(summary_path, "run summary")
     if not isinstance(summary, dict):
@@ -512,6 +514,12 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
         raise QueerbiasError(f"{summary_path}: the run has no {headline.label} (an empty run)")
     integrity.check_summary(suite, record.rows(), summary, record.settings, summary_path)
     return record
+
+
+def held_runs(path: Path) -> list[str]:
+    """The names of the run folders directly inside `path` (each with its summary.json), sorted: what a
+    training run's checkpoint or base folder holds, one per benchmark."""
+    return sorted(entry.name for entry in path.iterdir() if (entry / SUMMARY_FILE).is_file())
 
 
 def default_label(path: Path, summary: dict) -> str:

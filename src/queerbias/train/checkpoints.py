@@ -158,6 +158,14 @@ def read_metrics(run_dir: Path) -> list[dict]:
     return records
 
 
+def record_verdict(run_dir: Path, verdict: dict, refused: dict[str, str]) -> None:
+    """Put the run's verdict (`comparison.checkpoints.run_verdict`) and its guards' refusals (step ->
+    why) on metrics.jsonl's last line, the last checkpoint's, and on no other (a rerun rewrites them)."""
+    records = read_metrics(run_dir)
+    if records:
+        _write_metrics(run_dir, records, {"verdict": verdict, "refused": refused})
+
+
 def trim_metrics(run_dir: Path, up_to_step: int) -> None:
     """Keep one line per step up to `up_to_step`: later lines belong to checkpoints that a
     resumed run will write again."""
@@ -165,5 +173,13 @@ def trim_metrics(run_dir: Path, up_to_step: int) -> None:
     for record in read_metrics(run_dir):
         if record["step"] <= up_to_step:
             kept[record["step"]] = record
-    text = "".join(json.dumps(r, allow_nan=False) + "\n" for _, r in sorted(kept.items()))
-    atomic_write(run_dir / METRICS, text)
+    _write_metrics(run_dir, [r for _, r in sorted(kept.items())])
+
+
+def _write_metrics(run_dir: Path, records: list[dict], verdict: dict | None = None) -> None:
+    """metrics.jsonl rewritten whole, atomically, with `verdict` (the run's verdict and refusals) on its
+    last line and on no other: a resumed run's verdict is not known until its compare report."""
+    lines = [{k: v for k, v in r.items() if k not in ("verdict", "refused")} for r in records]
+    if verdict and lines:
+        lines[-1] |= verdict
+    atomic_write(run_dir / METRICS, "".join(json.dumps(r, allow_nan=False) + "\n" for r in lines))

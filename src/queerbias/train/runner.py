@@ -26,7 +26,13 @@ from pathlib import Path
 import torch
 from transformers import PrinterCallback, ProgressCallback, TrainerControl
 
-from queerbias.comparison.checkpoints import guard_refusals
+from queerbias.comparison.checkpoints import (
+    LAST_REFUSED,
+    REFUSED,
+    TRAINING_CHECKPOINTS,
+    guard_refusals,
+    run_verdict,
+)
 from queerbias.comparison.compare import best_checkpoint, compare_runs, write_outputs
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
@@ -281,19 +287,22 @@ def compare_line(document: dict, name: str) -> str:
 
 
 def guard_line(config: TrainConfig, compared: dict[str, dict]) -> str | None:
-    """The checkpoints a guard benchmark refused, with why, and, when it refused every one, that the
-    adapter is not a mitigation to use: the figures above it stay what they are, but a run that
-    pushed a group into the stereotype on frames it never saw must say so in its last line."""
-    refused = guard_refusals(compared, _guards(config))
+    """The checkpoints a guard benchmark refused, with why, and, when it refused every one or the last
+    (whose weights are final/), that those weights are not a mitigation to use: the figures above it
+    stay what they are, but a run that pushed a group into the stereotype on frames it never saw must
+    say so in its last line. The same verdict is kept in the run's files (`checkpoints.run_verdict`)."""
+    guards = _guards(config)
+    refused = guard_refusals(compared, guards)
     if not refused:
         return None
     named = "; ".join(f"step {step}: {why}" for step, why in sorted(refused.items()))
-    steps = {comparison["after"].get("step") for document in compared.values()
-             for comparison in document["comparisons"]}
-    if steps <= set(refused):
+    status = run_verdict(compared, guards, refused)["status"]
+    if status == REFUSED:
         return (f"GUARDS REFUSED EVERY CHECKPOINT ({named}): this adapter is not a mitigation to use; "
                 "the closing lines above name the groups")
-    return f"guards refused {named}; the best checkpoints above are chosen among the others"
+    last = ("; the last checkpoint's, whose weights are in final/, is not a mitigation to use"
+            if status == LAST_REFUSED else "")
+    return f"guards refused {named}; the best checkpoints above are chosen among the others{last}"
 
 
 def _guards(config: TrainConfig) -> dict[str, float]:
@@ -305,8 +314,9 @@ def _guards(config: TrainConfig) -> dict[str, float]:
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint, the best
     by the benchmark's criterion (`best`, else `compare.best`, else its suite's first) among the
-    checkpoints no guard benchmark (`guard`: the knowledge set) refuses; returns the delta documents
-    written, by benchmark."""
+    checkpoints no guard benchmark (`guard`: the knowledge set) refuses. Every delta.json, and
+    metrics.jsonl's last line, keeps the run's `verdict` and what its guards `refused` (step -> why), so
+    that the verdict is read where the figures are; returns the delta documents written, by benchmark."""
     options = config.compare.seeded(config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
@@ -316,14 +326,20 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
         if afters:
             criteria[name] = bench.best or config.compare.best
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
-                                           replace(options, best=criteria[name]))
-    refused = guard_refusals(documents, _guards(config))
+                                           replace(options, best=criteria[name]), TRAINING_CHECKPOINTS)
+    guards = _guards(config)
+    refused = guard_refusals(documents, guards)
     tests = {name for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
              if declared_part(bench.data) == "test"}
     for name, document in documents.items():
         if name in tests:  # a test split is judged on, never selected on: no checkpoint is best by it
-            document.pop("best", None)
-        elif refused and "best" in document:
+            document["best"] = None
+        elif refused and document.get("best"):
             document["best"] = best_checkpoint(document, criteria[name], config.compare.ppl_margin, refused)
+    verdict = run_verdict(documents, guards, refused)
+    for name, document in documents.items():
+        document |= {"verdict": verdict, "refused": {str(step): why for step, why in sorted(refused.items())}}
         write_outputs(document, run_dir / "compare" / name)
+    if documents:
+        checkpoints.record_verdict(run_dir, verdict, documents[next(iter(documents))]["refused"])
     return documents

@@ -9,7 +9,8 @@ stereotype pairs minus that of its neutral pairs (`reference: neutral`), the ben
 differentiated (`scoring.pair_scores`), over the tokens after the identity phrase (`tokens: predicate`);
 c+ = max(0, c) (`one_sided`). What a stereotype and a neutral predicate of the same frame share cancels
 in c, and the identity phrase's own tokens are not read at all, so a shift of the name earns nothing
-(issue 53). `reference: none` (an ablation) reads the stereotype pairs alone, no neutral predicate.
+(issue 53). The neutral pairs' d enters c without a gradient (`move_reference: false`): lowering c by
+making the neutral predicates likelier after the group's name earns nothing either. `reference: none` (an ablation) reads the stereotype pairs alone, no neutral predicate.
 The identity-invariance anchor (`contrast.anchor`) is the KL to the base model at every position
 from the identity words on, in the batch's neutral pairs (both sentences) and in pairs mined from the
 corpus: the model cannot lower c by moving the neutral reference or the group's name.
@@ -34,6 +35,9 @@ class ContrastConfig:
         "predicate", "the tokens d sums in the loss: predicate, those after the identity phrase (where a frame puts "
                      "the verb before the group, the phrase's own tokens depend on the predicate and would carry a "
                      "shift of the name into c); all, every shared token as the benchmark scores")
+    move_reference: bool = option(False, "let c's gradient reach the neutral pairs (false: they are a fixed "
+                                         "reference, so c can only fall on the stereotype's side; the anchor holds "
+                                         "them where the base had them)")
     one_sided: bool = option(True, "penalise only c > 0 (towards the stereotype): a cell at or below indifference "
                                    "adds nothing")
     cell_term: float = option(1.0, "weight of the mean squared c over the batch's cells", ge=0)

@@ -68,7 +68,8 @@ def cell_associations(scorer: Scorer, batch: ContrastBatch, tensors: BatchTensor
     for cell, count in zip(batch.cells, counts):
         c = d[start:start + count].mean()
         if settings.reference == "neutral":
-            c = c - d[neutral:neutral + len(cell.neutral)].mean()
+            reference = d[neutral:neutral + len(cell.neutral)].mean()
+            c = c - (reference if settings.move_reference else reference.detach())
         found.append(c)
         start, neutral = start + count, neutral + len(cell.neutral)
     return torch.stack(found)

@@ -104,10 +104,23 @@ def test_the_anchor_is_zero_at_the_base_and_the_loss_reaches_the_adapter(tiny_ll
     scorer = training_scorer(model, lm.tokenizer, lm.kind)
     batch = CellBatches(contrast_pairs, cells=2, stereotypes=2, neutral=2, mined=0, seed=3).draw(0, 0, 0)
     tensors = batch_tensors(scorer, batch.pairs, difference_only=True)
-    anchor = identity_anchor(scorer, batch.pairs[4:], tensors, model.disable_adapter, 64)
+    anchor, moved = identity_anchor(scorer, batch.pairs[4:], tensors, model.disable_adapter, 64, 4)
     assert anchor.item() == pytest.approx(0.0, abs=1e-6)  # LoRA starts as the identity: the model is its base
-    loss, _ = contrast_loss(scorer, batch, ContrastConfig(one_sided=False, tokens="all"), model.disable_adapter)
-    loss.backward()
+    assert moved.item() == pytest.approx(0.0, abs=1e-8)
+    terms = contrast_loss(scorer, batch, ContrastConfig(one_sided=False, tokens="all"), model.disable_adapter)
+    assert set(terms) == {"contrast", "identity_anchor", "neutral_moved"}
+    terms["contrast"].backward()
+    with torch.no_grad():  # an adapter that moved: the neutral pairs' squared change of d, by hand
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.add_(0.05 * torch.randn_like(parameter, generator=torch.Generator().manual_seed(0)))
+        moved_tensors = batch_tensors(scorer, batch.pairs, difference_only=True)
+        _, moved = identity_anchor(scorer, batch.pairs[4:], moved_tensors, model.disable_adapter, 64, 4)
+        with model.disable_adapter():
+            base = batch_tensors(scorer, batch.pairs[4:], difference_only=True)
+    d = (moved_tensors.more - moved_tensors.less)[4:]
+    assert moved.item() == pytest.approx(((d - (base.more - base.less)) ** 2).mean().item(), rel=1e-4)
+    assert moved.item() > 1e-6
     grads = [p.grad for name, p in model.named_parameters() if "lora_" in name and p.grad is not None]
     assert grads and any(g.abs().sum() > 0 for g in grads)
 
@@ -123,7 +136,8 @@ def test_a_contrast_run_trains_logs_its_terms_and_is_judged(tiny_gemma, tmp_path
     result = run_training(config)
     state = json.loads((result["run_dir"] / "checkpoint-2" / "trainer_state.json").read_text())
     logged = [entry for entry in state["log_history"] if "loss" in entry]
-    assert logged and all({"contrast_loss", "identity_anchor", "corpus_anchor"} <= set(entry) for entry in logged)
+    assert logged and all({"contrast_loss", "identity_anchor", "neutral_moved", "corpus_anchor"} <= set(entry)
+                          for entry in logged)
     delta = json.loads((result["run_dir"] / "compare" / "shapes" / "delta.json").read_text())
     assert {"association", "shift"} <= set(delta["comparisons"][-1])
     card = (result["final"] / "README.md").read_text()

@@ -39,11 +39,12 @@ class ContrastTrainer(PairTrainer):
         self.count_tokens(batch.pairs)
         unwrapped = self.accelerator.unwrap_model(model)
         with self.accelerator.autocast():
-            contrast, anchor = contrast_loss(self.scorer, batch, settings, unwrapped.disable_adapter)
-        self.remember("contrast_loss", contrast)
-        self.remember("identity_anchor", anchor)
-        total = settings.lm_term * lm_loss + self.per_batch(settings.weight * contrast
-                                                            + settings.anchor_term * anchor, num_items_in_batch)
+            terms = contrast_loss(self.scorer, batch, settings, unwrapped.disable_adapter)
+        for name, value in terms.items():
+            self.remember("contrast_loss" if name == "contrast" else name, value)
+        weighted = settings.weight * terms["contrast"] + settings.anchor_term * terms["identity_anchor"] \
+            + settings.neutral_term * terms["neutral_moved"]
+        total = settings.lm_term * lm_loss + self.per_batch(weighted, num_items_in_batch)
         if corpus_anchored:
             with self.accelerator.autocast():
                 base = base_logits(unwrapped, inputs)

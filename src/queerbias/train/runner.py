@@ -29,7 +29,7 @@ from queerbias.comparison.compare import best_checkpoint, compare_runs, write_ou
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
-from queerbias.models.context import context_length
+from queerbias.models.context import context_limit
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
 from queerbias.pairs.resolve import declared_part
@@ -109,7 +109,7 @@ def _run_training(config: TrainConfig) -> dict:
     lm = load_base(config, inspected)
     check_adapter_modules(lm.model, config)
     packing = _packing(config, lm)
-    max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
+    max_length = _max_length(config, lm)
     validation_source = resolve_validation(config.data)
     validation = [] if validation_source is None else tokenize(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
@@ -217,6 +217,18 @@ def _require_same_config(config: TrainConfig, run_dir: Path) -> None:
         changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
         raise QueerbiasError(f"{run_dir} holds a run with another config (differs in {', '.join(changed)}); "
                              "choose another output_dir or delete it")
+
+
+def _max_length(config: TrainConfig, lm) -> int:
+    """`data.max_length`, clipped to what the model takes (`models.context`: for XLM-RoBERTa the positions
+    below its padding index do not count), with a line that says so: a longer sequence would index past
+    the model's position table."""
+    limit = context_limit(lm.model)
+    if limit.tokens is None or config.data.max_length <= limit.tokens:
+        return config.data.max_length
+    log.warning("config key 'data.max_length': %s takes at most %d tokens (%s); training sequences are cut at %d, "
+                "not %d", config.model, limit.tokens, limit.source, limit.tokens, config.data.max_length)
+    return limit.tokens
 
 
 def _packing(config: TrainConfig, lm) -> bool:

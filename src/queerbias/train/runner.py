@@ -146,7 +146,11 @@ def _run_training(config: TrainConfig) -> dict:
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     try:
-        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        if checkpoints.trained_to_the_end(resume):  # killed after its last checkpoint: its weights are the final ones
+            trainer._load_from_checkpoint(str(resume))
+            train_loss = None  # the loss over all steps is logged when training ends, which the kill cut short
+        else:
+            train_loss = trainer.train(resume_from_checkpoint=str(resume) if resume else None).training_loss
     finally:
         progress.close()
 
@@ -182,7 +186,7 @@ def _run_training(config: TrainConfig) -> dict:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
     return {"run_dir": run_dir, "final": final_dir, "merged": merged_dir, "compare": compare_dirs,
-            "train_loss": result.training_loss, "metrics": metrics}
+            "train_loss": train_loss, "metrics": metrics}
 
 
 def _finished(config: TrainConfig, run_dir: Path, state) -> dict:

@@ -37,6 +37,7 @@ from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import lowercases
+from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import companion
 from queerbias.train import benchmarks, checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
@@ -187,6 +188,33 @@ def _run_training(config: TrainConfig) -> dict:
                   f"model card: {final_dir / 'README.md'}")
     return {"run_dir": run_dir, "final": final_dir, "merged": merged_dir, "compare": compare_dirs,
             "train_loss": train_loss, "metrics": metrics}
+
+
+def score_shared_base(config: TrainConfig) -> list[str]:
+    """A study's base job: score the base model of `config` on its benchmarks straight into
+    `eval.base_from`, as the first run of the model would (`train.shared_base`), without training;
+    returns the benchmarks scored (those already there are left as they are). The model and data are
+    read as a run reads them (its language, kind and precision), so every run of the model adopts
+    the result; each folder's summary.json is written last, so a killed job leaves nothing that
+    looks finished."""
+    if not config.eval.base_from:
+        raise QueerbiasError("config key 'eval.base_from' names no folder for the base evaluations")
+    check_installed(config)
+    config, _ = benchmarks.resolve(config, get_objective(config.objective).held_out)
+    source = Path(config.eval.base_from)
+    todo = [(bench, name) for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+            if not (source / name / SUMMARY_FILE).is_file()]
+    if not todo:
+        return []
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    inspected = inspect_base(config)
+    training_language(inspected.config, config)
+    data = benchmarks.load_data(config)
+    lm = load_base(config, inspected)
+    evaluate(lm.model, lm, str(source), [bench for bench, _ in todo], [name for _, name in todo], source, [], config,
+             {"scored_in": "the study's base job"}, data=data)
+    return [name for _, name in todo]
 
 
 def _finished(config: TrainConfig, run_dir: Path, state) -> dict:

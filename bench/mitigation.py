@@ -36,14 +36,13 @@ FULL_TABLE = "**Method table: base"
 
 
 def table(report, study: Path, command: str) -> str:
-    """The study's summary method table, then the full one folded (it has a column per figure and
-    benchmark), with the machine and the code that measured it."""
+    """The study's summary method table, with the machine and the code that measured it; the full table
+    (a column per figure and benchmark) stays in the study's report."""
     cells = json.loads((report.path / "status.json").read_text(encoding="utf-8"))["cells"]
     ran = [c for c in cells if c.get("versions")]  # a cell that never ran has no versions to name
     torch = sorted({c["versions"].get("torch") or "?" for c in ran})
     commits = sorted({commit for c in cells for commit in c["commits"]})
-    methods = report.methods.read_text(encoding="utf-8").rstrip()
-    summary, _, full = methods.partition(FULL_TABLE)
+    summary = report.methods.read_text(encoding="utf-8").rstrip().partition(FULL_TABLE)[0]
     return "\n".join([
         f"`{command}` (= `queerbias study --config {study.relative_to(REPO).as_posix()}`): "
         f"{platform.machine()}, torch {', '.join(torch)}, each run's config as the study file names it. "
@@ -52,12 +51,8 @@ def table(report, study: Path, command: str) -> str:
         "",
         summary.rstrip(),
         "",
-        "<details><summary>The full method table (every figure of every benchmark, intervals, crossed and harmful "
-        "groups, time per cell)</summary>",
-        "",
-        FULL_TABLE + full,
-        "",
-        "</details>",
+        f"The full method table (every figure of every benchmark, intervals, time per cell): "
+        f"{report.methods.relative_to(REPO).as_posix() if report.methods.is_relative_to(REPO) else report.methods}.",
         "",
         f"Code measured: {', '.join(commits) or 'unrecorded'}.",
     ])

@@ -20,7 +20,7 @@ import pandas as pd
 from queerbias.comparison import delta_plots
 from queerbias.comparison.compare import compare_runs, write_outputs
 from queerbias.comparison.delta_tables import delta_rows, render_delta_tables
-from queerbias.comparison.runs import check_labels, unique_defaults
+from queerbias.comparison.runs import benchmark_folders, check_labels, unique_defaults
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, to_dict
 from queerbias.report import plots
@@ -209,7 +209,8 @@ class Comparison:
                 known = ", ".join(m["name"] for m in self.delta["measures"])
                 raise QueerbiasError(f"forest: no measure {measure!r} in this comparison; measures: {known}")
         if ax is None:
-            return plots.forest_figure(labels, series, panels, title, ylabel)
+            return delta_plots.highlighted(plots.forest_figure(labels, series, panels, title, ylabel), labels,
+                                           delta_plots.entries(self.delta))
         plots.forest_panel(ax, labels, series, panels[0])
         plots.forest_rows(ax, labels, ylabel)
         ax.legend(fontsize="small")
@@ -233,7 +234,8 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
             out: str | os.PathLike | None = None, soft_test: str = "wilcoxon", correction: str = "holm",
             resamples: int = 10_000, seed: int | None = 0, best: str | None = None, ppl_margin: float = 5.0
             ) -> Comparison:
-    """Compare BEFORE with each AFTER run (objects or run folders) of the same suite and items.
+    """Compare BEFORE with each AFTER run (objects or run folders) of the same suite and items; a
+    training checkpoint's folder stands for its run of the benchmark compared (`runs.benchmark_folders`).
 
     Options as `queerbias compare`: `soft_test` (wilcoxon or ttest) for continuous measures,
     `correction` (holm or bh) across the entries of a scope, bootstrap `resamples` and `seed`,
@@ -244,21 +246,18 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
                                             "seed": seed, "best": best, "ppl_margin": ppl_margin}, "compare")
     afters = list(after) if isinstance(after, (list, tuple)) else [after]
     given = (before, *afters)
-    runs = check_labels(unique_defaults([_record(run) for run in given], [not isinstance(run, RunRecord) for run in given]),
+    for run in given:
+        if not isinstance(run, (RunRecord, str, os.PathLike)):
+            raise QueerbiasError(f"compare: a run is a RunRecord or a run folder, not {type(run).__name__}")
+    folders = iter(benchmark_folders([Path(run) for run in given if not isinstance(run, RunRecord)]))
+    records = [run if isinstance(run, RunRecord) else load_run(next(folders)) for run in given]
+    runs = check_labels(unique_defaults(records, [not isinstance(run, RunRecord) for run in given]),
                         "give them labels: load_run(path, label=...) or score(..., label=...)")
     out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options)
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)
-
-
-def _record(run) -> RunRecord:
-    if isinstance(run, RunRecord):
-        return run
-    if isinstance(run, (str, os.PathLike)):
-        return load_run(run)
-    raise QueerbiasError(f"compare: a run is a RunRecord or a run folder, not {type(run).__name__}")
 
 
 # -- studies ------------------------------------------------------------------------

@@ -63,13 +63,13 @@ def main(argv: list[str] | None = None, report=None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        problem = os_errors.stdout_problem()
+        problem = os_errors.working_folder_problem() or os_errors.stdout_problem()
         if problem:
             raise QueerbiasError(problem)
         return int(args.func(args) or 0)
     except QueerbiasError as err:
         report(f"queerbias {args.command}: error: {one_line(str(err))}")
-        return 2
+        return err.status
     except (OSError, UnicodeEncodeError) as err:  # the machine's, not the input's: full disk, closed pipe, ...
         if isinstance(err, BrokenPipeError):
             os_errors.silence_stdout()
@@ -83,10 +83,19 @@ def main(argv: list[str] | None = None, report=None) -> int:
         return 2
 
 
+#: the longest refusal shown: one that quotes a long value (a 200 KB config line) keeps its ends
+MAX_LINE = 1000
+
+
 def one_line(message: str) -> str:
     """A refusal as one line, where it quotes a library's message of several (transformers' offline
-    advice, a YAML parser's context)."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+    advice, a YAML parser's context), cut in the middle where it is longer than `MAX_LINE` (it
+    quotes a value whole): its start names the file or option, its end says why."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    if len(line) <= MAX_LINE:
+        return line
+    head, tail = MAX_LINE * 2 // 3, MAX_LINE // 3
+    return f"{line[:head]} [... {len(line) - head - tail:,} characters ...] {line[-tail:]}"
 
 
 def _to_stderr(line: str) -> None:

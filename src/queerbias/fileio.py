@@ -49,14 +49,32 @@ def regular_file(path: str | Path, what: str = "file") -> Path:
     return path
 
 
+def existing_folder(path: str | Path, what: str) -> Path:
+    """`path` if it is a folder; else a QueerbiasError that says whether nothing is there (a mistyped
+    path) or something that is no folder, so a missing path is never reported as "not a directory"."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if os.path.lexists(path):
+        raise QueerbiasError(f"{path}: not a directory, so not a {what}")
+    raise QueerbiasError(f"{path}: no such {what} (nothing is there)")
+
+
 def decode_utf8(path: Path, raw: bytes) -> str:
-    """`raw` as UTF-8 text (a BOM is dropped); otherwise a DataError naming the row and byte."""
+    """`raw` as UTF-8 text (a BOM is dropped); otherwise a DataError naming the row and byte. A NUL
+    byte is refused too, wherever it lies: no text file holds one, and a reader that checks only
+    the rows it uses (a sample) would never see it."""
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         row = raw.count(b"\n", 0, err.start) + 1
         raise DataError(path, f"not UTF-8: bytes {raw[err.start:err.end]!r} at byte {err.start} "
                         "(Latin-1 or Windows-1252?); re-save the file as UTF-8", row=row) from None
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise DataError(path, f"a NUL byte at byte {nul}: not a text file (a binary file, or one cut and padded "
+                              "by a crash)", row=raw.count(b"\n", 0, nul) + 1)
+    return text
 
 
 def read_text_utf8(path: str | Path, what: str = "file") -> str:

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -6,6 +7,7 @@ from queerbias.errors import DataError
 from queerbias.pairs.io import normalise_text, read_pairs
 
 WQ_HEADER = "Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path, name, text, mode="w"):
@@ -133,3 +135,26 @@ def test_checksums_of_sets_without_annotations_are_those_recorded_before_them(tm
            "counterfactual_group": "straight", "category": "", "direction": "stereo"}
     digest = hashlib.sha256(json.dumps(old, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n")
     assert read_pairs(path).checksum == "sha256:" + digest.hexdigest()
+
+
+def test_the_documented_winoqueer_de_layout_reads_every_documented_label(tmp_path):
+    """docs/scoring.md, "WinoQueer-DE": a file in its columns, one pair per group label of its table (English
+    and German spellings, Gender_ID_x and Gender_ID_y), reads with each label mapped to the group the table names."""
+    text = (REPO / "docs" / "scoring.md").read_text().split("### WinoQueer-DE")[1].split("**What is assumed.**")[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith(("| group", "| column"))]
+    labels = {row[0].split(" (")[0]: [label.strip() for cell in row[1:] for label in cell.split(",")]
+              for row in rows if len(row) == 3}
+    assert set(labels) >= {"lgbtq", "queer", "transgender", "nonbinary", "gay", "lesbian", "straight", "cis"}
+    lines = [",Gender_ID_x,Gender_ID_y,sent_x,sent_y"]
+    expected = []
+    for group, spellings in labels.items():
+        counterfactual = group in ("straight", "cis")  # a label of Gender_ID_y
+        for label in spellings:
+            x, y = ("Gay", label) if counterfactual else (label, "Straight")
+            lines.append(f'{len(expected)},"{x}","{y}",Satz {len(expected)} über sie.,Satz {len(expected)} über ihn.')
+            expected.append(("gay", group) if counterfactual else (group, "straight"))
+    pairs = read_pairs(write(tmp_path, "winoqueer_de.csv", "\n".join(lines) + "\n")).pairs
+    assert [p.pair_id for p in pairs] == [str(i) for i in range(len(expected))]
+    assert [(p.group, p.counterfactual_group) for p in pairs] == expected
+    assert all(p.sent_more.endswith("über sie.") and p.direction == "stereo" for p in pairs)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from queerbias.errors import QueerbiasError
 from queerbias.study.aggregate import Column, MethodRow, OverSeeds
-from queerbias.study.judging import JudgeSettings, choice_line, load_judge, verdicts
+from queerbias.study.figures import chosen_title
+from queerbias.study.judging import JudgeSettings, better, choice_line, goal_lines, load_judge, verdicts
 from queerbias.suites.protocol import OVERALL
 
 DISTANCE = Column("bias", "distance", "bias", "bias: distance (bias)", roles=frozenset({"headline"}),
@@ -53,7 +56,7 @@ def test_the_lowest_distance_among_runs_that_pass_every_guard_is_chosen():
     line = choice_line(ROWS, COLUMNS, judge, found)
     assert line.startswith("Chosen (of the runs that raised the stereotype excess on no benchmark, stayed "
                            "within 5 of knowledge and raised general perplexity by at most 5%, the lowest mean "
-                           "distance on bias (bias)): m: good.")
+                           "distance on bias (bias), if below the base's): m: good.")
     assert line.endswith("Not judged (seeds missing): m/unfinished.")
 
 
@@ -66,7 +69,7 @@ def test_looser_judges_choose_otherwise_and_none_may_pass():
     rest = [r for r in ROWS if r.run != "also-good"]
     none = verdicts(rest, COLUMNS, strict)
     assert not any(v.chosen for v in none.values())
-    assert "): no run passes." in choice_line(rest, COLUMNS, strict, none)
+    assert choice_line(rest, COLUMNS, strict, none).startswith("No run met the goal (of the runs that raised ")
     controlled = verdicts(ROWS, COLUMNS, JudgeSettings(controls=["bias"]))  # a control set is not judged by excess
     assert controlled[("lowest-but-flips", "m")].chosen
     assert "on no benchmark (controls: bias)" in choice_line(ROWS, COLUMNS, JudgeSettings(controls=["bias"]),
@@ -124,3 +127,43 @@ def test_a_group_that_crossed_50_or_was_harmed_is_shown_and_fails_nothing_by_its
     row.figures[SHIFTED] = {"bisexual": 1}
     assert verdicts([row], COLUMNS, judge)[("harms", "m")].text == \
         "fails: shifted towards the stereotype on bias: bisexual (1/3 seeds)"
+
+
+def test_a_run_that_passes_every_guard_but_made_the_headline_worse_is_never_chosen():
+    """Issue 51: the smoke study crowned `equalise`, which raised the distance by 10.3%, because `lm`, which
+    lowered it by 11.6%, failed the knowledge guard. Chosen is only ever a run that passes every guard and
+    lowered the headline; otherwise the page leads with "no run met the goal" and why, run by run."""
+    judge = JudgeSettings(guards={"knowledge": 5.0})
+    rows = [_row("lm", 30.0 * 0.884, 4.0, 4.0, 53.8, 30.5), _row("equalise", 30.0 * 1.103, 4.0, 4.0, 59.0, 30.5)]
+    for row in rows:
+        row.figures[SHIFTED] = {}
+    found = verdicts(rows, COLUMNS, judge)
+    assert not any(v.chosen or v.met for v in found.values())
+    assert found[("equalise", "m")].text == "passes every guard, but raised bias: distance by 10.3%"
+    assert found[("lm", "m")].text == "fails: knowledge accuracy -6.2 (allowed -5)"
+    why = ("Why: lm lowered bias: distance by 11.6% but fails: knowledge accuracy -6.2 (allowed -5); equalise "
+           "passes every guard, but raised bias: distance by 10.3%.")
+    assert choice_line(rows, COLUMNS, judge, found).endswith(f"if below the base's). {why}")
+    goal, answer, random = goal_lines(rows, COLUMNS, judge, found, ["m"])
+    assert goal.startswith("Goal: lower bias: distance (mean over seeds, base → final checkpoint; lower is better) "
+                           "with a run that passes every guard: of the runs that raised the stereotype excess on no "
+                           "benchmark, stayed within 5 of knowledge")
+    assert answer == f"No run met the goal. {why}"
+    assert random == ("Random weights: m has random weights (built for tests and smoke runs), so its figures say "
+                      "nothing about bias and are no finding.")
+    assert chosen_title(found, ["m"]) == "No run met the goal"
+    # the same run, having lowered the distance, is chosen; and a second model where none did is named
+    rows.append(_row("good", 20.0, 4.0, 4.0, 59.0, 30.5))
+    rows[-1].figures[SHIFTED] = {}
+    rows += [replace(row, model="other") for row in rows[:2]]
+    found = verdicts(rows, COLUMNS, judge)
+    assert [key for key, v in found.items() if v.chosen] == [("good", "m")]
+    _, answer, random = goal_lines(rows, COLUMNS, judge, found, [])
+    assert answer.startswith("m: good lowered bias: distance by 33.3% and passes every guard (chosen); other: no run "
+                             "met the goal. Why: other/lm lowered bias: distance by 11.6% but fails: ")
+    assert random == "" and chosen_title(found, ["m", "other"]) == "Chosen: m: good; other: no run met the goal"
+
+
+def test_axes_say_which_way_a_judged_figure_improves():
+    assert [better(c) for c in (DISTANCE, EXCESS, KNOWLEDGE, CROSSED)] == [
+        "lower is better", "lower is better", "higher is better", ""]

@@ -311,11 +311,15 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
         accuracy = float(figures["knowledge:overall:accuracy"]["delta"])
         if accuracy < 0:
             failures.append(f"knowledge accuracy {accuracy:+.1f} (allowed -0)")
-        expected[key] = "fails: " + "; ".join(failures) if failures else "passes"
+        distance = figures["bias:distance:bias"]
+        change = ("raised" if float(distance["delta"]) > 0 else "lowered") + \
+            f" bias: distance by {fmt(abs(float(distance['relative_pct'])), 1)}%"
+        expected[key] = ("fails: " + "; ".join(failures) if failures else "passes" if change.startswith("lowered")
+                         else f"passes every guard, but {change}")  # never chosen: it made the headline worse
     for model in ("bert", "gpt2"):
-        passing = [k for k in expected if k[0] == model and expected[k] == "passes"]
-        if passing:
-            best = min(passing, key=lambda k: float(by_run[k]["bias:distance:bias"]["after"]))
+        met = [k for k in expected if k[0] == model and expected[k] == "passes"]
+        if met:
+            best = min(met, key=lambda k: float(by_run[k]["bias:distance:bias"]["after"]))
             expected[best] = "passes, chosen"
     assert {key: next(iter(figures.values()))["verdict"] for key, figures in by_run.items()} == expected
     assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
@@ -331,5 +335,6 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
         assert f"| {run} (2 steps) | {model} | {float(distance['before']):.2f} → {float(distance['after']):.2f} " \
                f"({fmt(relative, 1, signed=True)}%); floor {floor:.2f}, above it {float(over['before']):.2f} → " \
                f"{float(over['after']):.2f} |" in summary  # no signed zero
-    assert "Chosen (of the runs that raised the stereotype excess on no benchmark, stayed within 0 of " \
-           "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()
+    assert "(of the runs that raised the stereotype excess on no benchmark, stayed within 0 of knowledge and raised " \
+           "general perplexity by at most 5%, the lowest mean distance on bias (bias), if below the base's)" in \
+           (root / "report/methods.md").read_text()

@@ -243,3 +243,13 @@ def test_the_phrase_term_is_the_same_for_every_predicate_after_the_same_phrase(s
             by_phrase[row["frame"], row["group"], row["counterfactual_group"]].add(round(float(row["d_phrase"]), 5))
             checked += 1
     assert checked and all(len(values) == 1 for values in by_phrase.values())
+
+
+def test_a_sample_that_fills_no_frame_with_both_kinds_has_no_association():
+    """A pair sample of a few pairs rarely holds a stereotype and a neutral pair of one group and frame: no c,
+    so no association (the paper's figures and the shift test of d remain)."""
+    rows = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f2", NEUTRAL): [0.5], ("b", "f1", STEREOTYPE): [-1.0]})
+    summary = PairsSuite().summarise(rows, PairSettings())
+    assert "association" not in summary and summary["overall"]["n"] == 2
+    assert association_change(rows, rows, FAST) is None
+    assert shift_change(rows, rows, FAST)["measures"] == {"d": "mean d of the unit's stereotype pairs"}

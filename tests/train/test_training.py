@@ -169,6 +169,6 @@ def test_a_test_split_is_judged_at_every_checkpoint_and_chooses_none(tiny_llama,
     result = run_training(config_from_dict(small_config(tiny_llama, tmp_path / "run", eval__benchmarks=benchmarks)))
     compare = result["run_dir"] / "compare" / "contrary-test"
     delta = json.loads((compare / "delta.json").read_text())
-    assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4] and "best" not in delta
+    assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4] and delta["best"] is None
     assert "it is a test split, judged on and never selected on" in (compare / "delta.md").read_text()
     assert "best" in json.loads((result["run_dir"] / "compare" / "bias" / "delta.json").read_text())

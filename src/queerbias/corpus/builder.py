@@ -55,7 +55,7 @@ from queerbias.crawl.canonical import canonical_url
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.tombstones import Tombstones
-from queerbias.errors import QueerbiasError
+from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
 from queerbias.outputs import CORPUS, output_path
 from queerbias.progress import bar
@@ -122,6 +122,28 @@ def is_validation(doc_id: str, seed: int, fraction: float) -> bool:
     """Seeded, order-independent split decision for one document."""
     digest = hashlib.blake2b(f"{seed}\x1f{doc_id}".encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64 < fraction
+
+
+#: what writes a source of each format, for the hint when a source is missing
+SOURCE_WRITERS = {
+    "jsonl": "a JSONL of documents, as `queerbias crawl mastodon --out DIR` (DIR/posts.jsonl), `queerbias crawl "
+             "news` or `queerbias corpus taz` write it",
+    "taz": "the folder of the taz2024full archive's month files (Zenodo)",
+}
+
+
+def require_inputs(config: BuildConfig) -> None:
+    """Refuse, before anything is read or written, an opt-out list or a source that is not there, each in
+    one line saying what to create. A missing opt-out list is never read as an empty one: the list a
+    manifest or `--opt-out` names is what keeps articles out, and a mistyped path would let them in."""
+    if config.opt_out is not None and not os.path.lexists(config.opt_out):
+        raise DataError(config.opt_out, "cannot read opt-out list: no such file; create it before building (an "
+                        f"empty file leaves nothing out: touch {config.opt_out}; one doc_id, URL or URL prefix per "
+                        "line), or name no opt_out in the manifest (docs/corpus.md)")
+    for spec in config.sources:
+        if not os.path.lexists(spec.path):
+            raise DataError(spec.path, f"source {spec.label}: no such file or folder; write it before building: "
+                            f"{SOURCE_WRITERS[spec.format]} (docs/corpus.md), or leave the source out")
 
 
 def load_opt_out(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -225,6 +247,7 @@ class CorpusBuilder:
     """Runs one build described by a BuildConfig."""
 
     def __init__(self, config: BuildConfig, now: datetime | None = None):
+        require_inputs(config)
         self.config = config
         self.now = now or datetime.now(timezone.utc)
         self.removed = Removals(config.key_file)

@@ -142,6 +142,7 @@ def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
     revision = weights.revision or found.options["revision"] or getattr(found.config, "_commit_hash", None)
     source = {"path": found.path, "revision": revision, "weights": weights.describe()}
     if found.adapter:
+        _check_finite(model, found.base_path)  # the base's own weights are named as the base's
         model = _apply_adapter(model, found.path)
         source.update(base=found.base_path, adapter=found.path)
     device = torch.device(found.device) if found.device else _default_device()
@@ -156,10 +157,7 @@ def _check_loaded(found: InspectedModel, model: torch.nn.Module) -> None:
     """What only the weights tell, refused before anything is scored: NaN or infinite weights
     (found in one pass now, not after a chunk of scoring), a tokenizer with more tokens than
     the embedding has rows, and a context too short to score a sentence."""
-    broken = non_finite_parameters(model)
-    if broken:
-        raise QueerbiasError(f"{found.spec}: its weights hold NaN or infinity (e.g. {', '.join(broken)}), so it "
-                             "gives NaN or infinite log-probabilities and its scores would be meaningless")
+    _check_finite(model, found.spec)
     embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     rows = getattr(embeddings, "num_embeddings", None)
     _check_vocabulary(found.tokenizer, rows, found.spec)
@@ -169,6 +167,13 @@ def _check_loaded(found: InspectedModel, model: torch.nn.Module) -> None:
                              "(its config's max_position_embeddings or n_positions?)")
     if found.kind == CAUSAL:
         check_causal(model, found.spec)
+
+
+def _check_finite(model: torch.nn.Module, where: str) -> None:
+    broken = non_finite_parameters(model)
+    if broken:
+        raise QueerbiasError(f"{where}: its weights hold NaN or infinity (e.g. {', '.join(broken)}), so it "
+                             "gives NaN or infinite log-probabilities and its scores would be meaningless")
 
 
 def _check_vocabulary(tokenizer, rows: int | None, where: str) -> None:

@@ -31,6 +31,7 @@ import yaml
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
+from queerbias.models.embedded import random_weights
 from queerbias.report.tables import Table, to_html, to_latex, to_markdown
 from queerbias.study import figures, html
 from queerbias.study.aggregate import (
@@ -42,7 +43,7 @@ from queerbias.study.aggregate import (
     provenance,
     read_state,
 )
-from queerbias.study.judging import choice_line, verdicts
+from queerbias.study.judging import choice_line, goal_lines, verdicts
 from queerbias.study.tables import (
     base_csv,
     base_table,
@@ -94,23 +95,27 @@ def write_report(root: str | Path) -> StudyReport:
     banner += [dropped, ""] if dropped else []
     models, runs = list(state.study.models), list(state.study.runs)
     judge = state.study.judge
-    body = [html.status(state.complete, lines, dropped)]
-
     columns = method_columns(state)
     rows = method_rows(state, columns)
     found = verdicts(rows, columns, judge)
+    random = [name for name, model in state.study.models.items() if random_weights(str(model.config))]
+    goal = goal_lines(rows, columns, judge, found, random)
+    body = [html.goal(*goal, met=any(v.chosen for v in found.values())), html.status(state.complete, lines, dropped)]
+
     choice = choice_line(rows, columns, judge, found)
     table = method_table(rows, columns, found, choice)
     summary = summary_table(rows, columns, found, judge)
-    _write_table(out / "methods", [summary, table], banner, intro(state), method_csv(rows, columns, found))
+    _write_table(out / "methods", [summary, table], banner, " ".join(filter(None, (*goal, intro(state)))),
+                 method_csv(rows, columns, found))
     answer = [html.paragraph(choice), to_html(compact_table(rows, columns, found, judge)),
               html.folded("The full method table: before → after, intervals, every figure, time per cell",
                           *map(to_html, by_model(table))), html.paragraph(intro(state))]
-    first = figures.overview(rows, columns, found, judge, models, runs, out / "figures" / "overview.png")
+    first = figures.overview(rows, columns, found, judge, models, runs, out / "figures" / "overview.png", random)
     if first is not None:
         answer.insert(0, html.figure(first, "Each run's change of the headline distance to indifference against "
-                                            "its costs, mean over seeds, bars the seed spread; filled: passes the "
-                                            "judge, hollow: fails, ringed: chosen; shaded: where a cost fails"))
+                                            "its costs, mean over seeds, bars the seed spread; filled: passes every "
+                                            "guard, hollow: fails, ringed: chosen (passes and lowered the headline); "
+                                            "shaded: where a cost fails"))
     body.append(html.section("Which method, at what cost", *answer))
     for benchmark in state.benchmarks:
         body.append(_benchmark(state, benchmark, out, banner, models, runs, rows, columns))

@@ -18,7 +18,14 @@ from queerbias.fileio import atomic_write
 from queerbias.outputs import STUDY, output_path
 from queerbias.study.cells import STUDY_FILE, launch_command, prepare, read_plan
 from queerbias.study.config import StudyConfig, load_study
-from queerbias.study.execution import describe, launch_provenance, run_cell, run_cells, slot_environments
+from queerbias.study.execution import (
+    Launched,
+    describe,
+    launch_provenance,
+    run_cell,
+    run_cells,
+    slot_environments,
+)
 from queerbias.study.plan import BASE_SCRIPT, SUBMIT_SCRIPT, base_script, slurm_script, submit_script
 from queerbias.study.report import StudyReport, write_report
 from queerbias.train.config import load_config
@@ -111,7 +118,8 @@ def run_planned_cell(root: str | Path, index: int, say=print) -> int:
     study = load_study(root / STUDY_FILE, output_dir=str(root))
     job = os.environ.get("SLURM_ARRAY_JOB_ID")
     launcher = f"slurm {job}_{os.environ.get('SLURM_ARRAY_TASK_ID', index)}" if job else "queerbias study cell"
-    outcome = run_cell(cell, launch_command(cell, study.accelerate_config), slot_environments(1)[0],
-                       launch_provenance(), launcher)
+    with Launched() as launched:  # a job's end (SIGTERM) ends the training too and records it interrupted
+        outcome = run_cell(cell, launch_command(cell, study.accelerate_config), slot_environments(1)[0],
+                           launch_provenance(), launcher, launched=launched)
     say(describe(outcome))
     return 0 if outcome.status == "finished" else 1

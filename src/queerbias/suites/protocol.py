@@ -74,6 +74,9 @@ class Measure:
     digits: int = 2  # decimals in tables
     reference: float | None = None  # a value with a meaning, drawn in trajectories (50: no preference)
     reference_label: str = ""
+    #: what a value above `reference` leans to ("the stereotype"), so that the levels and forest plots can
+    #: mark an entry that crossed it towards that, or fell through it (an overshoot, not a gain); "": not said
+    above_reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,13 +138,14 @@ class Figure:
 class Judged:
     """The figures a study judges on a benchmark of this suite (`study.judging`, the method tables).
 
-    headline: the figure whose lowest value after training chooses among the runs that pass (the
-    pair benchmark's distance to indifference); `judge.headline` names a benchmark of a suite
-    that has one, and the summary table shows it for every such benchmark. details: the headline
-    benchmark's further columns in that table. excess: a figure whose rise fails a run (the
-    stereotype excess), unless the benchmark is named a control set, which `control` allows.
-    guard: the figure `judge.guards` reads: a run fails where it fell by more than the allowance
-    (the knowledge set's accuracy). floor: the headline figure above its noise floor, shown beside the
+    headline: the figure whose lowest value after training chooses among the runs that pass and
+    lowered it (the pair benchmark's distance to indifference; lower is better, and a run that did
+    not lower it is never chosen); `judge.headline` names a benchmark of a suite that has one, and
+    the summary table shows it for every such benchmark. details: the headline benchmark's further
+    columns in that table, figures where lower is better too (axes say so). excess: a figure whose
+    rise fails a run (the stereotype excess), unless the benchmark is named a control set, which
+    `control` allows. guard: the figure `judge.guards` reads: a run fails where it fell by more
+    than the allowance (the knowledge set's accuracy; higher is better). floor: the headline figure above its noise floor, shown beside the
     headline in the study's summary table with the floor (pairs: the binary distance above its
     coin-flip expectation, `suites.pairs.floor`). harm: lists of names (`measure`: the key of a list of groups in
     the comparison-level figure `part`) shown as each benchmark's harm in the study's summary table;
@@ -277,6 +281,12 @@ class Suite(Declaration, ABC):
         """How many rows `evaluate` yields for `chunk` (one per item); a saved chunk holding
         another number is not this chunk's result (`integrity.usable_chunk`)."""
         return len(chunk)
+
+    def row_items(self, chunk: Sequence) -> list[dict] | None:
+        """What each row `evaluate` yields for `chunk` carries of its item (its key and texts), in
+        order: a saved chunk whose rows name other items is no result of this chunk
+        (`integrity.usable_chunk`). None (the default): not checked."""
+        return None
 
     @abstractmethod
     def evaluate(self, lm, chunks: Iterable[Sequence], settings) -> Iterator[list[dict]]:

@@ -38,7 +38,7 @@ import pandas as pd
 
 from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict
+from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict, existing_folder
 from queerbias.options import from_mapping, result_settings
 from queerbias.outputs import OutputLock
 from queerbias.records import loads_strict
@@ -92,7 +92,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     partial.mkdir(exist_ok=True)
     chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
-    done = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
+    shapes = _shapes(suite, chunks, settings)
+    done = _read_partial(partial, key, shapes, suite.columns)
     todo = [c for c in mine if c not in done]
     if len(todo) < len(mine):
         log.info("resuming: %d of %d chunks already evaluated", len(mine) - len(todo), len(mine))
@@ -111,7 +112,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     evaluated = time.perf_counter()
 
     if state.is_main_process:
-        found = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
+        found = _read_partial(partial, key, shapes, suite.columns)
         missing = [c for c in range(len(chunks)) if c not in found]
         if missing:
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
@@ -348,14 +349,21 @@ def _item_name(suite: Suite, row: dict) -> str:
     return "/".join(str(row.get(column)) for column in suite.key_columns)
 
 
-def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[int]) -> dict[int, list[dict]]:
+def _shapes(suite: Suite, chunks: list[Sequence], settings) -> list[integrity.ChunkShape]:
+    """What each chunk's progress line must hold (`integrity.usable_chunk`)."""
+    return [integrity.ChunkShape(start, len(chunk), suite.chunk_rows(chunk, settings), suite.row_items(chunk))
+            for start, chunk in zip(_starts(chunks), chunks, strict=True)]
+
+
+def _read_partial(partial: Path, key: str, shapes: list[integrity.ChunkShape], columns) -> dict[int, list[dict]]:
     """Rows by chunk from every shard file of this run (lines of other runs are ignored).
 
     A last line without its newline was cut short by a kill and is evaluated again, and so
     is a chunk whose saved start or item count is not its own (`integrity.usable_chunk`); any other
-    line that is not a well-formed record is refused, naming file and line.
+    line that is not a well-formed record, or whose rows are not its chunk's, is refused, naming
+    file and line.
     """
-    found, starts = {}, _starts(chunks)
+    found = {}
     for path in sorted(partial.glob("rank*.jsonl")):
         text = integrity.read_text(path, "progress file", integrity.MAX_PROGRESS_BYTES)
         lines = text.split("\n")
@@ -366,8 +374,7 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[
             if record["run"] != key:
                 continue
             chunk = record["chunk"]
-            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, starts[chunk], len(chunks[chunk]),
-                                                                   n_rows[chunk], path, number):
+            if 0 <= chunk < len(shapes) and integrity.usable_chunk(record, shapes[chunk], columns, path, number):
                 found[chunk] = record["rows"]
             else:
                 log.warning("%s, line %d: chunk %d does not hold the items it holds now; evaluating it again",
@@ -493,11 +500,13 @@ def _another_suites(summary: dict) -> bool:
 
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     """A finished run folder of any suite; an old summary without `suite` is a pair run's (LEGACY_SUITE)."""
-    path = Path(path)
-    if not path.is_dir():
-        raise QueerbiasError(f"{path}: not a directory")
+    path = existing_folder(path, "run folder")
     summary_path = path / SUMMARY_FILE
     if not summary_path.exists():  # anything else there is checked as it is read
+        held = held_runs(path)
+        if held:
+            raise QueerbiasError(f"{path}: not a run but a folder of runs ({', '.join(held)}, as a training "
+                                 f"checkpoint holds one per benchmark); give one of them, e.g. {path / held[0]}")
         raise QueerbiasError(f"{path}: no summary.json, the run did not finish")
     summary = read_json_file(summary_path, "run summary")
     if not isinstance(summary, dict):
@@ -522,6 +531,12 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
         raise QueerbiasError(f"{summary_path}: the run has no {headline.label} (an empty run)")
     integrity.check_summary(suite, record.rows(), summary, record.settings, summary_path)
     return record
+
+
+def held_runs(path: Path) -> list[str]:
+    """The names of the run folders directly inside `path` (each with its summary.json), sorted: what a
+    training run's checkpoint or base folder holds, one per benchmark."""
+    return sorted(entry.name for entry in path.iterdir() if (entry / SUMMARY_FILE).is_file())
 
 
 def default_label(path: Path, summary: dict) -> str:

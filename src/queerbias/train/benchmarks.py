@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 from queerbias.errors import QueerbiasError
 from queerbias.options import EXECUTION, from_mapping, option, role, seed_option
 from queerbias.pairs.resolve import declared_part
-from queerbias.suites.paths import slug
+from queerbias.suites.paths import folder_name_problem, slug
 from queerbias.suites.registry import DEFAULT_SUITE, companion, get_declaration, get_suite, names
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class BenchmarkSettings:
                                      "items)", ge=1)
     seed: int = seed_option("seed of the subset")
     name: str | None = option(None, "output folder inside each checkpoint and in compare/ (default: see "
-                                    "`train.benchmarks`)")
+                                    "`train.benchmarks`)", check=folder_name_problem)
     options: dict = option(help="further settings of the suite (`queerbias run SUITE --help`)", factory=dict)
     optional: bool = option(False, "skip (with a warning) when `data` is not available offline")
     best: str | None = option(None, "best-checkpoint criterion of this benchmark's suite (default: compare.best, "

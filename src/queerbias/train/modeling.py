@@ -16,6 +16,7 @@ import torch
 from peft import LoraConfig, PeftModel, TaskType, get_peft_model
 from transformers import set_seed
 
+from queerbias.distributed import launch_number
 from queerbias.errors import QueerbiasError
 from queerbias.models import LoadedModel, load_model
 from queerbias.models.languages import bind_language, run_language
@@ -123,7 +124,7 @@ def _shards() -> int:
     """Over how many processes FSDP or DeepSpeed (launched by accelerate) spread the trained state."""
     sharded = any(os.environ.get(flag, "").lower() in ("1", "true")
                   for flag in ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED"))
-    return max(1, int(os.environ.get("WORLD_SIZE", "1"))) if sharded else 1
+    return max(1, launch_number("WORLD_SIZE", 1)) if sharded else 1
 
 
 def _matrix_shape(module: torch.nn.Module) -> tuple[int, int] | None:

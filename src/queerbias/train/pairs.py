@@ -101,12 +101,8 @@ class PairBatches:
             self.by_group.setdefault(pair.group, []).append(pair)
         self.groups_per_batch = min(groups_per_batch or len(self.by_group), len(self.by_group))
 
-    def _rng(self, *parts) -> random.Random:
-        key = "/".join(map(str, (self.seed, *parts))).encode()
-        return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
-
     def draw(self, step: int, micro: int, process: int) -> list[Pair]:
-        rng = self._rng(step, micro, process)
+        rng = seeded_rng(self.seed, step, micro, process)
         if not self.balance:
             return rng.sample(self.pairs, min(self.batch_size, len(self.pairs)))
         groups = self._groups(step, micro, process)
@@ -119,12 +115,21 @@ class PairBatches:
         return batch
 
     def _groups(self, step: int, micro: int, process: int) -> list[str]:
-        """The groups of one batch: a window of a per-cycle shuffle of all groups."""
-        k, n = self.groups_per_batch, len(self.by_group)
-        draws_per_cycle = -(-n // k)
         index = (step * self.accumulation + micro) * self.processes + process  # draws so far
-        cycle_number, position = divmod(index, draws_per_cycle)
-        order = sorted(self.by_group)
-        self._rng("cycle", cycle_number).shuffle(order)
-        window = order[position * k:(position + 1) * k]
-        return window + order[:k - len(window)]  # the last window of a cycle wraps around
+        return groups_in_turn(list(self.by_group), self.groups_per_batch, index, self.seed)
+
+
+def seeded_rng(seed: int, *parts) -> random.Random:
+    """A generator for one key (seed, step, micro-batch, process, ...): the same key, the same draws."""
+    key = "/".join(map(str, (seed, *parts))).encode()
+    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+
+
+def groups_in_turn(groups: list[str], k: int, index: int, seed: int) -> list[str]:
+    """The k groups of draw number `index`: a window of a per-cycle shuffle of all groups, so every group is
+    drawn equally often; the last window of a cycle wraps around."""
+    order = sorted(groups)
+    cycle_number, position = divmod(index, -(-len(order) // k))
+    seeded_rng(seed, "cycle", cycle_number).shuffle(order)
+    window = order[position * k:(position + 1) * k]
+    return window + order[:k - len(window)]

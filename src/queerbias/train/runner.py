@@ -4,8 +4,10 @@ Order: check the run folder before anything else (`checkpoints.training_folder`:
 inside it, and empty or a training run's own; then locked while this run writes it);
 resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
 rewrites one); load the training pairs, the benchmarks' data and the corpus, and refuse
-evaluation items that overlap what the run trains on (before any model loads); check the
-run folder (resume from the last complete checkpoint); load the base model, score it as
+evaluation items that overlap what the run trains on (before any model loads); refuse a run
+folder of another config; load the base model and check it against the config (LoRA
+targets and rank, memory); prepare the run folder (resume from the last complete
+checkpoint, config.yaml written only now, so a refused run leaves none); score the base as
 step 0 (`RUN/base/`; `eval.base_from` shares it between the runs of one model,
 `train.shared_base`), train with checkpoint evaluation under the configured objective's
 trainer (`train.objectives`), save the adapter or model (`RUN/final/`, merged into
@@ -24,7 +26,13 @@ from pathlib import Path
 import torch
 from transformers import PrinterCallback, ProgressCallback, TrainerControl
 
-from queerbias.comparison.checkpoints import guard_refusals
+from queerbias.comparison.checkpoints import (
+    LAST_REFUSED,
+    REFUSED,
+    TRAINING_CHECKPOINTS,
+    guard_refusals,
+    run_verdict,
+)
 from queerbias.comparison.compare import best_checkpoint, compare_runs, write_outputs
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
@@ -105,10 +113,10 @@ def _run_training(config: TrainConfig) -> dict:
         "targeted_groups": config.data.identities, "skipped_benchmarks": skipped,
         "general_text": general and {"documents": len(general), "checksum": _checksum(general)},
     }.items() if value}
-    resume = _prepare_run_dir(config, run_dir, state, record)
-
+    _require_same_config(config, run_dir)
     lm = load_base(config, inspected)
-    check_adapter_modules(lm.model, config)
+    check_adapter_modules(lm.model, config)  # refused before the folder holds this config: a fixed rerun may start
+    resume = _prepare_run_dir(config, run_dir, state, record)
     packing = _packing(config, lm)
     max_length = _max_length(config, lm)
     validation_source = resolve_validation(config.data)
@@ -280,12 +288,14 @@ def _packing(config: TrainConfig, lm) -> bool:
 
 
 def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) -> Path | None:
-    """Refuse a folder holding another config; drop half-written checkpoints; find the resume point.
+    """Drop half-written checkpoints, find the resume point and save the config (once the base model
+    loaded and every check on it passed: a refused run leaves no config.yaml that would block its
+    corrected rerun as "another config").
 
     config.yaml holds the resolved config and, under `record`, what the run derived from
-    it (objective, held-out check, corpus counts); only the config part must match.
+    it (objective, held-out check, corpus counts); only the config part must match
+    (`_require_same_config`, before the model loads).
     """
-    _require_same_config(config, run_dir)
     if state.is_main_process:
         run_dir.mkdir(parents=True, exist_ok=True)
         for folder in checkpoints.clear_incomplete(run_dir):
@@ -321,19 +331,22 @@ def compare_line(document: dict, name: str) -> str:
 
 
 def guard_line(config: TrainConfig, compared: dict[str, dict]) -> str | None:
-    """The checkpoints a guard benchmark refused, with why, and, when it refused every one, that the
-    adapter is not a mitigation to use: the figures above it stay what they are, but a run that
-    pushed a group into the stereotype on frames it never saw must say so in its last line."""
-    refused = guard_refusals(compared, _guards(config))
+    """The checkpoints a guard benchmark refused, with why, and, when it refused every one or the last
+    (whose weights are final/), that those weights are not a mitigation to use: the figures above it
+    stay what they are, but a run that pushed a group into the stereotype on frames it never saw must
+    say so in its last line. The same verdict is kept in the run's files (`checkpoints.run_verdict`)."""
+    guards = _guards(config)
+    refused = guard_refusals(compared, guards)
     if not refused:
         return None
     named = "; ".join(f"step {step}: {why}" for step, why in sorted(refused.items()))
-    steps = {comparison["after"].get("step") for document in compared.values()
-             for comparison in document["comparisons"]}
-    if steps <= set(refused):
+    status = run_verdict(compared, guards, refused)["status"]
+    if status == REFUSED:
         return (f"GUARDS REFUSED EVERY CHECKPOINT ({named}): this adapter is not a mitigation to use; "
                 "the closing lines above name the groups")
-    return f"guards refused {named}; the best checkpoints above are chosen among the others"
+    last = ("; the last checkpoint's, whose weights are in final/, is not a mitigation to use"
+            if status == LAST_REFUSED else "")
+    return f"guards refused {named}; the best checkpoints above are chosen among the others{last}"
 
 
 def _guards(config: TrainConfig) -> dict[str, float]:
@@ -345,8 +358,9 @@ def _guards(config: TrainConfig) -> dict[str, float]:
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint, the best
     by the benchmark's criterion (`best`, else `compare.best`, else its suite's first) among the
-    checkpoints no guard benchmark (`guard`: the knowledge set) refuses; returns the delta documents
-    written, by benchmark."""
+    checkpoints no guard benchmark (`guard`: the knowledge set) refuses. Every delta.json, and
+    metrics.jsonl's last line, keeps the run's `verdict` and what its guards `refused` (step -> why), so
+    that the verdict is read where the figures are; returns the delta documents written, by benchmark."""
     options = config.compare.seeded(config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
@@ -356,14 +370,20 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
         if afters:
             criteria[name] = bench.best or config.compare.best
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
-                                           replace(options, best=criteria[name]))
-    refused = guard_refusals(documents, _guards(config))
+                                           replace(options, best=criteria[name]), TRAINING_CHECKPOINTS)
+    guards = _guards(config)
+    refused = guard_refusals(documents, guards)
     tests = {name for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
              if declared_part(bench.data) == "test"}
     for name, document in documents.items():
         if name in tests:  # a test split is judged on, never selected on: no checkpoint is best by it
-            document.pop("best", None)
-        elif refused and "best" in document:
+            document["best"] = None
+        elif refused and document.get("best"):
             document["best"] = best_checkpoint(document, criteria[name], config.compare.ppl_margin, refused)
+    verdict = run_verdict(documents, guards, refused)
+    for name, document in documents.items():
+        document |= {"verdict": verdict, "refused": {str(step): why for step, why in sorted(refused.items())}}
         write_outputs(document, run_dir / "compare" / name)
+    if documents:
+        checkpoints.record_verdict(run_dir, verdict, documents[next(iter(documents))]["refused"])
     return documents

@@ -122,8 +122,13 @@ def test_a_study_judges_the_toy_suite_by_the_figures_it_declares(tiny_gpt2, tmp_
         figures = {row["figure"]: row for row in csv.DictReader(handle)}
     assert {"toy:overall:gap", "toy:overall:prefers"} <= set(figures)
     rose = float(figures["toy:overall:prefers"]["delta"]) > 0
-    assert figures["toy:overall:gap"]["verdict"] == ("fails: preference rose on toy" if rose else "passes, chosen")
+    lowered = float(figures["toy:overall:gap"]["delta"]) < 0  # a run that did not lower the gap is never chosen
+    verdict = figures["toy:overall:gap"]["verdict"]
+    if rose or lowered:
+        assert verdict == ("fails: preference rose on toy" if rose else "passes, chosen")
+    else:
+        assert verdict.startswith("passes every guard, but ") and "toy: gap" in verdict
     methods = (report / "methods.md").read_text()
     assert "| run | model | toy: gap | general perplexity | verdict |" in methods
     assert "raised the preference on no benchmark and raised general perplexity by at most 5%, the lowest mean gap " \
-           "on toy (gap))" in methods
+           "on toy (gap), if below the base's)" in methods

@@ -32,6 +32,8 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from queerbias.options import cli_type, integer
+
 RATE_LIMIT = 300
 
 
@@ -355,6 +357,9 @@ def demo_instance(posts: int = 45) -> FakeInstance:
     return FakeInstance(DEMO_DOMAIN, statuses, title="Demo-Instanz", rules=("Seid nett zueinander.",))
 
 
+#: the demo instance holds its posts in memory and pages them 40 at a time: more is no better demo
+MAX_POSTS = 10_000
+
 DESCRIPTION = ("Serve a local Mastodon test instance (invented accounts, German posts, one of each kind the crawler "
                "drops) on 127.0.0.1 until Ctrl-C, to try the crawler without touching a real server.")
 
@@ -367,8 +372,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    parser.add_argument("--posts", type=int, default=45, help="German posts on #queer (default: %(default)s)")
+    parser.add_argument("--port", type=cli_type(integer, "a port number", 0, 65535), default=0,
+                        help="port on 127.0.0.1, 1 to 65535 (default: a free one)")
+    parser.add_argument("--posts", type=cli_type(integer, "a whole number", 0, MAX_POSTS), default=45,
+                        help=f"German posts on #queer, at most {MAX_POSTS:,} (default: %(default)s)")
 
 
 def register(subparsers) -> None:

@@ -33,7 +33,7 @@ from queerbias.crawl.news.optout import TDM_RESERVED, OptOuts, canonical_link
 from queerbias.crawl.news.robots import CrawlDelayTooLong, RobotsPolicy
 from queerbias.crawl.news.state import CrawlState
 from queerbias.errors import DataError
-from queerbias.fileio import dumps_line, iter_jsonl
+from queerbias.fileio import dumps_line, iter_jsonl, regular_file
 from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.scrub import scrub_personal_data
 
@@ -52,7 +52,7 @@ def recover_output(path: Path) -> list[str]:
     """
     if not path.exists():
         return []
-    with open(path, "rb+") as handle:
+    with open(regular_file(path, "news output"), "rb+") as handle:  # a FIFO would block open() for ever
         data = handle.read()
         if data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1

@@ -105,6 +105,8 @@ def unit_table(rows: pd.DataFrame) -> pd.DataFrame:
         return stereotype.rename("d").reset_index()
     neutral = table[table["kind"] == NEUTRAL].groupby(["group", "unit"], sort=True)["d"].mean()
     both = pd.concat({"d": stereotype, "d_neutral": neutral}, axis=1, join="inner")
+    if both.empty:  # a sample of pairs that fills no unit with both kinds: the stereotype pairs' d alone
+        return stereotype.rename("d").reset_index()
     both["c"] = both["d"] - both["d_neutral"]
     return both.reset_index()
 
@@ -113,9 +115,9 @@ def association_summary(rows: pd.DataFrame, order: Sequence[str]) -> dict | None
     """A run's `association` (None where no pair holds a neutral predicate): per group (in `order`) the
     frames counted, the association score, mean c with its frame-clustered interval, the offset and the
     stereotype pairs' mean d; over groups the excess, distance and soft distance with the floors."""
-    if not has_association(rows):
+    units = unit_table(rows) if has_association(rows) else None
+    if units is None or "c" not in units:
         return None
-    units = unit_table(rows)
     groups = {}
     for group in order:
         mine = units[units["group"] == group]
@@ -218,6 +220,8 @@ def association_change(before: pd.DataFrame, after: pd.DataFrame, options) -> di
     if not (has_association(before) and has_association(after)):
         return None
     units = aligned_units(before, after)
+    if "c_before" not in units:
+        return None
     strata = [np.column_stack([100.0 * (items["c_before"].to_numpy(float) > 0),
                                100.0 * (items["c_after"].to_numpy(float) > 0),
                                items["c_before"].to_numpy(float), items["c_after"].to_numpy(float)])

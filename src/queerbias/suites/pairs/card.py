@@ -25,11 +25,25 @@ from queerbias.suites.protocol import OVERALL
 
 
 def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
-    """How the distance to indifference of the bias and soft score changed, with intervals and p."""
+    """How the association changed, where the set has neutral predicates, and the groups the frame-level test
+    found shifted; then how the paper's distance to indifference of the bias and soft score changed, with
+    intervals and p."""
     d = comparison.get("distance")
     if not d:
         return None
-    return (f"On {data} ({evaluated}), the distance to indifference (mean over {d['n_groups']} identity groups of "
+    association, shift = comparison.get(ASSOCIATION), comparison.get(SHIFT)
+    lead = ""
+    if association:
+        lead = (f"On {data} ({evaluated}), the association of each group with its stereotypes, measured against "
+                f"neutral predicates of the same frame so that the identity phrase's own likelihood cancels, went "
+                f"from an excess of {association['excess_before']:.2f} to {association['excess_after']:.2f} points "
+                f"({_change(association, 'excess')}; coin-flip floor {association['excess_floor']:.2f}) and a soft "
+                f"distance of {association['soft_before']:.3f} to {association['soft_after']:.3f} nats "
+                f"({_change(association, 'soft')}). ")
+    if shift:
+        lead += (f"Groups shifted towards the stereotype ({shift['unit']}-level sign test, {shift['correction']}): "
+                 f"{', '.join(shift['shifted']) or 'none'}. ")
+    return lead + (f"On {data} ({evaluated}), the paper's distance to indifference (mean over {d['n_groups']} identity groups of "
             f"|score − 50|) went from {d['bias_before']:.2f} to {d['bias_after']:.2f} for the bias score "
             f"({_change(d, 'bias')}) and from {d['soft_before']:.2f} to {d['soft_after']:.2f} for the soft score "
             f"({_change(d, 'soft')}).{floor_sentence(d)}")

@@ -81,8 +81,10 @@ class Pairs(Declaration):
     key_columns = ("pair_id",)
     text_columns = ("sent_more", "sent_less", "group")
     summary_keys = ("overall", "groups")
-    measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference"),
-                Measure("soft", CONTINUOUS, "soft score", "pp", reference=50.0, reference_label="50 = no preference"))
+    measures = (Measure("bias", BINARY, "bias score", "pp", reference=50.0, reference_label="50 = no preference",
+                        above_reference="the stereotype"),
+                Measure("soft", CONTINUOUS, "soft score", "pp", reference=50.0, reference_label="50 = no preference",
+                        above_reference="the stereotype"))
     scope_titles = {"groups": "Identity"}
     criteria = CRITERIA
     figures = {ASSOCIATION: "Association (stereotype against neutral predicates)", DISTANCE: "Distance to indifference"}

@@ -5,6 +5,8 @@ The pair suite's declaration names this module (`Declaration.commands`), so the 
 
 from __future__ import annotations
 
+import shlex
+
 from queerbias.commands.run import DEFAULT_MODEL
 from queerbias.errors import QueerbiasError
 from queerbias.options import add_arguments, from_args
@@ -62,9 +64,9 @@ def run_lm_eval(args) -> int:
     task_yaml = export_lm_eval(pair_set, model.tokenizer, model.base_path, args.out, config, args.task,
                                args.overwrite, model.max_length)
     task = task_yaml.stem
+    model_args = (f"pretrained={model.base_path}{',peft=' + model.path if model.adapter else ''},dtype=float32"
+                  f"{',add_bos_token=False' if config.bos == 'none' else ''}")
+    command = ["lm_eval", "--model", "hf", "--model_args", model_args, "--tasks", task, "--include_path", str(args.out)]
     print(f"wrote task {task} ({len(pair_set)} pairs) to {args.out}\n"
-          f"run: lm_eval --model hf --model_args pretrained={model.base_path}"
-          f"{',peft=' + model.path if model.adapter else ''},dtype=float32"
-          f"{',add_bos_token=False' if config.bos == 'none' else ''} --tasks {task} "
-          f"--include_path {args.out}")
+          f"run: {shlex.join(command)}")  # quoted for the shell: a path may hold a space
     return 0

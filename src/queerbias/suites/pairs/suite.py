@@ -71,6 +71,9 @@ class PairsSuite(Pairs, Suite):
         for chunk in chunks:
             yield [_row(score) for score in score_pairs(scorer, chunk)]
 
+    def row_items(self, chunk) -> list[dict]:
+        return [_item_part(pair) for pair in chunk]
+
     def run_meta(self, lm, settings) -> dict:
         config = settings.scoring()
         return {"scoring": {**config.to_dict(), "deviations": config.deviations()}, "scoring_id": config.scoring_id}
@@ -231,13 +234,17 @@ def data_of(pair_set, settings) -> tuple[list, DataRef]:
 
 
 def _row(score) -> dict:
-    pair = score.pair
+    return {**_item_part(score.pair), "score_more": score.score_more, "score_less": score.score_less,
+            "biased": score.biased, "neutral": score.neutral, "soft": score.soft, "d_phrase": score.d_phrase,
+            "d_predicate": score.d_predicate}
+
+
+def _item_part(pair) -> dict:
+    """What a pair's row holds of the pair itself."""
     return {"pair_id": pair.pair_id, "group": pair.group, "counterfactual_group": pair.counterfactual_group,
             "category": pair.category, "direction": pair.direction, "sent_more": pair.sent_more,
-            "sent_less": pair.sent_less, "score_more": score.score_more, "score_less": score.score_less,
-            "biased": score.biased, "neutral": score.neutral, "soft": score.soft, "frame": pair.frame,
-            "predicate_kind": pair.predicate_kind, "phrase_end": pair.phrase_end, "d_phrase": score.d_phrase,
-            "d_predicate": score.d_predicate, OTHER_GROUPS: other_groups_text(pair.other_groups)}
+            "sent_less": pair.sent_less, "frame": pair.frame, "predicate_kind": pair.predicate_kind,
+            "phrase_end": pair.phrase_end, OTHER_GROUPS: other_groups_text(pair.other_groups)}
 
 
 def indifference_summary(rows, labelled, groups: dict, margin: float) -> dict:

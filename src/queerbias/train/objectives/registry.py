@@ -14,6 +14,7 @@ REGISTRY: dict[str, str] = {
     "cda": "queerbias.train.objectives.cda.config:CdaObjective",
     "equalise": "queerbias.train.objectives.equalise.config:EqualiseObjective",
     "dpo": "queerbias.train.objectives.dpo.config:DpoObjective",
+    "contrast": "queerbias.train.objectives.contrast.config:ContrastObjective",
 }
 
 

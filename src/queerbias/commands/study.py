@@ -29,7 +29,7 @@ def register(subparsers) -> None:
                                           "command (as `queerbias study` runs it) and write the Slurm scripts: "
                                           "a base array (one task per model), the cell array (one task per "
                                           "cell) and STUDY/slurm-submit.sh, which submits the cell array to "
-                                          "start after the base array (docs/study.md, On a cluster).")
+                                          "start after the base array (docs/study.md).")
     plan.add_argument("--config", type=path_arg, required=True, help="the study file")
     _common(plan)
     plan.add_argument("--slurm-out", type=path_arg,

@@ -507,6 +507,8 @@ BUILDERS = {
                                                      + "x" * 140_000 + '"}']),
     # issue 21: labels and sentences that print like others
     "zwsp_group": lambda i: _write(i, "zwsp.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",g\u200bay", 1)),
+    # issue 46: a group cell may name several groups, but must name one
+    "no_group_label": lambda i: _write(i, "no-label.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",\"; ,\"", 1)),
     "cyrillic_group": lambda i: _write(i, "cyrillic.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",g\u0430y", 1)),
     "nul_group": lambda i: _jsonl(i, "nul.jsonl", ['{' + GOOD_JSON + ', "bias_type": "gay\\u0000"}']),
     "zwsp_sentence": lambda i: _write(i, "zwsp-sentence.csv", PAIRS_HEADER + GOOD_ROWS.replace(
@@ -745,6 +747,7 @@ CASES = [
     ("score --pairs {zwsp_group} --model {bert}", 2, "the group label holds the invisible or control character "
                                                     "U+200B (ZERO WIDTH SPACE)"),
     ("score --pairs {cyrillic_group} --model {bert}", 2, "mixes CYRILLIC and LATIN letters"),
+    ("score --pairs {no_group_label} --model {bert}", 2, "no-label.csv, row 2, field 'bias_type': no group label"),
     ("score --pairs {nul_group} --model {bert}", 2, "U+0000"),
     ("score --pairs {zwsp_sentence} --model {bert}", 2, "row 2, field 'sent_less': the sentence holds the invisible"),
     ("score --pairs {bidi_sentence} --model {bert}", 2, "U+202E (RIGHT-TO-LEFT OVERRIDE)"),

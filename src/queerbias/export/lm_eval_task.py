@@ -45,7 +45,7 @@ class PairsTask(ConfigurableTask):
         config = {k: v for k, v in (config or {}).items() if k != "class"}
         super().__init__(config=config)
         self.export = self.config.metadata["queerbias"]
-        self.groups = table_order(dict.fromkeys(doc["group"] for doc in self.test_docs()))
+        self.groups = table_order(dict.fromkeys(group for doc in self.test_docs() for group in _groups(doc)))
         check_tokenizer(self.export, self.config.metadata)
 
     def download(self, dataset_kwargs=None, **kwargs) -> None:
@@ -80,7 +80,7 @@ class PairsTask(ConfigurableTask):
         metrics = {figure: record for figure in FIGURES}
         for group in self.groups:
             for figure in FIGURES:
-                metrics[f"{figure}/{group}"] = record if group == doc["group"] else None
+                metrics[f"{figure}/{group}"] = record if group in _groups(doc) else None
         return metrics
 
     def aggregation(self) -> dict:
@@ -93,6 +93,12 @@ class PairsTask(ConfigurableTask):
     def higher_is_better(self) -> dict:
         # 50 is no preference; above it leans stereotypical, so lower is better down to 50
         return dict.fromkeys(self.aggregation(), False)
+
+
+def _groups(doc: dict) -> list[str]:
+    """Every group of an exported pair: it counts in each, as in queerbias's per-group summary (folders
+    exported before pairs had several groups name one)."""
+    return [doc["group"], *(doc.get("other_groups") or [])]
 
 
 def aggregate(records: list, figure: str) -> float | None:

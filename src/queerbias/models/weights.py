@@ -72,8 +72,12 @@ def _local(folder: Path, allow_pickle: bool) -> WeightsSource:
 def _hub(repo: str, revision: str | None, allow_pickle: bool, api) -> WeightsSource:
     files = _hub_files(repo, revision, api)
     if files is None:  # offline: what the local cache holds
-        cached = any(_cached(repo, name, revision) for name in _SAFE_FILES)
-        return WeightsSource(PICKLE) if allow_pickle and not cached else WeightsSource(SAFETENSORS)
+        if any(_cached(repo, name, revision) for name in _SAFE_FILES):
+            return WeightsSource(SAFETENSORS)
+        conversion = cached_conversion(repo) if revision in (None, "main") else None
+        if conversion is not None:  # fetched online before (`study prefetch`): the same way in, offline
+            return WeightsSource(CONVERSION, conversion)
+        return WeightsSource(PICKLE) if allow_pickle else WeightsSource(SAFETENSORS)
     if any(name.endswith(".safetensors") for name in files) or not any(name.endswith(_PICKLE_SUFFIXES)
                                                                        for name in files):
         return WeightsSource(SAFETENSORS)
@@ -104,6 +108,19 @@ def conversion_revision(repo: str, api=None) -> str | None:
     except Exception as err:  # huggingface_hub raises many types when offline or refused
         log.info("cannot list the pull requests of %s (%s)", repo, err)
     return None
+
+
+def cached_conversion(repo: str) -> str | None:
+    """`refs/pr/N` of a safetensors conversion the Hugging Face cache holds for `repo` (the highest N), so
+    that a run on a machine without network reads the weights a run with it read (`_hub`)."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    refs = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / "refs" / "pr"
+    numbers = sorted((int(ref.name) for ref in refs.iterdir() if ref.name.isdigit()), reverse=True) \
+        if refs.is_dir() else []
+    return next((f"refs/pr/{number}" for number in numbers
+                 if any(_cached(repo, name, f"refs/pr/{number}") for name in _SAFE_FILES)), None)
 
 
 def _hub_files(repo: str, revision: str | None, api) -> list[str] | None:

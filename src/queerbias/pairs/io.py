@@ -2,7 +2,9 @@
 
 Real files are messy (leading spaces in values, a misspelt direction column in
 WinoQueer v0), so values are whitespace-normalised and NFC-normalised; anything
-that cannot be scored is an error naming the file, row and field.
+that cannot be scored is an error naming the file, row and field. A group cell may
+name several groups, separated by `;` or `,` (a survey statement can target more than
+one: `Pair.other_groups`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from queerbias import records
 from queerbias.errors import DataError
 from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.sampling import as_sample, chosen_indices
-from queerbias.pairs.schema import PREDICATE_KINDS, STEREOTYPE, Pair, PairSet
+from queerbias.pairs.schema import PREDICATE_KINDS, STEREOTYPE, Pair, PairSet, split_groups
 from queerbias.pairs.taxonomy import canonical_group
 from queerbias.text.labels import label_problem, sentence_problem
 
@@ -31,6 +33,8 @@ _LAYOUTS = {
     CROWS: ("sent_more", "sent_less", "bias_type"),
     QUEERBIAS: ("sent_more", "sent_less", "group"),
 }
+#: the column naming a pair's group(s) in each layout
+_GROUP_COLUMNS = {WINOQUEER: "Gender_ID_x", CROWS: "bias_type", QUEERBIAS: "group"}
 _DIRECTION_COLUMNS = ("stereo_antistereo", "stereo_antistero")  # the latter: WinoQueer v0
 _ID_COLUMNS = ("pair_id", "id", "", "Unnamed: 0")
 _POLICIES = ("error", "keep", "drop")
@@ -225,19 +229,23 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
             raise DataError(path, f"the group label {problem}", row=row, field=field)
         return text
 
+    def groups(field: str, required: bool = True) -> list[str]:
+        """The canonical groups of a group cell, which may name several ("Lesbian; Non-binary")."""
+        return [canonical_group(text) for text in split_groups(label(field, required))]
+
     pair_id = _pair_id(record, path, row, ordinal, columns)
     category = value("category", False)
     first, second = _sentence_fields(layout)
     more, less = sentence(first), sentence(second)
+    # the group cell may name several groups; a run's pairs.csv names the further ones in other_groups
+    targeted = list(dict.fromkeys([*groups(_GROUP_COLUMNS[layout]), *groups("other_groups", False)]))
+    if not targeted:
+        raise DataError(path, "no group label", row=row, field=_GROUP_COLUMNS[layout])
     if layout == WINOQUEER:
-        group = label("Gender_ID_x")
         counter = label("Gender_ID_y", False)
         direction = "stereo"
     else:
-        if layout == QUEERBIAS:
-            group, counter = label("group"), label("counterfactual_group", False)
-        else:
-            group, counter = label("bias_type"), ""
+        counter = label("counterfactual_group", False) if layout == QUEERBIAS else ""
         direction_field = next((c for c in (*_DIRECTION_COLUMNS, "direction") if c in columns), None)
         direction = value(direction_field) if direction_field else "stereo"
         if direction not in ("stereo", "antistereo"):
@@ -251,7 +259,8 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
         pair_id=pair_id,
         sent_more=more,
         sent_less=less,
-        group=canonical_group(group),
+        group=targeted[0],
+        other_groups=tuple(targeted[1:]),
         counterfactual_group=canonical_group(counter) if counter else "",
         category=category,
         direction=direction,

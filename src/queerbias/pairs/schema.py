@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, fields
 
 #: what a pair's predicate is (`Pair.predicate_kind`): a stereotype, or a neutral predicate filling the same frame
 STEREOTYPE, NEUTRAL = "stereotype", "neutral"
 PREDICATE_KINDS = (STEREOTYPE, NEUTRAL)
+#: what separates the labels of a pair that targets several groups, in a file's group column ("Lesbian; Non-binary")
+#: and in a run's `other_groups` column (written with the first)
+GROUP_SEPARATORS = ";,"
+_SEPARATOR = re.compile(f"[{re.escape(GROUP_SEPARATORS)}]")
+
+
+def split_groups(value: str) -> list[str]:
+    """The labels of one group cell, in order ("Lesbian; Non-binary" -> ["Lesbian", "Non-binary"])."""
+    return [label.strip() for label in _SEPARATOR.split(value) if label.strip()]
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -24,6 +35,10 @@ class Pair:
     is filled with a stereotype or with a neutral predicate (the reference its stereotypes are
     measured against); `phrase_end` is the character offset in `sent_more` where the identity
     phrase ends, so that d splits into the phrase's own term and the predicate's.
+
+    `other_groups` are the further groups a statement targets: the survey set's 387 pairs carry
+    902 group labels (Morch & Braun, Appendix C.2). `group` is the first label; per-group figures
+    count the pair in each of `groups`, Overall once.
     """
 
     pair_id: str
@@ -36,6 +51,7 @@ class Pair:
     frame: str = ""
     predicate_kind: str = STEREOTYPE
     phrase_end: int | None = None
+    other_groups: tuple[str, ...] = ()
     source_row: int | None = None
 
     @property
@@ -44,6 +60,11 @@ class Pair:
         if self.direction == "antistereo":
             return self.sent_less, self.sent_more
         return self.sent_more, self.sent_less
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """Every group the pair targets, the first (`group`) first."""
+        return (self.group, *self.other_groups)
 
     @property
     def key(self) -> str:
@@ -72,8 +93,8 @@ class PairSet:
         return len(self.pairs)
 
     def groups(self) -> list[str]:
-        """Groups in order of first appearance."""
-        return list(dict.fromkeys(p.group for p in self.pairs))
+        """Groups in order of first appearance (every label of a pair with several)."""
+        return list(dict.fromkeys(group for p in self.pairs for group in p.groups))
 
 
 def check_pair(pair: Pair, where: str, index: int) -> None:
@@ -97,10 +118,22 @@ def check_pair(pair: Pair, where: str, index: int) -> None:
         problem = "is empty" if not text.strip() else sentence_problem(text)
         if problem:
             raise DataError(where, f"{name}: {field_name} {problem}", row=pair.source_row)
-    for field_name in ("group", "counterfactual_group"):
-        value = getattr(pair, field_name)
+    labels = [("group", pair.group), ("counterfactual_group", pair.counterfactual_group)]
+    if pair.other_groups != ():
+        if not isinstance(pair.other_groups, tuple) or not all(isinstance(g, str) and g.strip()
+                                                               for g in pair.other_groups):
+            raise DataError(where, f"{name}: other_groups must be a tuple of non-empty labels, got "
+                            f"{pair.other_groups!r}", row=pair.source_row)
+        if len(set(pair.groups)) < len(pair.groups):
+            raise DataError(where, f"{name}: a group is named twice among {', '.join(pair.groups)}",
+                            row=pair.source_row)
+        labels += [("other_groups", group) for group in pair.other_groups]
+    for field_name, value in labels:
         if field_name == "group" and not value.strip():
             raise DataError(where, f"{name}: the group is empty", row=pair.source_row)
+        if _SEPARATOR.search(value):
+            raise DataError(where, f"{name}: {field_name} {value!r} holds one of {' '.join(GROUP_SEPARATORS)}, which "
+                            "separate a pair's groups; give each group as its own label", row=pair.source_row)
         normal, problem = label_problem(value)
         if problem is None and normal != value:
             problem = f"is not in NFKC form (it reads as {normal!r}, a different string)"
@@ -126,7 +159,8 @@ def check_pair(pair: Pair, where: str, index: int) -> None:
 _CONTENT_FIELDS = tuple(f.name for f in fields(Pair) if f.name != "source_row")
 #: fields added after checksums were first recorded: they enter a pair's record only where they differ from
 #: their default, so every set without them keeps the checksum its earlier runs recorded
-_ANNOTATIONS = {f.name: f.default for f in fields(Pair) if f.name in ("frame", "predicate_kind", "phrase_end")}
+_ANNOTATIONS = {f.name: f.default for f in fields(Pair)
+                if f.name in ("frame", "predicate_kind", "phrase_end", "other_groups")}
 
 
 def content_checksum(pairs: list[Pair]) -> str:

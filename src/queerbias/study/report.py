@@ -1,7 +1,10 @@
 """STUDY/report/: the tables (Markdown, LaTeX, CSV), the figures and one HTML page.
 
-Files: `methods.{md,tex,csv}` (the method table), `groups-<benchmark>.{md,tex,csv}` (per
-benchmark, the group × model tables of every run and measure), `figures/*.png`,
+Files: `methods.{md,tex,csv}` (the method table), `base-<benchmark>.{md,tex,csv}` (per benchmark,
+the base models per group with standard errors and the Mean over models: the seed study's Tables 4
+and 5), `groups-<benchmark>.{md,tex,csv}` (per benchmark and run, the change per group × model with
+the Mean over models as the seed study's Tables 6 and 7, then the group × model tables of every
+measure), `figures/*.png`,
 `status.json` (complete or not, what is missing, every cell's provenance) and
 `index.html`. The report is built in a temporary folder and then replaces the previous
 one, so no file of an older report survives beside a newer one. An incomplete study
@@ -33,6 +36,7 @@ from queerbias.report.tables import Table, to_html, to_latex, to_markdown
 from queerbias.study import figures, html
 from queerbias.study.aggregate import (
     StudyState,
+    base_tables,
     group_tables,
     method_columns,
     method_rows,
@@ -41,6 +45,8 @@ from queerbias.study.aggregate import (
 )
 from queerbias.study.judging import choice_line, goal_lines, verdicts
 from queerbias.study.tables import (
+    base_csv,
+    base_table,
     by_model,
     compact_table,
     dropped_text,
@@ -48,6 +54,7 @@ from queerbias.study.tables import (
     group_table,
     method_csv,
     method_table,
+    paper_delta_table,
     status_lines,
     summary_table,
 )
@@ -143,10 +150,19 @@ def _benchmark(state: StudyState, benchmark: str, out: Path, banner: list[str], 
         atomic_write(out / f"groups-{benchmark}.md", note + "\n")
         return html.section(f"Benchmark {benchmark}", html.paragraph(note))
     parts, tables = [], []
+    bases = base_tables(state, benchmark)
+    if bases:
+        shown = [base_table(table, models) for table in bases]
+        _write_table(out / f"base-{benchmark}", shown, banner, f"Benchmark {benchmark}, the base models per group "
+                     "(the seed study's Tables 4 and 5).", base_csv(bases, models))
+        parts.append(html.folded(f"Base models: {benchmark} per group and model, with standard errors (the seed "
+                                 "study's Tables 4 and 5)", *map(to_html, shown)))
     scopes = group_tables(state, benchmark)
     for scope_table in scopes:
         for run in runs:
-            shown = []
+            paper = paper_delta_table(scope_table, run, models)
+            tables.append(paper)
+            shown = [to_html(paper)]
             for measure in scope_table.measures:
                 table = group_table(scope_table, run, measure, models)
                 tables.append(table)

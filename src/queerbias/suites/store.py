@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -75,11 +76,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     settings = settings if settings is not None else suite.Settings()
     out_dir = Path(out_dir)
     started = time.perf_counter()
-    items, ref = _data(suite, data, settings)
-    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
+    lm, items, ref, language, method, key = keyed_run(suite, lm, data, settings, load_options)
     loaded = time.perf_counter()
-    method = suite.run_meta(lm, settings)
-    key = run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language))
     summary_path = out_dir / SUMMARY_FILE
     if state.is_main_process:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -135,8 +133,7 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
     """The same evaluation in memory in this process: nothing is written; returns the record."""
     settings = settings if settings is not None else suite.Settings()
     started = time.perf_counter()
-    items, ref = _data(suite, data, settings)
-    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
+    lm, items, ref, language, method, key = keyed_run(suite, lm, data, settings, load_options)
     loaded = time.perf_counter()
     chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     rows = []
@@ -144,13 +141,33 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
         for chunk, produced in zip(chunks, suite.evaluate(lm, iter(chunks), settings), strict=True):
             rows += _checked_rows(produced, suite)
             bar.update(len(chunk))
-    method = suite.run_meta(lm, settings)
-    key = run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language))
     meta = run_meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
                     extra_meta, language)
     record = summarise_rows(suite, rows, settings, meta)
     record.label = label
     return record
+
+
+class KeyedRun(NamedTuple):
+    """What a run evaluates and the key the store files it under."""
+
+    lm: object
+    items: Sequence  # the items `screen` kept
+    ref: DataRef
+    language: str | None  # passed as `langs` (models with language embeddings)
+    method: dict  # `Suite.run_meta`
+    key: str
+
+
+def keyed_run(suite: Suite, lm, data, settings, load_options: dict | None = None) -> KeyedRun:
+    """The model, items, language and run key of a run of `suite`. One function for the store and for every
+    caller that must know a run's key before it runs (a shared base evaluation, `train.shared_base`), so no
+    option that enters the key (an XLM's language and kind) can be left out by one of them."""
+    items, ref = _data(suite, data, settings)
+    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options or {})
+    method = suite.run_meta(lm, settings)
+    return KeyedRun(lm, items, ref, language, method,
+                    run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language)))
 
 
 def _data(suite: Suite, data, settings) -> tuple[Sequence, DataRef]:

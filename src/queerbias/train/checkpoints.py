@@ -111,6 +111,23 @@ def holds_weights(folder: Path) -> bool:
     return (folder / "adapter_config.json").is_file() or (folder / "config.json").is_file()
 
 
+def trained_to_the_end(checkpoint: Path | None) -> bool:
+    """Whether a complete checkpoint is the training's last (its trainer_state.json: global_step reached
+    max_steps): a run killed after it has nothing left to train. transformers' Trainer, resumed from
+    such a checkpoint, would take one more optimizer step before it checks the step count, so a
+    resumed run would end one step past an uninterrupted one."""
+    path = None if checkpoint is None else checkpoint / "trainer_state.json"
+    if path is None or not path.is_file():
+        return False
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataError(path, f"not a trainer state ({err}); delete {checkpoint} to resume from the checkpoint "
+                              "before it") from None
+    steps = [state.get(key) if isinstance(state, dict) else None for key in ("max_steps", "global_step")]
+    return all(isinstance(n, int) for n in steps) and 0 < steps[0] <= steps[1]
+
+
 def last_complete(run_dir: Path) -> Path | None:
     complete = [p for _, p in checkpoint_dirs(run_dir) if is_complete(p)]
     return complete[-1] if complete else None

@@ -37,7 +37,7 @@ from queerbias.comparison.compare import best_checkpoint, compare_runs, write_ou
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
-from queerbias.models.context import context_length
+from queerbias.models.context import context_limit
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
 from queerbias.pairs.resolve import declared_part
@@ -45,6 +45,7 @@ from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import lowercases
+from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import companion
 from queerbias.train import benchmarks, checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
@@ -117,7 +118,7 @@ def _run_training(config: TrainConfig) -> dict:
     check_adapter_modules(lm.model, config)  # refused before the folder holds this config: a fixed rerun may start
     resume = _prepare_run_dir(config, run_dir, state, record)
     packing = _packing(config, lm)
-    max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
+    max_length = _max_length(config, lm)
     validation_source = resolve_validation(config.data)
     validation = [] if validation_source is None else tokenize(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
@@ -154,7 +155,11 @@ def _run_training(config: TrainConfig) -> dict:
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     try:
-        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        if checkpoints.trained_to_the_end(resume):  # killed after its last checkpoint: its weights are the final ones
+            trainer._load_from_checkpoint(str(resume))
+            train_loss = None  # the loss over all steps is logged when training ends, which the kill cut short
+        else:
+            train_loss = trainer.train(resume_from_checkpoint=str(resume) if resume else None).training_loss
     finally:
         progress.close()
 
@@ -190,7 +195,34 @@ def _run_training(config: TrainConfig) -> dict:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
     return {"run_dir": run_dir, "final": final_dir, "merged": merged_dir, "compare": compare_dirs,
-            "train_loss": result.training_loss, "metrics": metrics}
+            "train_loss": train_loss, "metrics": metrics}
+
+
+def score_shared_base(config: TrainConfig) -> list[str]:
+    """A study's base job: score the base model of `config` on its benchmarks straight into
+    `eval.base_from`, as the first run of the model would (`train.shared_base`), without training;
+    returns the benchmarks scored (those already there are left as they are). The model and data are
+    read as a run reads them (its language, kind and precision), so every run of the model adopts
+    the result; each folder's summary.json is written last, so a killed job leaves nothing that
+    looks finished."""
+    if not config.eval.base_from:
+        raise QueerbiasError("config key 'eval.base_from' names no folder for the base evaluations")
+    check_installed(config)
+    config, _ = benchmarks.resolve(config, get_objective(config.objective).held_out)
+    source = Path(config.eval.base_from)
+    todo = [(bench, name) for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+            if not (source / name / SUMMARY_FILE).is_file()]
+    if not todo:
+        return []
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    inspected = inspect_base(config)
+    training_language(inspected.config, config)
+    data = benchmarks.load_data(config)
+    lm = load_base(config, inspected)
+    evaluate(lm.model, lm, str(source), [bench for bench, _ in todo], [name for _, name in todo], source, [], config,
+             {"scored_in": "the study's base job"}, data=data)
+    return [name for _, name in todo]
 
 
 def _finished(config: TrainConfig, run_dir: Path, state) -> dict:
@@ -225,6 +257,18 @@ def _require_same_config(config: TrainConfig, run_dir: Path) -> None:
         changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
         raise QueerbiasError(f"{run_dir} holds a run with another config (differs in {', '.join(changed)}); "
                              "choose another output_dir or delete it")
+
+
+def _max_length(config: TrainConfig, lm) -> int:
+    """`data.max_length`, clipped to what the model takes (`models.context`: for XLM-RoBERTa the positions
+    below its padding index do not count), with a line that says so: a longer sequence would index past
+    the model's position table."""
+    limit = context_limit(lm.model)
+    if limit.tokens is None or config.data.max_length <= limit.tokens:
+        return config.data.max_length
+    log.warning("config key 'data.max_length': %s takes at most %d tokens (%s); training sequences are cut at %d, "
+                "not %d", config.model, limit.tokens, limit.source, limit.tokens, config.data.max_length)
+    return limit.tokens
 
 
 def _packing(config: TrainConfig, lm) -> bool:

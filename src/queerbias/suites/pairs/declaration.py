@@ -61,6 +61,7 @@ PAIR_COLUMNS = (
     Column("frame", str, optional=True, default=""), Column("predicate_kind", str, optional=True, default="stereotype"),
     Column("phrase_end", int, nullable=True, optional=True), Column("d_phrase", float, nullable=True, optional=True),
     Column("d_predicate", float, nullable=True, optional=True),
+    Column("other_groups", str, optional=True, default=""),
 )
 DISTANCE = "distance"
 #: comparison-level parts of the association measure (`suites.pairs.association`)

@@ -35,6 +35,7 @@ from queerbias.suites.pairs.association import chance_some_above
 from queerbias.suites.pairs.association_report import shift_clause
 from queerbias.suites.pairs.declaration import Pairs
 from queerbias.suites.pairs.harm import harm_clause, named_groups
+from queerbias.suites.pairs.multilabel import WEIGHT
 
 #: a group below LOW before and above HIGH after has been turned towards the stereotype (harmful)
 HARM_LOW, HARM_HIGH = 40.0, 60.0
@@ -101,13 +102,26 @@ def gap_change(aligned: pd.DataFrame, margin: float, rng: np.random.Generator, n
     """A comparison's `pair_gap`: the change of mean |d| (`abs_d`, nats) and of the % of pairs with
     |d| below the margin (`below_margin`), over pairs, from rows aligned by pair (columns group,
     d_before, d_after). The pair means are group means weighted by group size, which the
-    stratified resampling keeps fixed."""
-    names, strata = _strata(aligned, (_abs_d, lambda items, side: 100.0 * (_abs_d(items, side) < margin)))
-    sizes = np.array([len(s) for s in strata], dtype=float)
-    weights = sizes / sizes.sum()
-    observed = weights @ np.array([s.mean(axis=0) for s in strata])
-    resampled = np.einsum("g,rgk->rk", weights, stratified_bootstrap_means(strata, rng, n_resamples))
-    gap = {"n": int(sizes.sum()), "n_groups": len(names), "margin": margin}
+    stratified resampling keeps fixed. Rows of pairs with several groups (`multilabel.group_rows`)
+    carry a `weight` of 1/k, so a pair counts once over pairs although it is in k strata."""
+    if WEIGHT not in aligned:
+        names, strata = _strata(aligned, (_abs_d, lambda items, side: 100.0 * (_abs_d(items, side) < margin)))
+        sizes = np.array([len(s) for s in strata], dtype=float)
+        weights = sizes / sizes.sum()
+        observed = weights @ np.array([s.mean(axis=0) for s in strata])
+        resampled = np.einsum("g,rgk->rk", weights, stratified_bootstrap_means(strata, rng, n_resamples))
+        total = sizes.sum()
+    else:
+        names, strata = _strata(aligned, (lambda items, side: items[WEIGHT].to_numpy(float) * _abs_d(items, side),
+                                          lambda items, side: items[WEIGHT].to_numpy(float)
+                                          * 100.0 * (_abs_d(items, side) < margin),
+                                          lambda items, side: items[WEIGHT].to_numpy(float)))
+        sizes = np.array([len(s) for s in strata], dtype=float)
+        sums = sizes @ np.array([s.mean(axis=0) for s in strata])  # weighted sums over every labelled row
+        drawn = np.einsum("g,rgk->rk", sizes, stratified_bootstrap_means(strata, rng, n_resamples))
+        total = sums[4]
+        observed, resampled = sums[:4] / total, drawn[:, :4] / drawn[:, 4:5]
+    gap = {"n": int(round(total)), "n_groups": len(names), "margin": margin}
     for name, column in (("abs_d", 0), ("below_margin", 2)):
         gap |= _entry(name, observed[column], observed[column + 1],
                       resampled[:, column + 1] - resampled[:, column], level)
@@ -171,7 +185,8 @@ def specificity(stereotype_gap: Mapping, definitional_gap: Mapping) -> dict | No
 
 def _aligned(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"group": before["group"], "d_before": gaps(before), "d_after": gaps(after),
-                         "biased_before": before["biased"], "biased_after": after["biased"]})
+                         "biased_before": before["biased"], "biased_after": after["biased"],
+                         **({WEIGHT: before[WEIGHT]} if WEIGHT in before else {})})
 
 
 def gap_extra(before: pd.DataFrame, after: pd.DataFrame, margin: float, options) -> dict:

@@ -10,7 +10,7 @@ from queerbias.pairs.sampling import sample_frames, sample_pairs
 from queerbias.pairs.schema import PairSet, content_checksum
 from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import Table, fmt
-from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
+from queerbias.scoring.aggregate import distance_to_indifference, summarise, summarise_groups
 from queerbias.scoring.encoding import SentenceEncoder
 from queerbias.scoring.families import make_scorer
 from queerbias.scoring.pair_scores import score_pairs, screen_pairs
@@ -26,12 +26,14 @@ from queerbias.suites.pairs.declaration import Pairs
 from queerbias.suites.pairs.distance import distance_extra, distance_table
 from queerbias.suites.pairs.floor import floor_summary
 from queerbias.suites.pairs.indifference import (
+    gap_figures,
     gaps,
     indifference_tables,
     pair_gap_summary,
     paired_extras,
     stereotype_excess,
 )
+from queerbias.suites.pairs.multilabel import OTHER_GROUPS, group_rows, label_counts, other_groups_text
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 
 
@@ -80,15 +82,17 @@ class PairsSuite(Pairs, Suite):
         """The paper's figures over the stereotype pairs (`association.stereotype_rows`: every pair of a set
         without neutral predicates), then the association and the phrase split where the set allows them."""
         every, rows = rows, stereotype_rows(rows)
-        overall, groups = summarise_groups(list(rows["group"]), list(rows["biased"]), list(rows["neutral"]),
-                                           list(rows["soft"]))
+        labelled = group_rows(rows)  # a pair with several groups counts in each (`multilabel`), once in Overall
+        overall = summarise(list(rows["biased"]), list(rows["neutral"]), list(rows["soft"]))
+        _, groups = summarise_groups(list(labelled["group"]), list(labelled["biased"]), list(labelled["neutral"]),
+                                     list(labelled["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
         distance = distance_to_indifference(ordered)
-        found = {"association": association_summary(every, list(ordered)),
-                 "phrase_terms": phrase_terms_summary(rows, list(ordered))}
+        found = {"association": association_summary(group_rows(every), list(ordered)),
+                 "phrase_terms": phrase_terms_summary(labelled, list(ordered)), "group_labels": label_counts(rows)}
         return {"overall": overall, "groups": ordered, "distance": distance,
                 "noise_floor": floor_summary(ordered, distance["bias"]),
-                **indifference_summary(rows, ordered, settings.margin),
+                **indifference_summary(rows, labelled, ordered, settings.margin),
                 **{key: value for key, value in found.items() if value is not None}}
 
     def headline(self, summary) -> Headline:
@@ -131,19 +135,21 @@ class PairsSuite(Pairs, Suite):
         """The paper's figures per group and overall, over the stereotype pairs."""
         before, after = stereotype_rows(before), stereotype_rows(after)
 
-        def cell(scope: str, name: str, mask) -> PairedItems:
-            b, a = before[mask], after[mask]
+        def cell(scope: str, name: str, b, a) -> PairedItems:
             return PairedItems(scope, name, {"bias": (b["biased"].to_numpy(bool), a["biased"].to_numpy(bool)),
                                              "soft": (b["soft"].to_numpy(float), a["soft"].to_numpy(float))})
 
-        yield cell(OVERALL, OVERALL, before["group"].notna())
+        yield cell(OVERALL, OVERALL, before, after)
+        before, after = group_rows(before), group_rows(after)  # a pair in each of its groups
         for group in table_order(set(before["group"])):
-            yield cell("groups", group, before["group"] == group)
+            mask = before["group"] == group
+            yield cell("groups", group, before[mask], after[mask])
 
     def extras(self, before, after, options, settings) -> dict:
         """The change of the distance to indifference, of the pair-level gap and of the direction
         (`indifference`), each with a group-stratified paired bootstrap, over the stereotype pairs; the
         association's change where the set has neutral predicates, and the shift tests (`association`)."""
+        before, after = group_rows(before), group_rows(after)  # every figure here is built from groups
         association = association_change(before, after, options)
         paper = stereotype_rows(before), stereotype_rows(after)
         return {"distance": distance_extra(*paper, options),
@@ -179,11 +185,15 @@ class PairsSuite(Pairs, Suite):
         closing += floor_lines(summary)
         closing += indifference_lines(summary)
         leading = association_blocks(summary)
+        labels = summary.get("group_labels")
         return [
             *leading,
             "Bias score: % of pairs where the stereotypical sentence is more likely (50 = no preference; ties "
             "count as not biased and stay in the denominator). Soft score: mean of 100·s_less/(s_more+s_less); "
             "above 50 leans stereotypical.",
+            *([f"{labels['multi_label_pairs']} of the {labels['pairs']} pairs target several groups "
+               f"({labels['labels']} group labels): each counts in every one of its groups below, once in "
+               "Overall, so the groups' n add up to more than Overall's."] if labels else []),
             Table(header=["Group", "n", "neutral", "bias score ± se", "soft score ± se",
                           *([] if gap is None else ["mean |d| (nats)", f"% |d| < {gap['margin']:g}"])], rows=rows,
                   summary_rows=[["Overall", str(overall["n"]), str(overall["n_neutral"]),
@@ -234,13 +244,15 @@ def _item_part(pair) -> dict:
     return {"pair_id": pair.pair_id, "group": pair.group, "counterfactual_group": pair.counterfactual_group,
             "category": pair.category, "direction": pair.direction, "sent_more": pair.sent_more,
             "sent_less": pair.sent_less, "frame": pair.frame, "predicate_kind": pair.predicate_kind,
-            "phrase_end": pair.phrase_end}
+            "phrase_end": pair.phrase_end, OTHER_GROUPS: other_groups_text(pair.other_groups)}
 
 
-def indifference_summary(rows, groups: dict, margin: float) -> dict:
-    """`pair_gap` (mean |d| and the share below the margin, overall and per group) and `direction`
-    (stereotype excess) of a run (`suites.pairs.indifference`)."""
-    return {"pair_gap": pair_gap_summary(list(rows["group"]), gaps(rows), margin, list(groups)),
+def indifference_summary(rows, labelled, groups: dict, margin: float) -> dict:
+    """`pair_gap` (mean |d| and the share below the margin, overall over `rows` and per group over
+    `labelled`, `multilabel.group_rows`) and `direction` (stereotype excess) of a run
+    (`suites.pairs.indifference`)."""
+    gap = pair_gap_summary(list(labelled["group"]), gaps(labelled), margin, list(groups))
+    return {"pair_gap": {**gap, "overall": gap_figures(gaps(rows), margin)},
             "direction": stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
 
 

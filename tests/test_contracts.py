@@ -19,6 +19,7 @@ OTHER_MEANINGS = {
     "commands/benchmarks.py": {"pairs"},  # the column of the number of pairs of a registered pair set
     "train/objectives/dpo/config.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
     "train/objectives/equalise/config.py": {"pairs"},
+    "train/objectives/contrast/config.py": {"pairs"},
 }
 
 

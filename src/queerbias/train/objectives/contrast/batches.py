@@ -77,27 +77,28 @@ def cells_of(pairs: Sequence[Pair]) -> tuple[list[Cell], list[Pair]]:
 
 
 class CellBatches:
-    """Seeded contrast batches (the module's docstring): `cells` cells of as many groups, each with up to
-    `stereotypes` stereotype and `neutral` neutral pairs, and `mined` pairs mined from the corpus."""
+    """Seeded contrast batches (the module's docstring): `cells` groups with `per_group` cells each, every cell
+    with up to `stereotypes` stereotype and `neutral` neutral pairs, and `mined` pairs mined from the corpus."""
 
     def __init__(self, pairs: Sequence[Pair], cells: int, stereotypes: int, neutral: int, mined: int, seed: int,
-                 accumulation: int = 1, processes: int = 1):
+                 accumulation: int = 1, processes: int = 1, per_group: int = 1):
         found, self.mined = cells_of(pairs)
         self.by_group: dict[str, list[Cell]] = {}
         for cell in found:
             self.by_group.setdefault(cell.group, []).append(cell)
         self.cells, self.stereotypes, self.neutral = min(cells, len(self.by_group)), stereotypes, neutral
-        self.mined_per_batch, self.seed = mined, seed
+        self.mined_per_batch, self.seed, self.per_group = mined, seed, per_group
         self.accumulation, self.processes = accumulation, processes
 
     def draw(self, step: int, micro: int, process: int) -> ContrastBatch:
         rng = seeded_rng(self.seed, step, micro, process)
         chosen = []
         for group in self._groups(step, micro, process):
-            cell = rng.choice(self.by_group[group])
-            chosen.append(Cell(cell.group, cell.frame, cell.phrases,
-                               tuple(rng.sample(cell.stereotypes, min(self.stereotypes, len(cell.stereotypes)))),
-                               tuple(rng.sample(cell.neutral, min(self.neutral, len(cell.neutral))))))
+            found = self.by_group[group]
+            for cell in rng.sample(found, min(self.per_group, len(found))):
+                    chosen.append(Cell(cell.group, cell.frame, cell.phrases,
+                                   tuple(rng.sample(cell.stereotypes, min(self.stereotypes, len(cell.stereotypes)))),
+                                   tuple(rng.sample(cell.neutral, min(self.neutral, len(cell.neutral))))))
         mined = tuple(rng.sample(self.mined, min(self.mined_per_batch, len(self.mined))))
         return ContrastBatch(tuple(chosen), mined)
 

@@ -2,7 +2,7 @@
 
     L = lm_term * L_lm + corpus_anchor_term * KL(P_base || P_model on the corpus batch)
         + weight * (cell_term * mean_cells c+^2 + group_term * mean_g (mean_{cells of g} c+)^2)
-        + anchor_term * mean over positions KL(P_base || P_model) + neutral_term * mean_neutral (d - d_base)^2
+        + anchor_term * mean over positions KL(P_base || P_model)
 
 c is a (group, frame, phrases) cell's association: the mean d = s(sent_more) - s(sent_less) of its
 stereotype pairs minus that of its neutral pairs (`reference: neutral`), the benchmark's own score
@@ -13,8 +13,7 @@ in c, and the identity phrase's own tokens are not read at all, so a shift of th
 making the neutral predicates likelier after the group's name earns nothing either. `reference: none` (an ablation) reads the stereotype pairs alone, no neutral predicate.
 The identity-invariance anchor (`contrast.anchor`) is the KL to the base model at every position
 from the identity words on, in the batch's neutral pairs (both sentences) and in pairs mined from the
-corpus, and the neutral pairs' d is held at the base's (`neutral_term`): the model cannot lower c by
-moving the neutral reference or the group's name.
+corpus: the model cannot lower c by moving the neutral reference or the group's name.
 """
 
 from __future__ import annotations
@@ -46,16 +45,15 @@ class ContrastConfig:
     anchor_term: float = option(1.0, "weight of the identity-invariance anchor: KL(base || model) per position from "
                                      "the identity words on, in the neutral pairs and the mined corpus pairs, both "
                                      "sentences (LoRA only: the base is the adapter switched off)", ge=0)
-    neutral_term: float = option(10.0, "weight of the mean squared change of the neutral pairs' d from the base's, "
-                                       "(d - d_base)^2 over every shared token: the neutral reference held where it "
-                                       "was (LoRA only)", ge=0)
     anchor_top_k: int | None = option(256, "compare the anchor's distributions on the k tokens most likely under "
                                            "either plus one outcome for the rest (null: the whole vocabulary)", ge=1)
     lm_term: float = option(0.0, "weight of language modelling on the corpus batch", ge=0)
     corpus_anchor_term: float = option(1.0, "weight of KL(base || model) on the corpus batch, every position (LoRA "
                                             "only): general language held where no identity is named", ge=0)
-    cells: int = option(6, "(group, frame) cells per micro-batch and process, each from another group in turn",
-                        ge=1)
+    cells: int = option(6, "groups per micro-batch and process, the groups in turn", ge=1)
+    cells_per_group: int = option(1, "cells (frames) of each of those groups: with several, the group term reads "
+                                     "the group's mean c over frames, so one-sided it pushes only a group whose "
+                                     "frames lean towards the stereotype on average", ge=1)
     stereotypes_per_cell: int = option(2, "stereotype pairs of a cell in one batch", ge=1)
     neutral_per_cell: int = option(2, "neutral pairs of a cell in one batch", ge=1)
     mined_per_batch: int = option(4, "pairs mined from the corpus (pairs.mine) in the anchor of one batch", ge=0)
@@ -81,7 +79,6 @@ class ContrastObjective(Objective):
         require(c.cell_term + c.group_term > 0, "contrast.cell_term", "cell_term and group_term cannot both be 0")
         require(c.lm_term > 0 or c.corpus_anchor_term > 0, "contrast.lm_term",
                 "0 needs corpus_anchor_term above 0: without either the corpus batch holds nothing")
-        for name, used in (("anchor_term", c.anchor_term), ("corpus_anchor_term", c.corpus_anchor_term),
-                           ("neutral_term", c.neutral_term)):
+        for name, used in (("anchor_term", c.anchor_term), ("corpus_anchor_term", c.corpus_anchor_term)):
             require(not used or config.method == "lora", f"contrast.{name}",
                     "needs method: lora (the anchor's base model is the adapter switched off)")

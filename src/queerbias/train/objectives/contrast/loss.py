@@ -6,8 +6,8 @@ is the mean d of its stereotype pairs minus the mean d of its neutral pairs (`as
 term that every predicate of the frame shares, such as the identity phrase's own tokens, adds nothing to
 c and receives no gradient from it. The anchor (`identity_anchor`) holds the model's next-token
 distribution to the base's at every position from the identity words on, in the sentences of the
-neutral pairs and of pairs mined from the corpus, and the neutral pairs' d to the base's: moving the
-neutral reference, or how likely the group's name is, costs there.
+neutral pairs and of pairs mined from the corpus: moving the neutral reference, or how likely the group's
+name is, costs there.
 """
 
 from __future__ import annotations
@@ -42,16 +42,18 @@ def predicate_terms(scorer: Scorer, pairs: list[Pair], tensors: BatchTensors) ->
 
 
 def association_terms(c: torch.Tensor, groups: list[str], settings: ContrastConfig) -> torch.Tensor:
-    """cell_term * mean c+^2 + group_term * mean over groups (mean c+ of its cells)^2, c+ = max(0, c) when
-    one-sided: a cell at or below indifference adds nothing and receives no gradient."""
-    if settings.one_sided:
-        c = torch.relu(c)
-    loss = settings.cell_term * c.pow(2).mean()
+    """cell_term * mean over cells of c+^2 + group_term * mean over groups of (mean c of its cells)+^2, x+ =
+    max(0, x) when one-sided: a cell, or a group whose cells average, at or below indifference adds nothing
+    and receives no gradient. The group's mean is taken before the one-sided cut, so a group whose frames lean
+    away from the stereotype on average is not pushed further by its frames that lean towards it."""
+    side = torch.relu if settings.one_sided else (lambda x: x)
+    loss = settings.cell_term * side(c).pow(2).mean()
     if settings.group_term:
         index: dict[str, list[int]] = {}
         for i, group in enumerate(groups):
             index.setdefault(group, []).append(i)
-        loss = loss + settings.group_term * torch.stack([c[rows].mean() for rows in index.values()]).pow(2).mean()
+        means = torch.stack([c[rows].mean() for rows in index.values()])
+        loss = loss + settings.group_term * side(means).pow(2).mean()
     return loss
 
 
@@ -76,36 +78,27 @@ def cell_associations(scorer: Scorer, batch: ContrastBatch, tensors: BatchTensor
 
 
 def identity_anchor(scorer: Scorer, anchored: list[Pair], tensors: BatchTensors,
-                    base_model: Callable[[], AbstractContextManager], top_k: int | None,
-                    neutral: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean over positions of KL(P_base || P_model) at every scored position from the identity words on, in
-    both sentences of `anchored`; the mean squared change of d from the base's over its first `neutral` pairs).
-    `anchored` are the batch's neutral pairs, then the mined ones; the model rows and scores come from `tensors`
-    (its pairs end with `anchored`), the base's from the same network with its adapter switched off. The KL is
-    averaged per position, not per document, so a long corpus sentence does not dilute the positions after a
-    group's name; the squared change holds the neutral reference where c reads it."""
+                    base_model: Callable[[], AbstractContextManager], top_k: int | None) -> torch.Tensor:
+    """Mean over positions of KL(P_base || P_model) at every scored position from the identity words on, in both
+    sentences of `anchored` (the batch's neutral and mined pairs): the model rows come from `tensors`, the base's
+    from the same network with its adapter switched off. Averaged per position, not per document, so a long
+    corpus sentence does not dilute the positions after a group's name."""
     base = base_batch(scorer, anchored, base_model)
     where = {request: i for i, request in enumerate(tensors.requests)}
     model_rows = tensors.rows[[where[request] for request in base.requests]]
     a, b = coarsened(model_rows, base.rows, top_k if top_k is not None else model_rows.shape[-1])
-    offset = len(tensors.more) - len(anchored)
-    d = (tensors.more - tensors.less)[offset:offset + neutral]
-    moved = (d - (base.more - base.less)[:neutral]).pow(2).mean() if neutral else d.sum() * 0.0
-    return divergence(a, b, "kl").mean(), moved
+    return divergence(a, b, "kl").mean()
 
 
 def contrast_loss(scorer: Scorer, batch: ContrastBatch, settings: ContrastConfig,
-                  base_model: Callable[[], AbstractContextManager]) -> dict[str, torch.Tensor]:
-    """The terms of one batch without their weights (`contrast`, `identity_anchor`, `neutral_moved`), from one
-    pass over every pair of the batch (the anchors' base pass has no graph)."""
+                  base_model: Callable[[], AbstractContextManager]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the contrast terms, the identity-invariance anchor) of one batch, without their weights, from one pass
+    over every pair of the batch (the anchor's base pass has no graph)."""
     pairs = batch.pairs
     tensors = batch_tensors(scorer, pairs, difference_only=True)
     c = cell_associations(scorer, batch, tensors, settings)
-    terms = {"contrast": association_terms(c, [cell.group for cell in batch.cells], settings)}
+    loss = association_terms(c, [cell.group for cell in batch.cells], settings)
     anchored = pairs[sum(len(cell.stereotypes) for cell in batch.cells):]
-    if (settings.anchor_term or settings.neutral_term) and anchored:
-        terms["identity_anchor"], terms["neutral_moved"] = identity_anchor(
-            scorer, anchored, tensors, base_model, settings.anchor_top_k, sum(len(cell.neutral) for cell in batch.cells))
-    else:
-        terms["identity_anchor"] = terms["neutral_moved"] = terms["contrast"].new_zeros(())
-    return terms
+    anchor = identity_anchor(scorer, anchored, tensors, base_model, settings.anchor_top_k) \
+        if settings.anchor_term and anchored else loss.new_zeros(())
+    return loss, anchor

@@ -17,7 +17,8 @@ from queerbias.train.trainer import language_model_trainer
 def make_trainer(setup: TrainerSetup[ContrastConfig]):
     config, lm, settings = setup.config, setup.lm, setup.settings
     batches = CellBatches(setup.pairs.pairs, settings.cells, settings.stereotypes_per_cell, settings.neutral_per_cell,
-                          settings.mined_per_batch, config.seed, config.grad_accum, setup.num_processes)
+                          settings.mined_per_batch, config.seed, config.grad_accum, setup.num_processes,
+                          settings.cells_per_group)
     return language_model_trainer(setup, ContrastTrainer, lambda model: {
         "scorer": training_scorer(model, lm.tokenizer, lm.kind), "batches": batches, "settings": settings,
         "process_index": setup.process_index})
@@ -39,12 +40,11 @@ class ContrastTrainer(PairTrainer):
         self.count_tokens(batch.pairs)
         unwrapped = self.accelerator.unwrap_model(model)
         with self.accelerator.autocast():
-            terms = contrast_loss(self.scorer, batch, settings, unwrapped.disable_adapter)
-        for name, value in terms.items():
-            self.remember("contrast_loss" if name == "contrast" else name, value)
-        weighted = settings.weight * terms["contrast"] + settings.anchor_term * terms["identity_anchor"] \
-            + settings.neutral_term * terms["neutral_moved"]
-        total = settings.lm_term * lm_loss + self.per_batch(weighted, num_items_in_batch)
+            contrast, anchor = contrast_loss(self.scorer, batch, settings, unwrapped.disable_adapter)
+        self.remember("contrast_loss", contrast)
+        self.remember("identity_anchor", anchor)
+        total = settings.lm_term * lm_loss + self.per_batch(settings.weight * contrast
+                                                            + settings.anchor_term * anchor, num_items_in_batch)
         if corpus_anchored:
             with self.accelerator.autocast():
                 base = base_logits(unwrapped, inputs)

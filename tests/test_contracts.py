@@ -19,6 +19,7 @@ OTHER_MEANINGS = {
     "commands/benchmarks.py": {"pairs"},  # the column of the number of pairs of a registered pair set
     "train/objectives/dpo/config.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
     "train/objectives/equalise/config.py": {"pairs"},
+    "train/objectives/contrast/config.py": {"pairs"},
 }
 
 
@@ -80,6 +81,45 @@ def test_report_is_the_lower_layer_and_the_comparator_the_upper():
         assert not {m for m in _imports(path) if m.startswith(("queerbias.suites", "queerbias.comparison"))}, path
     for path in (ROOT / "suites").rglob("*.py"):
         assert not {m for m in _imports(path) if m.startswith("queerbias.comparison")}, path
+
+
+#: the packages above the CLI's, the comparator's and training's inputs: what a suite, the corpus, a crawler
+#: or the text utilities must never import (cli and commands on top, then the Python API, studies, training,
+#: the comparator and the lm-eval export, which read the suites)
+UPPER = {"cli", "commands", "api", "study", "train", "comparison", "export", "launched"}
+NEVER = {
+    "suites": UPPER,
+    "corpus": UPPER | {"suites", "scoring", "models", "pairs", "report"},
+    "crawl": UPPER | {"suites", "scoring", "models", "pairs", "report", "corpus"},
+    "text": UPPER | {"suites", "scoring", "models", "pairs", "report", "corpus", "crawl"},
+}
+
+
+def _queerbias_packages(path: Path) -> set[str]:
+    """The queerbias packages (or top-level modules) a file imports, counting imports inside functions."""
+    return {m.split(".")[1] for m in _imports(path) if m.startswith("queerbias.") and m.count(".") >= 1}
+
+
+def test_no_upward_import_from_the_suites_the_corpus_the_crawlers_or_the_text_utilities():
+    """What the CLI, studies, training and the comparator drive never imports them back (issue 47)."""
+    upward = [f"{path.relative_to(ROOT)} imports queerbias.{package}"
+              for below, above in NEVER.items() for path in (ROOT / below).rglob("*.py")
+              for package in sorted(_queerbias_packages(path) & above)]
+    assert upward == []
+
+
+def test_only_the_cli_imports_the_commands():
+    """The CLI is on top: the commands' helpers (run and compare arguments, `evaluate`) are never a library."""
+    importers = [str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py")
+                 if path.name != "cli.py" or path.parent != ROOT
+                 if path.relative_to(ROOT).parts[0] != "commands" and "commands" in _queerbias_packages(path)]
+    assert importers == []
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from queerbias.commands.run import evaluate\n")
+    assert _queerbias_packages(probe) == {"commands"}
 
 
 def test_every_suite_names_its_overlap_texts_or_says_why_it_has_none():

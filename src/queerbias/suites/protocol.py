@@ -232,7 +232,8 @@ class Declaration:
     #: companion hooks by kind ("training", "card", "report": `suites.companions`), as "module:Class";
     #: a kind not named gets the defaults
     companions: ClassVar[dict[str, str]] = {}
-    #: modules whose `register(subparsers)` add the suite's own CLI commands (its aliases, exports)
+    #: modules whose `register(subparsers)` add the suite's own CLI commands: a suite of another package (the
+    #: built-in suites' aliases and exports are modules of `queerbias.commands`, on top of the suites)
     commands: ClassVar[tuple[str, ...]] = ()
 
 

@@ -39,8 +39,8 @@ from queerbias.options import (
     to_dict,
 )
 from queerbias.pairs.mining import LEXICONS
-from queerbias.pairs.taxonomy import GROUPS
 from queerbias.report.options import CompareOptions
+from queerbias.text.taxonomy import GROUPS
 from queerbias.train import benchmarks
 from queerbias.train.benchmarks import BenchmarkSettings
 from queerbias.train.objectives import registry as objectives

@@ -70,4 +70,3 @@ class Gruff(Declaration):
     criteria = {"highest": Criterion("highest overall accuracy", ("accuracy",), lambda row: (-row["accuracy"],))}
     judged = Judged(guard=Figure(OVERALL, "accuracy"))
     implementation = "queerbias.suites.gruff.suite:GruffSuite"
-    commands = ("queerbias.suites.gruff.command",)

@@ -43,5 +43,3 @@ class Knowledge(Pairs):
     # groups that fell below chance), the report as any suite's
     companions = {"training": "queerbias.suites.knowledge.training:KnowledgeTraining",
                   "card": "queerbias.suites.knowledge.card:KnowledgeCard"}
-    commands = ()
-

@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import Table, fmt
 from queerbias.suites.pairs.indifference import gaps, pair_gap_summary
+from queerbias.text.taxonomy import table_order
 
 
 def accuracy_figures(correct: np.ndarray, d: np.ndarray) -> dict:

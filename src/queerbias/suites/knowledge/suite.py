@@ -6,12 +6,12 @@ checkpoint keeps accuracy.
 
 from __future__ import annotations
 
-from queerbias.pairs.taxonomy import table_order
 from queerbias.suites.knowledge.declaration import Knowledge
 from queerbias.suites.knowledge.figures import knowledge_blocks, knowledge_summary
 from queerbias.suites.pairs.indifference import gap_extra, gaps, indifference_tables
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.protocol import OVERALL, Headline, PairedItems
+from queerbias.text.taxonomy import table_order
 
 
 class KnowledgeSuite(Knowledge, PairsSuite):

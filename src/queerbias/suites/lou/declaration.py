@@ -94,7 +94,6 @@ class Lou(_LouData):
     compatible = (("scoring method (scoring_id)", ("scoring_id",)),)
     judged = Judged(guard=Figure(OVERALL, "ll"))
     implementation = "queerbias.suites.lou.suite:LouLMSuite"
-    commands = ("queerbias.suites.lou.command",)
 
 
 class LouClassifier(_LouData):

@@ -103,4 +103,3 @@ class Pairs(Declaration):
     implementation = "queerbias.suites.pairs.suite:PairsSuite"
     companions = {"training": "queerbias.suites.pairs.training:PairTraining",
                   "card": "queerbias.suites.pairs.card:PairCard", "report": "queerbias.suites.pairs.report:PairReport"}
-    commands = ("queerbias.suites.pairs.command", "queerbias.suites.pairs.export_command")

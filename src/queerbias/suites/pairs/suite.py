@@ -8,7 +8,6 @@ from queerbias.options import count_or_auto
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_frames, sample_pairs
 from queerbias.pairs.schema import PairSet, content_checksum
-from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import Table, fmt
 from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
 from queerbias.scoring.encoding import SentenceEncoder
@@ -33,6 +32,7 @@ from queerbias.suites.pairs.indifference import (
     stereotype_excess,
 )
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
+from queerbias.text.taxonomy import table_order
 
 
 class PairsSuite(Pairs, Suite):

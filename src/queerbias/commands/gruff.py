@@ -1,8 +1,7 @@
 """`queerbias gruff`: German pronoun fidelity (GRUFF): generate items, and aliases of
 `queerbias run gruff` (score) and `queerbias compare` (compare) with their historical flags.
 
-GRUFF's declaration names this module (`Declaration.commands`), so the CLI adds it. Heavy
-modules (torch, pandas, scipy) are imported when a subcommand runs.
+Heavy modules (torch, pandas, scipy) are imported when a subcommand runs.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ ALIASES = {"sample": ("--n",)}
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "gruff", help="German pronoun fidelity (er, sie, en, xier) with distractors, before/after",
+        Gruff.name, help="German pronoun fidelity (er, sie, en, xier) with distractors, before/after",
         description="GRUFF (Mewes, Lauscher & Gautam 2026): does the model reuse a person's pronoun "
                     "after 0-5 sentences about someone else? See docs/gruff.md.")
     sub = p.add_subparsers(dest="gruff_command", required=True, metavar="ACTION")

@@ -2,8 +2,7 @@
 and `queerbias compare` for gender-fair German (Lou), with their historical flags.
 
 `lm` and `classify` take several --model; `classify --train` fine-tunes each model per task
-first, and several classifiers get a ranking-consistency report. The LM view's declaration
-names this module (`Declaration.commands`), so the CLI adds it. Only the argument parser is
+first, and several classifiers get a ranking-consistency report. Only the argument parser is
 built at start-up; torch and the suite load when a subcommand runs.
 """
 
@@ -24,7 +23,7 @@ ALIASES = {"tasks": ("--task",), "sample": ("--n",), "n_resamples": ("--resample
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "lou", help="gender-fair German (Lou): LM preference, classifier stability, before/after",
+        Lou.name, help="gender-fair German (Lou): LM preference, classifier stability, before/after",
         description="Lou (Waldis et al., EMNLP 2024): German texts with six gender-fair reformulations. "
                     "See docs/lou.md.")
     views = p.add_subparsers(dest="view", required=True, metavar="VIEW")

@@ -1,7 +1,4 @@
-"""`queerbias export lm-eval`: a pair benchmark as an lm-evaluation-harness task folder.
-
-The pair suite's declaration names this module (`Declaration.commands`), so the CLI adds it.
-"""
+"""`queerbias export lm-eval`: a pair benchmark as an lm-evaluation-harness task folder."""
 
 from __future__ import annotations
 

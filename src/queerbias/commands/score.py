@@ -2,7 +2,6 @@
 
 Flags are the pair suite's settings (scoring method, sample, ...) plus `--pairs` for the
 data; several `--model`s are scored into subfolders and set side by side in scores.md.
-The pair suite's declaration names this module (`Declaration.commands`), so the CLI adds it.
 Heavy modules are imported when the command runs.
 """
 

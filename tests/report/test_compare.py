@@ -277,7 +277,7 @@ def test_distance_change_by_hand_and_its_interval():
 
 
 def test_compare_reports_the_distance_in_delta_json_tables_and_trajectory(runs, tmp_path):
-    from queerbias.scoring.aggregate import distance_to_indifference
+    from queerbias.suites.pairs.aggregate import distance_to_indifference
 
     document = compare_runs(runs[0], runs[1:], FAST)
     distance = document["comparisons"][0]["distance"]

@@ -11,7 +11,7 @@ import torch
 from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_pairs
-from queerbias.scoring.pair_scores import pair_outcome
+from queerbias.suites.pairs.scoring import pair_outcome
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict

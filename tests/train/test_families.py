@@ -19,7 +19,7 @@ from queerbias.models import load_model
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.pairs.io import read_pairs
 from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
+from queerbias.suites.pairs.scoring import score_pairs
 from queerbias.train.config import config_from_dict
 from queerbias.train.data import make_collator, read_texts, tokenize
 from queerbias.train.modeling import LORA_TARGETS, load_base, shifts_labels

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import scored_positions
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import SentenceEncoder, causal_text, lowercases
+from queerbias.suites.pairs.alignment import scored_positions
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from lm_eval.api.task import ConfigurableTask
 from queerbias.export.lm_eval_requests import sentence_score
 from queerbias.export.tokenizer_identity import tokenizer_fingerprint
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.aggregate import summarise
-from queerbias.scoring.pair_scores import pair_outcome
+from queerbias.suites.pairs.aggregate import summarise
+from queerbias.suites.pairs.scoring import pair_outcome
 from queerbias.text.taxonomy import table_order
 
 log = logging.getLogger(__name__)

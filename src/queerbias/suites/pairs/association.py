@@ -142,7 +142,7 @@ def association_summary(rows: pd.DataFrame, order: Sequence[str]) -> dict | None
 
 def phrase_terms_summary(rows: pd.DataFrame, order: Sequence[str]) -> dict | None:
     """A run's `phrase_terms` (None where no pair knows where its identity phrase ends): per group the mean
-    of d's phrase term and of its predicate term (`scoring.pair_scores.phrase_split`), and over groups the
+    of d's phrase term and of its predicate term (`suites.pairs.scoring.phrase_split`), and over groups the
     mean of their absolute values and the phrase term's share of the two."""
     if "d_phrase" not in rows or rows["d_phrase"].isna().all():
         return None

@@ -1,7 +1,7 @@
 """The pair suite's distance to indifference in a comparison: its change, interval and table.
 
 The distance is the mean over identity groups of |score - 50| (bias and soft score;
-`scoring.aggregate.distance_to_indifference` for one run), the figure a mitigation
+`suites.pairs.aggregate.distance_to_indifference` for one run), the figure a mitigation
 should lower where the overall score hides groups that lean in opposite directions.
 Its change gets a group-stratified paired bootstrap: pairs are resampled within each
 group (group sizes fixed, before and after from the same draw). Beside the binary distance,

@@ -1,6 +1,6 @@
 """Pair-level indifference and direction: figures that a group-level flip cannot improve.
 
-The distance to indifference (`scoring.aggregate`) is a mean over groups of |score - 50|,
+The distance to indifference (`suites.pairs.aggregate`) is a mean over groups of |score - 50|,
 so a mitigation that moves a group from 10 % to 90 % stereotypical leaves it unchanged and
 one that moves a group from 10 % to 60 % counts as progress. These figures close both
 loopholes (issue 20, "Metrics that cannot be gamed"):

@@ -1,4 +1,4 @@
-"""The pair benchmark's implementation: WinoQueer-style pairs scored by `scoring.pair_scores`
+"""The pair benchmark's implementation: WinoQueer-style pairs scored by `suites.pairs.scoring`
 (the declaration, with settings, columns and judged figures, is `suites.pairs.declaration`)."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_frames, sample_pairs
 from queerbias.pairs.schema import PairSet, content_checksum
 from queerbias.report.tables import Table, fmt
-from queerbias.scoring.aggregate import distance_to_indifference, summarise_groups
 from queerbias.scoring.encoding import SentenceEncoder
 from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs, screen_pairs
+from queerbias.suites.pairs.aggregate import distance_to_indifference, summarise_groups
 from queerbias.suites.pairs.association import (
     association_change,
     association_summary,
@@ -31,6 +30,7 @@ from queerbias.suites.pairs.indifference import (
     paired_extras,
     stereotype_excess,
 )
+from queerbias.suites.pairs.scoring import score_pairs, screen_pairs
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.text.taxonomy import table_order
 
@@ -51,7 +51,7 @@ class PairsSuite(Pairs, Suite):
 
     def screen(self, lm, items, data, settings):
         """Pairs too long for the model, and pairs whose texts become the same tokens
-        (`scoring.pair_scores.screen_pairs`); the data reference records what was left out."""
+        (`suites.pairs.scoring.screen_pairs`); the data reference records what was left out."""
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
         kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
                                     settings.unscorable)

@@ -6,7 +6,7 @@
 
 c is a (group, frame, phrases) cell's association: the mean d = s(sent_more) - s(sent_less) of its
 stereotype pairs minus that of its neutral pairs (`reference: neutral`), the benchmark's own score
-differentiated (`scoring.pair_scores`), over the tokens after the identity phrase (`tokens: predicate`);
+differentiated (`suites.pairs.scoring`), over the tokens after the identity phrase (`tokens: predicate`);
 c+ = max(0, c) (`one_sided`). What a stereotype and a neutral predicate of the same frame share cancels
 in c, and the identity phrase's own tokens are not read at all, so a shift of the name earns nothing
 (issue 53). The neutral pairs' d enters c without a gradient (`move_reference: false`): lowering c by

@@ -7,7 +7,7 @@
 with d_i = s(sent_more_i) - s(sent_less_i), where s is the benchmark's own sentence score
 (WinoQueer's shared-token sum: the masked variant for MLMs, the BOS-prepended causal sum
 for CLMs), computed by the scorer itself (`Scorer.logprob_tensor`, the positions of
-`scoring.alignment`) with the autograd graph, so the loss optimises exactly what
+`suites.pairs.alignment`) with the autograd graph, so the loss optimises exactly what
 `queerbias score` measures. CLP, the counterfactual pairing term (`equalise.pairing`),
 compares the two sentences' whole next-token distributions at the same positions, a
 signal over the vocabulary rather than over the template's own tokens. Why the group and
@@ -39,8 +39,8 @@ from queerbias.models import LoadedModel
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import oriented_scores, pair_requests
 from queerbias.scoring.scorer import Scorer, picked
+from queerbias.suites.pairs.scoring import oriented_scores, pair_requests
 from queerbias.train.modeling import scoring_view
 from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_requests
 

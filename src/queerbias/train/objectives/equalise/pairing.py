@@ -9,7 +9,7 @@ whole next-token distribution after it must not change. That is a signal over th
 entire vocabulary at every such position, which is what a frame or a predicate the run
 never saw also reads.
 
-Positions: the aligned shared positions of `scoring.alignment` (the benchmark's own). For
+Positions: the aligned shared positions of `suites.pairs.alignment` (the benchmark's own). For
 a causal LM only those after the first token where the sentences differ count (before
 it both contexts are the same, and every divergence there is 0); for a masked LM every
 shared position sees the whole sentence, so all count. `positions` keeps the first N per

@@ -15,9 +15,9 @@ import torch
 from queerbias.models.languages import language_ids
 from queerbias.models.loading import LoadedModel
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import scored_positions
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.words import word_ids
+from queerbias.suites.pairs.alignment import scored_positions
 
 
 def naive_sentence_pair(lm: LoadedModel, pair: Pair, config: ScoringConfig,

@@ -20,9 +20,9 @@ import torch
 
 from queerbias.errors import DataError
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import measures_something, scored_positions
 from queerbias.scoring.encoding import Encoding, SentenceEncoder
 from queerbias.scoring.scorer import NonFiniteScores, Request, Scorer, reduce
+from queerbias.suites.pairs.alignment import measures_something, scored_positions
 
 log = logging.getLogger(__name__)
 

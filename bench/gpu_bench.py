@@ -100,7 +100,7 @@ def pair_sets(assets: Path, plan: Plan) -> dict[str, list]:
 
 def measure_scoring(lm, pairs: list) -> dict:
     from queerbias.scoring.config import ScoringConfig
-    from queerbias.scoring.families import make_scorer
+    from queerbias.scoring.scorer import make_scorer
     from queerbias.suites.pairs.scoring import score_pairs
 
     score_pairs(make_scorer(lm, ScoringConfig()), pairs[:32])  # warm-up: kernels, allocator

@@ -31,7 +31,7 @@ from benchmarks_md import markdown_table, write_section  # noqa: E402
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.resolve import load_pairs  # noqa: E402
 from queerbias.scoring.config import ScoringConfig  # noqa: E402
-from queerbias.scoring.families import make_scorer  # noqa: E402
+from queerbias.scoring.scorer import make_scorer  # noqa: E402
 from queerbias.suites.pairs.reference import naive_sentence_pair  # noqa: E402
 from queerbias.suites.pairs.scoring import score_pairs  # noqa: E402
 

@@ -29,7 +29,7 @@ from do_no_harm import evaluated_checkpoints
 
 from queerbias.models import load_model
 from queerbias.pairs.queerbias_de import identity_phrases
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.pairs.alignment import scored_positions
 
 REPO = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ from queerbias.pairs.sampling import sample_frames
 from queerbias.pairs.schema import NEUTRAL, STEREOTYPE
 from queerbias.pairs.shapes import load_shapes
 from queerbias.report.options import CompareOptions
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites import rows as suite_rows
 from queerbias.suites.pairs.association import (
     association_change,

@@ -13,9 +13,9 @@ from .helpers import TINY_BENCHMARK, logged_losses, small_config
 
 
 def test_probe_tells_models_apart(tiny_bert, tiny_llama, tiny_gpt2):
-    assert not honours_num_items_in_batch(load_model(str(tiny_bert)).model, "masked")
-    assert honours_num_items_in_batch(load_model(str(tiny_llama)).model, "causal")
-    assert honours_num_items_in_batch(load_model(str(tiny_gpt2)).model, "causal")
+    assert not honours_num_items_in_batch(load_model(str(tiny_bert)).model)
+    assert honours_num_items_in_batch(load_model(str(tiny_llama)).model)
+    assert honours_num_items_in_batch(load_model(str(tiny_gpt2)).model)
 
 
 def test_bert_loss_not_multiplied_by_accumulation(tiny_bert, tmp_path):

@@ -6,6 +6,7 @@ import shlex
 
 from queerbias.commands.run import DEFAULT_MODEL
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.options import add_arguments, from_args
 from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.pairs.declaration import Pairs, PairSettings
@@ -49,8 +50,8 @@ def run_lm_eval(args) -> int:
 
     config = settings.scoring()
     model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
-    if model.kind != "causal":
-        raise QueerbiasError(f"{args.model} is a masked LM; lm-evaluation-harness has no masked-LM "
+    if not get_family(model.kind).left_to_right:  # lm-eval's loglikelihood requests read continuations
+        raise QueerbiasError(f"{args.model} is a {model.kind} LM; lm-evaluation-harness has no {model.kind}-LM "
                              "backend, so no lm-eval task can give its pseudo-log-likelihood "
                              "scores: use `queerbias score`")
     pair_set = load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from queerbias import options
+from queerbias import families, options
 from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.paths import checked_out, default_out
 from queerbias.suites.registry import get_declaration, get_suite, names
@@ -51,7 +51,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--dat
 
 def add_model_options(p) -> None:
     """Loading options shared by every command that takes --model."""
-    p.add_argument("--kind", choices=("masked", "causal"), default=None,
+    p.add_argument("--kind", choices=families.names(), default=None,
                    help="masked or causal, when the config does not say; contradicting the "
                         "config's architecture needs --force-kind")
     p.add_argument("--force-kind", action="store_true",

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 
 import yaml
 
+from queerbias import families
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.options import (
@@ -141,8 +142,8 @@ class TrainConfig:
     YAML key named after the objective), each its objective's own `Config` class."""
 
     model: str = option("", "a Hub id, local folder or embedded:gemma-3-270m")
-    kind: Literal["masked", "causal"] | None = option(None, "masked or causal; null: from the model (XLM's configs "
-                                                            "do not say: set it)")
+    kind: str | None = option(None, "the model family, masked or causal; null: from the model (XLM's configs do not "
+                                    "say: set it)", choices=families.names)
     lang: str | None = option(None, "models with language embeddings (XLM): the training text's language, passed "
                                     "as langs (one of the model's lang2id); other models ignore it")
     method: Literal["lora", "full"] = option("lora", "a LoRA adapter or full fine-tuning")

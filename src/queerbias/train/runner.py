@@ -37,6 +37,7 @@ from queerbias.comparison.compare import best_checkpoint, compare_runs, write_ou
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.models.context import context_length
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
@@ -52,7 +53,7 @@ from queerbias.train.card import write_card
 from queerbias.train.card.body import closing_lines
 from queerbias.train.config import TrainConfig, check_installed, default_values, migrate, save_config
 from queerbias.train.corpus import prepare_corpus
-from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
+from queerbias.train.data import general_texts, read_texts, resolve_validation
 from queerbias.train.evaluation import evaluate
 from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
@@ -119,12 +120,13 @@ def _run_training(config: TrainConfig) -> dict:
     packing = _packing(config, lm)
     max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
     validation_source = resolve_validation(config.data)
-    validation = [] if validation_source is None else tokenize(
+    family = get_family(lm.kind)
+    validation = [] if validation_source is None else family.training_chunks(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
-        lm.tokenizer, lm.kind, max_length)
+        lm.tokenizer, max_length)
     if validation_source is None and config.eval.perplexity:
         log.warning("no validation split found; perplexity is not tracked (set data.validation)")
-    general = general and tokenize(general, lm.tokenizer, lm.kind, max_length)
+    general = general and family.training_chunks(general, lm.tokenizer, max_length)
 
     names = config.benchmark_dirs()
 
@@ -229,10 +231,12 @@ def _require_same_config(config: TrainConfig, run_dir: Path) -> None:
 
 def _packing(config: TrainConfig, lm) -> bool:
     """Padding-free packing: as configured, else on for causal LMs that keep packed documents apart
-    (`modeling.packs_documents`); refused for masked LMs and for causal ones that would not."""
-    if config.data.packing and lm.kind == "masked":
+    (`modeling.packs_documents`); refused for masked LMs (a family that does not read left to right) and for
+    causal ones that would not."""
+    left_to_right = get_family(lm.kind).left_to_right
+    if config.data.packing and not left_to_right:
         raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
-    if lm.kind == "masked" or config.data.packing is False:
+    if not left_to_right or config.data.packing is False:
         return False
     if packs_documents(lm.model):
         return True

@@ -4,7 +4,7 @@ paper's metrics over distinct instances (the declaration is `suites.gruff.declar
 from __future__ import annotations
 
 from queerbias.options import count_or_auto
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.gruff import metrics
 from queerbias.suites.gruff.declaration import Gruff
 from queerbias.suites.gruff.forms import CASES, PRONOUN_SETS

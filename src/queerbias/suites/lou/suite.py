@@ -11,7 +11,7 @@ from dataclasses import replace
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.options import count_or_auto
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.lou.classifier import INPUT_COMPOSITION, check_labels, classify_chunk, load_classifier
 from queerbias.suites.lou.classifier import summarise as classifier_summarise
 from queerbias.suites.lou.data import ORIGINAL, POOLED, load_task, lou_spec, resolve_tasks, sample_task

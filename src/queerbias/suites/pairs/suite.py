@@ -10,7 +10,7 @@ from queerbias.pairs.sampling import sample_frames, sample_pairs
 from queerbias.pairs.schema import PairSet, content_checksum
 from queerbias.report.tables import Table, fmt
 from queerbias.scoring.encoding import SentenceEncoder
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.pairs.aggregate import distance_to_indifference, summarise_groups
 from queerbias.suites.pairs.association import (
     association_change,

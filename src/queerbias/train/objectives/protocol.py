@@ -74,7 +74,7 @@ class Objective:
     augmentable: ClassVar[bool] = False
     #: judged on data it did not train on, as a mitigation is (a suite's training companion's `data`, default benchmarks)
     held_out: ClassVar[bool] = True
-    #: the model kind it needs ("causal"), and why; refused before the weights load
+    #: the model family it needs (`families.CAUSAL`), and why; refused before the weights load
     needs_kind: ClassVar[str | None] = None
     needs_kind_reason: ClassVar[str] = ""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queerbias.families import CAUSAL
 from queerbias.options import option
 from queerbias.train.objectives.protocol import Objective
 
@@ -32,5 +33,5 @@ class DpoObjective(Objective):
     card_sections = ("pairs", "dpo")
     uses_pairs = True
     uses_corpus = False
-    needs_kind = "causal"
+    needs_kind = CAUSAL
     needs_kind_reason = "preference tuning scores continuations"

@@ -38,8 +38,7 @@ import torch
 from queerbias.models import LoadedModel
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.scorer import Scorer, picked
+from queerbias.scoring.scorer import Scorer, make_scorer, picked
 from queerbias.suites.pairs.scoring import oriented_scores, pair_requests
 from queerbias.train.modeling import scoring_view
 from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_requests

@@ -11,27 +11,26 @@ from queerbias.suites import registry
 from queerbias.suites.protocol import OVERALL, Suite
 
 ROOT = Path(queerbias.__file__).parent
-#: the pair benchmark's own libraries (pair sets, their scoring, their lm-eval export), where "pairs" and a
-#: pair's "direction" are the data's words
-PAIR_LIBRARIES = ("pairs", "scoring", "export")
-#: string constants that are the same word as a suite or figure but mean something else, by file
+#: string constants that are the same word as a suite or figure but mean something else, by file: the data's
+#: words of the pair sets, their lm-eval export and the training config's `pairs` section
 OTHER_MEANINGS = {
     "commands/benchmarks.py": {"pairs"},  # the column of the number of pairs of a registered pair set
     "train/objectives/dpo/config.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
     "train/objectives/equalise/config.py": {"pairs"},
     "train/objectives/contrast/config.py": {"pairs"},
+    "pairs/schema.py": {"direction"},  # a pair's field `direction`: stereo or antistereo
+    "pairs/io.py": {"direction"},  # the pair file column it is read from
+    "export/lm_eval_task.py": {"direction"},  # the fields of a pair the task's documents carry
+    "export/lm_eval_folder.py": {"direction", "pairs"},  # those fields; the pair set a folder records
 }
 
 
 def _declared_words() -> set[str]:
-    """Every registered suite's name and the comparison-level figures it declares or judges."""
+    """Every registered suite's name and the comparison-level parts and figures it declares or judges."""
     words = set()
     for declaration in registry.list_declarations():
-        judged = declaration.judged
-        words |= {declaration.name, *declaration.figures}
-        preferred = [f for choice in (judged.headline, judged.excess) for f in
-                     (choice if isinstance(choice, tuple) else (choice,))]
-        words |= {f.part for f in (*preferred, judged.guard, judged.floor, *judged.details, *judged.harm) if f is not None}
+        words |= {declaration.name, *declaration.figures, *declaration.parts, *declaration.optional_parts}
+        words |= {f.part for f in declaration.judged.declared()}
     return words - {OVERALL}
 
 
@@ -39,7 +38,7 @@ def _outside_suite_folders() -> list[Path]:
     found = []
     for path in ROOT.rglob("*.py"):
         parts = path.relative_to(ROOT).parts
-        if parts[0] in PAIR_LIBRARIES or (parts[0] == "suites" and (len(parts) > 2 or parts[1] == "registry.py")):
+        if parts[0] == "suites" and (len(parts) > 2 or parts[1] == "registry.py"):
             continue
         found.append(path)
     return found
@@ -49,7 +48,7 @@ def test_no_suite_name_or_figure_is_named_outside_its_folder_and_the_registry():
     """The study, training, the comparator, the card, the CLI and the API read what a suite declares; none of
     them names a suite or its figures (issue 30). Prose may; code constants may not."""
     words = _declared_words()
-    assert {"pairs", "gruff", "lou", "gifi", "distance", "direction", "pair_gap"} <= words  # the check sees them
+    assert {"pairs", "gruff", "lou", "gifi", "distance", "direction", "pair_gap", "association", "shift"} <= words
     named = []
     for path in _outside_suite_folders():
         allowed = OTHER_MEANINGS.get(str(path.relative_to(ROOT)), set())
@@ -57,6 +56,15 @@ def test_no_suite_name_or_figure_is_named_outside_its_folder_and_the_registry():
             if isinstance(node, ast.Constant) and node.value in words - allowed:
                 named.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert named == []
+
+
+def test_every_judged_figure_is_of_a_declared_part():
+    """The declaration's parts are the one list its figures and judged figures name (the comparator checks a
+    comparison against it)."""
+    for declaration in registry.list_declarations():
+        declared = {OVERALL, *declaration.parts, *declaration.optional_parts}
+        named = {*declaration.figures, *(f.part for f in declaration.judged.declared())}
+        assert named <= declared, declaration.name
 
 
 def test_the_check_catches_a_suite_named_in_study_code(tmp_path):

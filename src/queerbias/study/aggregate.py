@@ -348,6 +348,8 @@ class Column:
     roles: frozenset[str] = frozenset()
     #: its title in the summary table ("<benchmark>: <the declared title>"; default: `title`)
     short: str = ""
+    #: the benchmark's suite, whose declaration words what the study says about the column (`Judged.wording`)
+    suite: str = field(kw_only=True)
 
 
 @dataclass
@@ -386,7 +388,8 @@ def method_columns(state: StudyState) -> list[Column]:
         def column(figure: str, measure: str, title: str, places: int) -> Column:
             roles = judged.roles(figure, measure, set(last))
             short = next((f"{benchmark}: {t}" for t in roles.values() if t), "")
-            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short)
+            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short,
+                          suite=declared.name)
 
         guarded = judged.guard.measure if judged.guard is not None and judged.guard.part == OVERALL else None
         columns += [column(OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])

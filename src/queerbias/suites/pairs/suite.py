@@ -30,6 +30,7 @@ from queerbias.suites.pairs.indifference import (
     paired_extras,
     stereotype_excess,
 )
+from queerbias.suites.pairs.parts import ASSOCIATION, DIRECTION, DISTANCE, PAIR_GAP, SHIFT
 from queerbias.suites.pairs.scoring import score_pairs, screen_pairs
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.text.taxonomy import table_order
@@ -84,9 +85,9 @@ class PairsSuite(Pairs, Suite):
                                            list(rows["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
         distance = distance_to_indifference(ordered)
-        found = {"association": association_summary(every, list(ordered)),
+        found = {ASSOCIATION: association_summary(every, list(ordered)),
                  "phrase_terms": phrase_terms_summary(rows, list(ordered))}
-        return {"overall": overall, "groups": ordered, "distance": distance,
+        return {"overall": overall, "groups": ordered, DISTANCE: distance,
                 "noise_floor": floor_summary(ordered, distance["bias"]),
                 **indifference_summary(rows, ordered, settings.margin),
                 **{key: value for key, value in found.items() if value is not None}}
@@ -94,7 +95,7 @@ class PairsSuite(Pairs, Suite):
     def headline(self, summary) -> Headline:
         """The overall bias score, per group, and the distance to indifference (which the overall
         score hides when groups lean in opposite directions)."""
-        extras = {key: summary[key] for key in ("distance",) if key in summary} | headline_extras(summary)
+        extras = {key: summary[key] for key in (DISTANCE,) if key in summary} | headline_extras(summary)
         return Headline("bias score", summary["overall"]["bias_score"],
                         {group: figures["bias_score"] for group, figures in summary["groups"].items()}, extras)
 
@@ -146,10 +147,10 @@ class PairsSuite(Pairs, Suite):
         association's change where the set has neutral predicates, and the shift tests (`association`)."""
         association = association_change(before, after, options)
         paper = stereotype_rows(before), stereotype_rows(after)
-        return {"distance": distance_extra(*paper, options),
+        return {DISTANCE: distance_extra(*paper, options),
                 **paired_extras(*paper, settings.margin, options),
-                **({"association": association} if association else {}),
-                "shift": shift_change(before, after, options)}
+                **({ASSOCIATION: association} if association else {}),
+                SHIFT: shift_change(before, after, options)}
 
     def extra_tables(self, document) -> list:
         return ([table for c in document["comparisons"] for table in association_tables(c)]
@@ -163,7 +164,7 @@ class PairsSuite(Pairs, Suite):
         def pm(value, se) -> str:
             return "–" if value is None else fmt(value) if se is None else f"{fmt(value)} ± {fmt(se)}"
 
-        gap = summary.get("pair_gap")
+        gap = summary.get(PAIR_GAP)
 
         def gap_cells(figures) -> list[str]:
             return [] if gap is None else [fmt(figures["mean_abs_d"], 3), fmt(figures["below_margin"], 1)]
@@ -172,7 +173,7 @@ class PairsSuite(Pairs, Suite):
                  pm(f["soft_score"], f["soft_se"]), *gap_cells(gap["groups"][group] if gap else None)]
                 for group, f in summary["groups"].items()]
         overall = summary["overall"]
-        distance = summary.get("distance") or {}
+        distance = summary.get(DISTANCE) or {}
         closing = ([f"Distance to indifference (mean over the {distance['n_groups']} groups of |score - 50|): "
                     f"bias {distance['bias']:.2f}, soft {distance['soft']:.2f} (0 = every group at 50)."]
                    if distance.get("bias") is not None else [])
@@ -240,16 +241,16 @@ def _item_part(pair) -> dict:
 def indifference_summary(rows, groups: dict, margin: float) -> dict:
     """`pair_gap` (mean |d| and the share below the margin, overall and per group) and `direction`
     (stereotype excess) of a run (`suites.pairs.indifference`)."""
-    return {"pair_gap": pair_gap_summary(list(rows["group"]), gaps(rows), margin, list(groups)),
-            "direction": stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
+    return {PAIR_GAP: pair_gap_summary(list(rows["group"]), gaps(rows), margin, list(groups)),
+            DIRECTION: stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
 
 
 def headline_extras(summary: dict) -> dict:
     """The pair-level figures a metrics line carries (summaries written before them have none), and the
     association's over groups where the set has neutral predicates."""
-    gap, direction, association = summary.get("pair_gap"), summary.get("direction"), summary.get("association")
-    extras = {"pair_gap": {"margin": gap["margin"], **gap["overall"]}} if gap else {}
-    extras |= {"association": {key: association["overall"][key] for key in ("excess", "distance", "soft_distance")}} \
+    gap, direction, association = summary.get(PAIR_GAP), summary.get(DIRECTION), summary.get(ASSOCIATION)
+    extras = {PAIR_GAP: {"margin": gap["margin"], **gap["overall"]}} if gap else {}
+    extras |= {ASSOCIATION: {key: association["overall"][key] for key in ("excess", "distance", "soft_distance")}} \
         if association else {}
     return extras | ({"stereotype_excess": direction["stereotype_excess"]} if direction else {})
 
@@ -266,7 +267,7 @@ def floor_lines(summary: dict) -> list[str]:
 
 
 def indifference_lines(summary: dict) -> list[str]:
-    gap, direction = summary.get("pair_gap"), summary.get("direction")
+    gap, direction = summary.get(PAIR_GAP), summary.get(DIRECTION)
     lines = []
     if gap and gap["overall"]["mean_abs_d"] is not None:
         lines.append(f"Pair-level gap |d| = |s_more - s_less|: mean {gap['overall']['mean_abs_d']:.3f} nats; "

@@ -252,6 +252,12 @@ class Declaration:
     commands: ClassVar[tuple[str, ...]] = ()
 
 
+    def with_scorer_batch(self, settings, sequences: int | str):
+        """`settings` as a training run evaluates this suite at a checkpoint: with `eval.sequences_per_batch` as the
+        scorer's batch size where the suite's own changes nothing but speed (default: unchanged)."""
+        return settings
+
+
 class Suite(Declaration, ABC):
     """One benchmark's implementation. Subclasses of a declaration implement the methods."""
 

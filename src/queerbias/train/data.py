@@ -18,7 +18,7 @@ import torch
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import iter_jsonl
 
-if TYPE_CHECKING:  # train.config reads training pairs through this module (train.pairs)
+if TYPE_CHECKING:  # train.config reads training pairs through this module (train.pair_batches)
     from queerbias.train.config import DataSettings
 
 HF_PREFIX = "hf:"

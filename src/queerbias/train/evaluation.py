@@ -124,7 +124,7 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
                 "general_perplexity": record["general_perplexity"]}
         for index, (bench, name) in enumerate(zip(benchmarks, names, strict=True)):
             suite = get_suite(bench.suite)
-            settings = suite_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
+            settings = suite_settings(bench, f"eval.benchmarks[{index}]", config.eval.sequences_per_batch)
             summary = run_to_dir(suite, lm, data[name], out_root / name, settings,
                                  extra_meta=meta, progress=f"{stage}: {name}")
             # label, overall, groups and the suite's extras (pairs: the distance to indifference)

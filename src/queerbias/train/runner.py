@@ -66,7 +66,7 @@ from queerbias.train.modeling import (
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.overlap import check_overlap
-from queerbias.train.pairs import load_training_pairs
+from queerbias.train.pair_batches import load_training_pairs
 from queerbias.train.precision import resolve_precision
 from queerbias.train.shared_base import score_base
 from queerbias.train.trainer import training_arguments

@@ -84,7 +84,7 @@ def _locked(source: Path, main: bool):
 def _expected(bench, where: str, lm, data: tuple, config) -> dict:
     """What the store will key this run's base evaluation by, part by part."""
     suite = get_suite(bench.suite)
-    settings = suite_settings(bench, where, config.eval.batch_size)
+    settings = suite_settings(bench, where, config.eval.sequences_per_batch)
     _, ref = suite.screen(lm, *data, settings)
     return {"model (weights fingerprint)": lm.fingerprint, "data (checksum)": ref.checksum,
             "settings (settings id)": settings_id(settings),

@@ -23,7 +23,7 @@ def training_arguments(config, run_dir: Path, packing: bool) -> dict:
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,
-        per_device_train_batch_size=config.batch_size,
+        per_device_train_batch_size=config.examples_per_device,
         gradient_accumulation_steps=config.grad_accum,
         learning_rate=config.learning_rate,
         lr_scheduler_type=config.lr_scheduler,

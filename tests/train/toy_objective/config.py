@@ -14,7 +14,7 @@ class ToyConfig:
     smoothing: float = option(0.1, "label smoothing of the language-modelling loss", ge=0, lt=1)
 
 
-class ToyObjective(Objective):
+class ToyObjective(Objective[ToyConfig]):
     name = "toy"
     tag = "toy-objective"
     description = "language modelling on a corpus whose documents are repeated (a test of the objective registry)"
@@ -24,6 +24,11 @@ class ToyObjective(Objective):
 
     def validate(self, config, require) -> None:
         require(config.objective != "toy" or config.method == "lora", "method", "must be lora for objective toy")
+
+    def make_trainer(self, setup):
+        from .trainer import make_trainer  # torch and transformers: only when a run starts
+
+        return make_trainer(setup)
 
     def prepare_corpus(self, config, texts):
         repeat = config.section(ToyConfig).repeat

@@ -14,7 +14,7 @@ frame-level sign test (`Judged`). On a set with neutral predicates the associati
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, positive_nats, seed_option, validate
 from queerbias.scoring.config import ScoringConfig
@@ -118,3 +118,8 @@ class Pairs(Declaration):
     implementation = "queerbias.suites.pairs.suite:PairsSuite"
     companions = {"training": "queerbias.suites.pairs.training:PairTraining",
                   "card": "queerbias.suites.pairs.card:PairCard", "report": "queerbias.suites.pairs.report:PairReport"}
+
+    def with_scorer_batch(self, settings, sequences):
+        """The scorer's batch size: speed only (an execution setting, not part of the run key)."""
+        return replace(settings, batch_size=str(sequences))
+

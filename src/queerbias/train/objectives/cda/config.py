@@ -19,7 +19,7 @@ class CdaConfig:
                                   "objective cda always augments")
 
 
-class CdaObjective(Objective):
+class CdaObjective(Objective[CdaConfig]):
     name = "cda"
     tag = "counterfactual-data-augmentation"
     description = ("continued pretraining on the corpus with counterfactual copies of its identity-naming "
@@ -28,6 +28,11 @@ class CdaObjective(Objective):
                   "Models. (CDA)",)
     Config = CdaConfig
     card_sections = ("cda",)
+
+    def make_trainer(self, setup):
+        from queerbias.train.objectives.cda.trainer import make_trainer  # torch: when a run starts
+
+        return make_trainer(setup)
 
     def validate(self, config, require) -> None:
         takers = [objective.name for objective in list_objectives() if objective.augmentable]

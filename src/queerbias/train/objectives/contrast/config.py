@@ -57,7 +57,7 @@ class ContrastConfig:
     mined_per_batch: int = option(4, "pairs mined from the corpus (pairs.mine) in the anchor of one batch", ge=0)
 
 
-class ContrastObjective(Objective):
+class ContrastObjective(Objective[ContrastConfig]):
     name = "contrast"
     tag = "association-contrast"
     description = ("a one-sided loss on the association of each group with its stereotypes relative to neutral "
@@ -68,6 +68,11 @@ class ContrastObjective(Objective):
     card_sections = ("pairs", "contrast")
     uses_pairs = True
     mined_pairs = True
+
+    def make_trainer(self, setup):
+        from queerbias.train.objectives.contrast.trainer import make_trainer  # torch: when a run starts
+
+        return make_trainer(setup)
 
     def validate(self, config, require) -> None:
         """Checks across keys, when contrast is the run's objective (its anchors' defaults need LoRA)."""

@@ -22,7 +22,7 @@ class DpoConfig:
     max_length: int = option(64, "longest prompt + continuation in tokens", ge=8)
 
 
-class DpoObjective(Objective):
+class DpoObjective(Objective[DpoConfig]):
     name = "dpo"
     tag = "dpo"
     description = ("preference tuning (DPO, TRL's DPOTrainer) on stereotype frames: a refutation preferred to "
@@ -35,3 +35,8 @@ class DpoObjective(Objective):
     uses_corpus = False
     needs_kind = CAUSAL
     needs_kind_reason = "preference tuning scores continuations"
+
+    def make_trainer(self, setup):
+        from queerbias.train.objectives.dpo.trainer import make_trainer  # torch: when a run starts
+
+        return make_trainer(setup)

@@ -1,4 +1,4 @@
-"""`equalise`: its config section (the weights of the pair loss) and declaration (light).
+"""`equalise`: its config section (the weights of the pair loss and its pair batches) and declaration (light).
 
     L = lm_term * L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
                                    + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
@@ -90,9 +90,15 @@ class EqualiseConfig:
               "weighed by how far it moved against the size of its own base preference, and pairs the base "
               "found near indifference hold back a shift that every group shares instead of being outweighed by "
               "the largest preferences (null: off). LoRA only: d_base is the adapter switched off", gt=0)
+    pairs_per_batch: int = option(32, "training pairs per micro-batch and process (`train.pair_batches.PairBatches`)",
+                                  ge=1)
+    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
+                                 "random")
+    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
+                                                "pairs per group", ge=1)
 
 
-class EqualiseObjective(Objective):
+class EqualiseObjective(Objective[EqualiseConfig]):
     name = "equalise"
     tag = "equalising-loss"
     description = ("language modelling plus a loss that makes the benchmark's own score indifferent to the "
@@ -115,6 +121,11 @@ class EqualiseObjective(Objective):
                            ("clp_reference", e.clp_reference == "base")):
             require(not used or config.method == "lora", f"equalise.{name}",
                     "needs method: lora (the base's preference is read with the adapter switched off)")
+
+    def make_trainer(self, setup):
+        from queerbias.train.objectives.equalise.trainer import make_trainer  # torch: when a run starts
+
+        return make_trainer(setup)
 
     def card_references(self, config):
         """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -42,6 +43,9 @@ from queerbias.scoring.scorer import Scorer, make_scorer, picked
 from queerbias.suites.pairs.scoring import oriented_scores, pair_requests
 from queerbias.train.modeling import scoring_view
 from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_requests
+
+if TYPE_CHECKING:  # the declaration imports the trainer, which imports this module
+    from queerbias.train.objectives.equalise.config import EqualiseConfig
 
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,
@@ -140,7 +144,7 @@ def shrunk_target(d_base: torch.Tensor, keep: float, one_sided: bool) -> torch.T
     return keep * (torch.relu(d_base) if one_sided else d_base)
 
 
-def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
+def pair_loss(scorer: Scorer, pairs: list[Pair], settings: EqualiseConfig,
               base_model: Callable[[], AbstractContextManager] | None = None) -> torch.Tensor:
     """The bracketed pair loss of one batch (without the weight): the score terms on
     s(sent_more) - s(sent_less) (measured from `shrunk_target` with `keep`, which needs

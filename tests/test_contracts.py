@@ -15,6 +15,7 @@ ROOT = Path(queerbias.__file__).parent
 #: words of the pair sets, their lm-eval export and the training config's `pairs` section
 OTHER_MEANINGS = {
     "commands/benchmarks.py": {"pairs"},  # the column of the number of pairs of a registered pair set
+    "train/config.py": {"pairs"},  # the training config section `pairs`, whose keys moved (`MOVED`)
     "train/objectives/dpo/config.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
     "train/objectives/equalise/config.py": {"pairs"},
     "train/objectives/contrast/config.py": {"pairs"},

@@ -25,6 +25,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, to_dict
 from queerbias.report import plots
 from queerbias.report.options import CompareOptions
+from queerbias.study.run import run_study
 from queerbias.suites import registry
 from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.protocol import Suite
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
     from queerbias.models.loading import LoadedModel
     from queerbias.pairs.schema import PairSet
-    from queerbias.study.report import StudyReport
+    from queerbias.study.report_folder import StudyReport
 
 __all__ = ["Comparison", "RunRecord", "ScoreRun", "compare", "list_suites", "load_run", "run_suite", "score", "study"]
 
@@ -124,7 +125,7 @@ def _model(suite: Suite, model, load_options: dict, where: str):
         if type(suite).load_model is not Suite.load_model:
             raise QueerbiasError(f"{where}: {suite.name} evaluates its own kind of model; give a spec")
         from queerbias.models.loading import (
-            caller_model,  # torch: the caller has loaded it; reading runs needs none
+            caller_model,  # torch: loaded by the caller; reading runs needs none
         )
 
         return caller_model(*model, kind=load_options.get("kind"))
@@ -241,6 +242,4 @@ def study(config: str | os.PathLike, *, jobs: int = 1, force: bool = False,
     """Run or resume a study file (= `queerbias study --config FILE`; docs/study.md): every model ×
     training run × seed as a training run in its own process, then STUDY/report/. Returns where the
     report is (`path`, `index`, `methods`), whether it is `complete` and what is `missing`."""
-    from queerbias.study.run import run_study
-
     return run_study(config, jobs=jobs, force=force, out=out)

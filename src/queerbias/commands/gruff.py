@@ -10,8 +10,9 @@ import argparse
 
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import add_run_arguments, evaluate, out_dir
+from queerbias.fileio import atomic_write
 from queerbias.options import add_arguments, from_args
-from queerbias.outputs import path_arg
+from queerbias.outputs import output_path, path_arg
 from queerbias.suites.gruff.declaration import Gruff, GruffSettings
 from queerbias.suites.gruff.generation import count_instances, generate, per_stratum
 from queerbias.suites.gruff.templates import load_templates
@@ -45,9 +46,7 @@ def register(subparsers) -> None:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    from queerbias.fileio import atomic_write
-    from queerbias.outputs import output_path
-    from queerbias.suites.gruff.report import instances_csv
+    from queerbias.suites.gruff.tables import instances_csv  # pandas, scipy: when the command runs
 
     config = from_args(GruffSettings, args).generation()
     args.out = output_path(args.out, [args.templates], file=True)

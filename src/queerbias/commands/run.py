@@ -82,8 +82,8 @@ def out_dir(args, suite, spec: str) -> Path:
 
 def evaluate(declared, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:
     """Run `spec` on the suite (`declared`: its declaration) into `out` and print its summary.md (main process)."""
-    from queerbias.distributed import process_state
-    from queerbias.suites.store import run_to_dir
+    from queerbias.distributed import process_state  # torch: when the command runs
+    from queerbias.suites.store import run_to_dir  # pandas: when the command runs
 
     suite = get_suite(declared.name)
     settings = settings if settings is not None else options.from_args(suite.Settings, args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from queerbias.commands.run import DEFAULT_MODEL, add_model_options, evaluate
+from queerbias.fileio import atomic_write
 from queerbias.options import add_arguments, from_args
 from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.pairs.declaration import Pairs, PairSettings
@@ -45,8 +46,9 @@ def run(args) -> int:
     summaries = [(spec, evaluate(Pairs, args, spec, root if len(models) == 1 else root / slug(spec), settings))
                  for spec in models]
     if len(models) > 1 and process_state().is_main_process:
-        from queerbias.fileio import atomic_write
-        from queerbias.suites.pairs.report import render_score_tables
+        from queerbias.suites.pairs.paper_tables import (
+            render_score_tables,  # matplotlib: for several models only
+        )
 
         tables = render_score_tables(summaries)
         for ext, text in tables.items():

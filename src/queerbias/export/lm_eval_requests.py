@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from queerbias.errors import QueerbiasError
 from queerbias.families import CAUSAL
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.causal import causal_text
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.encoding import SentenceEncoder, lowercases
+from queerbias.scoring.encoding import SentenceEncoder, causal_text, lowercases
 from queerbias.suites.pairs.alignment import scored_positions
 
 

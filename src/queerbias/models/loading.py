@@ -17,6 +17,7 @@ that it does, and binds `lang` for models with language embeddings (`models.lang
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import pickle
@@ -27,6 +28,7 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
@@ -38,7 +40,6 @@ from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.models.kinds import check_causal, class_kind, for_kind, make_causal, settle_kind
 from queerbias.models.languages import bind_language, bound_language, run_language
 from queerbias.models.weights import WeightsSource, locate_weights, no_conversion_requests
-from queerbias.progress import quiet_transformers
 from queerbias.records import loads_strict
 
 log = logging.getLogger(__name__)
@@ -381,10 +382,25 @@ def load_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
     return model, weights
 
 
+@contextlib.contextmanager
+def quiet_transformers():
+    """transformers' own bars (`Loading weights` on every load, so on every `qb.score`) switched off for the
+    block; a download's bar (huggingface_hub's) still shows."""
+    set_hook = getattr(hf_logging, "set_tqdm_hook", None)  # transformers 5.x
+    if set_hook is None:
+        yield
+        return
+    previous = set_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
+    try:
+        yield
+    finally:
+        set_hook(previous)
+
+
 def _apply_adapter(model, adapter_path: str):
     """The adapter merged into its base; PEFT's errors (a config it cannot read, weights of
     the wrong shape for this base, modules the base lacks) become one line."""
-    from peft import PeftModel
+    from peft import PeftModel  # seconds to import: only for an adapter
 
     try:
         return PeftModel.from_pretrained(model, adapter_path).merge_and_unload()

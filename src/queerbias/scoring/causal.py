@@ -33,7 +33,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_N
 from queerbias.errors import QueerbiasError
 from queerbias.families import CAUSAL, Family
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.encoding import Encoding
+from queerbias.scoring.encoding import Encoding, causal_text
 from queerbias.scoring.scorer import Request, Scorer, group_requests, reference_logits
 from queerbias.scoring.words import word_ids
 
@@ -221,17 +221,6 @@ class PrefixTree:
             mask[node, node] = True
         return (torch.tensor([self.tokens], device=device), torch.tensor([self.depths], device=device),
                 mask[None, None].to(device))
-
-
-def causal_text(tokenizer, text: str, bos: str) -> str:
-    """The string the reference scripts tokenise (without special tokens) for a causal LM:
-    `bos_token + text` under bos=prepend (BOS as text), else the text itself."""
-    if bos != "prepend":
-        return text
-    if tokenizer.bos_token is None:
-        raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
-                             "use the scoring option bos=none")
-    return tokenizer.bos_token + text
 
 
 class CausalFamily(Family):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queerbias.errors import QueerbiasError
 from queerbias.families import get_family
 from queerbias.scoring.config import ScoringConfig
 
@@ -21,6 +22,18 @@ class Encoding:
     ids: tuple[int, ...]
     scorable: tuple[int, ...]  # positions that carry a score of their own
     word_ids: tuple[int | None, ...]
+
+
+def causal_text(tokenizer, text: str, bos: str) -> str:
+    """The string the reference scripts tokenise (without special tokens) for a causal LM:
+    `bos_token + text` under bos=prepend (BOS as text), else the text itself (the causal family's
+    `encode`, and the lm-eval export's requests, which must stay light)."""
+    if bos != "prepend":
+        return text
+    if tokenizer.bos_token is None:
+        raise QueerbiasError(f"{tokenizer.name_or_path} has no BOS token to prepend; "
+                             "use the scoring option bos=none")
+    return tokenizer.bos_token + text
 
 
 class SentenceEncoder:

@@ -26,7 +26,7 @@ from queerbias.study.execution import (
     slot_environments,
 )
 from queerbias.study.plan import slurm_script
-from queerbias.study.report import StudyReport, write_report
+from queerbias.study.report_folder import StudyReport, write_report
 
 SLURM_FILE = "slurm-array.sh"
 

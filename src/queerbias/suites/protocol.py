@@ -271,7 +271,7 @@ class Suite(Declaration, ABC):
 
     def load_model(self, spec: str, **options):
         """The model this suite evaluates (a language model unless a suite says otherwise)."""
-        from queerbias.models import load_model
+        from queerbias.models import load_model  # torch: declarations stay light
 
         return load_model(spec, **options)
 

@@ -356,7 +356,7 @@ def check_installed(config: TrainConfig) -> None:
     scheduler is one of transformers' (`SchedulerType`), and each `report_to` destination a Trainer
     integration whose package is installed (transformers' integrations, seconds to import, only
     for a destination to check)."""
-    from transformers.trainer_utils import SchedulerType
+    from transformers.trainer_utils import SchedulerType  # reading a config imports no transformers
 
     schedulers = [s.value for s in SchedulerType]
     if config.lr_scheduler not in schedulers:
@@ -366,14 +366,12 @@ def check_installed(config: TrainConfig) -> None:
     names = [name for name in ([report_to] if isinstance(report_to, str) else report_to) if name != "none"]
     if not names:
         return
-    # transformers' integrations take seconds to import: only for a destination to check
-    from transformers.integrations import get_available_reporting_integrations
-    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+    from transformers import integrations  # seconds to import: only for a destination to check
 
     for name in names:
-        if name not in INTEGRATION_TO_CALLBACK:
+        if name not in integrations.integration_utils.INTEGRATION_TO_CALLBACK:
             raise QueerbiasError(f"config key 'report_to' must be 'none' or one of "
-                                 f"{', '.join(sorted(INTEGRATION_TO_CALLBACK))}, got {name!r}")
-        if name not in get_available_reporting_integrations():
+                                 f"{', '.join(sorted(integrations.integration_utils.INTEGRATION_TO_CALLBACK))}, got {name!r}")
+        if name not in integrations.get_available_reporting_integrations():
             hint = " (pip install 'queerbias[tracking]')" if name == "tensorboard" else ""
             raise QueerbiasError(f"config key 'report_to': {name} is not installed{hint}")

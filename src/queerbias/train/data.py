@@ -72,7 +72,7 @@ def _read_jsonl(path: Path, field: str) -> list[str]:
 
 
 def _read_hf(name: str, settings: DataSettings, split: str) -> list[str]:
-    import datasets
+    import datasets  # seconds to import: only for a Hugging Face dataset
 
     hf_split = settings.hf_train_split if split == "train" else settings.hf_validation_split
     try:

@@ -18,7 +18,7 @@ from queerbias.suites.lou.data import ORIGINAL, POOLED, load_task, lou_spec, res
 from queerbias.suites.lou.declaration import Lou, LouClassifier
 from queerbias.suites.lou.lm_view import PREFERENCE, lm_scoring_config, score_chunk
 from queerbias.suites.lou.lm_view import summarise as lm_summarise
-from queerbias.suites.lou.report import classifier_blocks, classifier_plot, data_line, lm_blocks, lm_plot
+from queerbias.suites.lou.tables import classifier_blocks, classifier_plot, data_line, lm_blocks, lm_plot
 from queerbias.suites.lou.task_data import describe_task
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.suites.rows import records

@@ -117,7 +117,7 @@ class Pairs(Declaration):
     screens = True
     implementation = "queerbias.suites.pairs.suite:PairsSuite"
     companions = {"training": "queerbias.suites.pairs.training:PairTraining",
-                  "card": "queerbias.suites.pairs.card:PairCard", "report": "queerbias.suites.pairs.report:PairReport"}
+                  "card": "queerbias.suites.pairs.card:PairCard", "report": "queerbias.suites.pairs.paper_tables:PairReport"}
 
     def with_scorer_batch(self, settings, sequences):
         """The scorer's batch size: speed only (an execution setting, not part of the run key)."""

@@ -17,13 +17,10 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from queerbias.plugins import instantiate
-
-if TYPE_CHECKING:
-    from queerbias.scoring.config import ScoringConfig
-    from queerbias.scoring.encoding import Encoding
 
 MASKED, CAUSAL = "masked", "causal"
 #: family name -> "module:Class" of its `Family`; the order is the order in which a checkpoint's kind is detected
@@ -33,6 +30,15 @@ REGISTRY: dict[str, str] = {
 }
 #: model types whose one LM class serves both families (XLM, FlauBERT: `causal` in the config)
 DUAL_KIND_TYPES = ("xlm", "flaubert")
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Token ids of one sentence as the reference method tokenises it (`Family.encode`)."""
+
+    ids: tuple[int, ...]
+    scorable: tuple[int, ...]  # positions that carry a score of their own
+    word_ids: tuple[int | None, ...]
 
 
 class Family(ABC):
@@ -51,22 +57,17 @@ class Family(ABC):
     lora_task_type: ClassVar[str | None] = None
     #: the `scoring.scorer.Scorer` subclass of this family
     scorer: ClassVar[type]
-
-    # -- models ---------------------------------------------------------------------
-
-    @abstractmethod
-    def auto_class(self) -> Any:
-        """transformers' auto class that loads an LM of this family (`AutoModelForMaskedLM`)."""
-
-    @abstractmethod
-    def model_types(self) -> Collection[str]:
-        """transformers' model types that have an LM head of this family."""
+    #: transformers' auto class that loads an LM of this family (`AutoModelForMaskedLM`)
+    auto_class: ClassVar[type]
+    #: transformers' model types that have an LM head of this family
+    model_types: ClassVar[Collection[str]]
 
     # -- scoring --------------------------------------------------------------------
 
     @abstractmethod
-    def encode(self, tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
-        """A sentence as this family's reference script tokenises it, and the positions that carry a score."""
+    def encode(self, tokenizer, config, text: str, max_length: int | None) -> Encoding:
+        """A sentence as this family's reference script tokenises it under `config` (a `ScoringConfig`: its BOS
+        policy), and the positions that carry a score."""
 
     @abstractmethod
     def shared_scored(self, template: Sequence[int]) -> list[int]:
@@ -79,9 +80,10 @@ class Family(ABC):
 
     @abstractmethod
     def reference_logprob(self, lm, ids: list[int], words: Sequence[int | None], position: int,
-                          config: ScoringConfig, lang: int | None = None) -> float:
+                          config, lang: int | None = None) -> float:
         """The reference scripts' loop for one token: a fresh forward pass, full logits, batch size 1
-        (`suites.pairs.reference`, the yardstick of the fast scorer); `lang`: the id passed as `langs`."""
+        (`suites.pairs.reference`, the yardstick of the fast scorer); `config` is the `ScoringConfig` (its
+        `pll`), `lang` the id passed as `langs`."""
 
     # -- training -------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ sentences it tokenised, so that a test sees the registry hand it to everyone who
 
 from __future__ import annotations
 
+from queerbias.families import Encoding
 from queerbias.scoring.causal import CausalFamily, CausalScorer
-from queerbias.scoring.encoding import Encoding
 
 ENCODED: list[str] = []
 

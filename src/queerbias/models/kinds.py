@@ -42,7 +42,7 @@ def detect_kind(config, where: str = "") -> str:
         if found:
             return found
     for family in families():
-        if config.model_type in family.model_types():
+        if config.model_type in family.model_types:
             return family.name
     raise QueerbiasError(f"cannot tell whether {where or config.model_type} is a masked or a "
                          "causal LM; pass --kind masked or --kind causal")
@@ -95,7 +95,7 @@ def settle_kind(config, where: str, requested: str | None, force: bool) -> str:
             f"{where} is a {detected} LM ({archs}{decoder}); scoring it as {requested} reads "
             f"probabilities it was not trained to give, so the bias figures would be wrong. "
             f"Drop --kind {requested}, or pass --force-kind if you mean it")
-    if type(config) not in get_family(requested).auto_class()._model_mapping:
+    if type(config) not in get_family(requested).auto_class._model_mapping:
         raise QueerbiasError(f"{where}: transformers has no {requested}-LM class for model type "
                              f"{config.model_type!r}; it can only be scored as {detected}")
     return requested
@@ -115,7 +115,7 @@ def for_kind(config, kind: str):
 
 def _encoder(model_type: str) -> bool:
     """Whether a family that reads the whole sentence (a masked LM's) has an LM head for this model type."""
-    return any(model_type in family.model_types() for family in families() if not family.left_to_right)
+    return any(model_type in family.model_types for family in families() if not family.left_to_right)
 
 
 def make_causal(model: torch.nn.Module) -> None:

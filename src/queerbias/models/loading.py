@@ -139,7 +139,7 @@ def inspect_model(
 def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
     """Load `spec` (or what `inspect_model` found; `options` are its arguments)."""
     found = spec if isinstance(spec, InspectedModel) else inspect_model(spec, **options)
-    model, weights = load_weights(get_family(found.kind).auto_class(), found.base_path, DTYPES[found.dtype], found.options,
+    model, weights = load_weights(get_family(found.kind).auto_class, found.base_path, DTYPES[found.dtype], found.options,
                                   found.allow_pickle_weights, config=for_kind(found.config, found.kind))
     revision = weights.revision or found.options["revision"] or getattr(found.config, "_commit_hash", None)
     source = {"path": found.path, "revision": revision, "weights": weights.describe()}

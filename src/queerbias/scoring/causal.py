@@ -31,9 +31,9 @@ from transformers import AutoModelForCausalLM, DataCollatorWithFlattening
 from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 from queerbias.errors import QueerbiasError
-from queerbias.families import CAUSAL, Family
+from queerbias.families import CAUSAL, Encoding, Family
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.encoding import Encoding, causal_text
+from queerbias.scoring.encoding import causal_text
 from queerbias.scoring.scorer import Request, Scorer, group_requests, reference_logits
 from queerbias.scoring.words import word_ids
 
@@ -230,12 +230,8 @@ class CausalFamily(Family):
     pipeline_tag = "text-generation"
     lora_task_type = "CAUSAL_LM"
     scorer = CausalScorer
-
-    def auto_class(self):
-        return AutoModelForCausalLM
-
-    def model_types(self):
-        return MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    auto_class = AutoModelForCausalLM
+    model_types = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     def encode(self, tokenizer, config, text, max_length):
         """BOS as text, no special tokens; every position after the first carries a score."""

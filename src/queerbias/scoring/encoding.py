@@ -8,20 +8,9 @@ every scorer encodes exactly as the screen did.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from queerbias.errors import QueerbiasError
-from queerbias.families import get_family
+from queerbias.families import Encoding, get_family
 from queerbias.scoring.config import ScoringConfig
-
-
-@dataclass(frozen=True)
-class Encoding:
-    """Token ids of one sentence as the reference method tokenises it."""
-
-    ids: tuple[int, ...]
-    scorable: tuple[int, ...]  # positions that carry a score of their own
-    word_ids: tuple[int | None, ...]
 
 
 def causal_text(tokenizer, text: str, bos: str) -> str:

@@ -16,9 +16,8 @@ from transformers import AutoModelForMaskedLM, DataCollatorForLanguageModeling
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 from queerbias.errors import QueerbiasError
-from queerbias.families import MASKED, Family
+from queerbias.families import MASKED, Encoding, Family
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.encoding import Encoding
 from queerbias.scoring.scorer import Request, Scorer, picked, reference_logits
 from queerbias.scoring.words import word_ids
 
@@ -99,12 +98,8 @@ class MaskedFamily(Family):
     architecture_suffixes = ("ForMaskedLM",)
     pipeline_tag = "fill-mask"
     scorer = MaskedScorer
-
-    def auto_class(self):
-        return AutoModelForMaskedLM
-
-    def model_types(self):
-        return MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    auto_class = AutoModelForMaskedLM
+    model_types = MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
     def encode(self, tokenizer, config, text, max_length):
         """With [CLS]/[SEP], as `tokenizer.encode` in the reference (a cut keeps [SEP]); every non-special

@@ -23,11 +23,11 @@ import numpy as np
 import torch
 
 from queerbias.errors import QueerbiasError
-from queerbias.families import get_family
+from queerbias.families import Encoding, get_family
 from queerbias.models.loading import LoadedModel, non_finite_parameters
 from queerbias.scoring.batching import BatchSize
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.encoding import Encoding, SentenceEncoder
+from queerbias.scoring.encoding import SentenceEncoder
 
 Request = tuple[tuple[int, ...], int]  # (token ids, position)
 #: what a scorer's probes found about a model object (`Scorer._probed`): its structure does not change

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 import torch
 
 from queerbias.errors import DataError
-from queerbias.families import get_family
+from queerbias.families import Encoding, get_family
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.encoding import Encoding, SentenceEncoder
+from queerbias.scoring.encoding import SentenceEncoder
 from queerbias.scoring.scorer import NonFiniteScores, Request, Scorer, reduce
 from queerbias.suites.pairs.alignment import measures_something, scored_positions
 

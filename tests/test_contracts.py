@@ -16,9 +16,9 @@ ROOT = Path(queerbias.__file__).parent
 OTHER_MEANINGS = {
     "commands/benchmarks.py": {"pairs"},  # the column of the number of pairs of a registered pair set
     "train/config.py": {"pairs"},  # the training config section `pairs`, whose keys moved (`MOVED`)
-    "train/objectives/dpo/config.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
-    "train/objectives/equalise/config.py": {"pairs"},
-    "train/objectives/contrast/config.py": {"pairs"},
+    "train/objectives/dpo/objective.py": {"pairs"},  # the training config section `pairs` (train.config.TrainingPairs)
+    "train/objectives/equalise/objective.py": {"pairs"},
+    "train/objectives/contrast/objective.py": {"pairs"},
     "pairs/schema.py": {"direction"},  # a pair's field `direction`: stereo or antistereo
     "pairs/io.py": {"direction"},  # the pair file column it is read from
     "export/lm_eval_task.py": {"direction"},  # the fields of a pair the task's documents carry

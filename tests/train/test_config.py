@@ -121,7 +121,7 @@ def test_each_objective_section_is_its_own_typed_class(tmp_path):
     """The trainer receives the section its objective declares (`TrainerSetup[EqualiseConfig]`), not a
     dataclass made at run time; the YAML and the saved config keep one key per objective."""
     from queerbias.train.objectives.cda.config import CdaConfig
-    from queerbias.train.objectives.equalise.config import EqualiseConfig, EqualiseObjective
+    from queerbias.train.objectives.equalise.objective import EqualiseObjective
 
     config = load_config(write(tmp_path, BASE + "objective: equalise\npairs:\n  train: queerbias-de:train\n"
                                "equalise:\n  weight: 2.5\ncda:\n  augment: true\n"))

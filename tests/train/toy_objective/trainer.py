@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.trainer import language_model_trainer
 
-if TYPE_CHECKING:  # the declaration imports this module to make the trainer
-    from .config import ToyConfig
+from .config import ToyConfig
 
 
 def make_trainer(setup: TrainerSetup[ToyConfig]):

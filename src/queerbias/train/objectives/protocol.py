@@ -1,16 +1,18 @@
 """What an objective declares so that one runner trains it, one config loader reads it and one card describes it.
 
 An objective is a way of training a model against bias (config key `objective`): lm,
-cda, equalise, dpo. As PEFT keeps every method in `tuners/<name>/`, each lives in
+cda, equalise, dpo, contrast. As PEFT keeps every method in `tuners/<name>/`, each lives in
 `objectives/<name>/` of one shape: `config.py` holds its config section (a dataclass of
-`queerbias.options` fields, the config key named after the objective, its checks in
-the fields and in `Objective.validate`) and its declaration (a subclass of `Objective`,
-generic over that section: what the card says, its default benchmarks, what it needs);
-`trainer.py` holds `make_trainer(setup)`, which builds the `transformers.Trainer` (or TRL
-trainer) that trains it. After TRL, the types run from the YAML key to the loss: the
+`queerbias.options` fields, the config key named after the objective, every key its
+trainer reads), `objective.py` its declaration (a subclass of `Objective`, generic over
+that section: what the card says, its default benchmarks, what it needs, its checks across
+keys) and `trainer.py` `make_trainer(setup)`, which builds the `transformers.Trainer` (or
+TRL trainer) that trains it. After TRL, the types run from the YAML key to the loss: the
 section is read as its class (`TrainConfig.section`), the declaration's `make_trainer`
-imports the trainer's by name and hands it a `TrainerSetup[Config]`. Adding one is its
-folder plus one line in `objectives.registry` (docs/new-objective.md).
+imports the trainer's by name and hands it a `TrainerSetup[Config]`, and the trainer and
+its loss import the section's class (the declaration imports the trainer, never the
+reverse). Adding one is its folder plus one line in `objectives.registry`
+(docs/new-objective.md).
 
 Light at the top: configs and cards read declarations without the numeric stack; a
 declaration's `make_trainer` imports its folder's trainer.py when a run starts.
@@ -100,5 +102,5 @@ class Objective(ABC, Generic[Settings]):
 
     @abstractmethod
     def make_trainer(self, setup: TrainerSetup[Settings]):
-        """The trainer: `make_trainer` of the `trainer.py` beside the objective's `config.py`, imported when a
+        """The trainer: `make_trainer` of the `trainer.py` beside the objective's `objective.py`, imported when a
         run starts (it imports torch and transformers)."""

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
 
 import torch
 
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.scorer import Scorer
 from queerbias.train.objectives.contrast.batches import ContrastBatch
+from queerbias.train.objectives.contrast.config import ContrastConfig
 from queerbias.train.objectives.equalise.loss import BatchTensors, base_batch, batch_tensors
 from queerbias.train.objectives.equalise.pairing import coarsened, divergence
-
-if TYPE_CHECKING:  # the declaration imports the trainer, which imports this module
-    from queerbias.train.objectives.contrast.config import ContrastConfig
 
 
 def predicate_terms(scorer: Scorer, pairs: list[Pair], tensors: BatchTensors) -> torch.Tensor:

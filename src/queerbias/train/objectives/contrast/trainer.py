@@ -4,18 +4,14 @@ language modelling and the base anchor of `equalise` (`equalise.anchor`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from queerbias.train.objectives.contrast.batches import CellBatches
+from queerbias.train.objectives.contrast.config import ContrastConfig
 from queerbias.train.objectives.contrast.loss import contrast_loss
 from queerbias.train.objectives.equalise.anchor import anchor_loss, base_logits
 from queerbias.train.objectives.equalise.loss import training_scorer
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.pair_trainer import PairTrainer
 from queerbias.train.trainer import language_model_trainer
-
-if TYPE_CHECKING:  # the declaration imports this module to make the trainer
-    from queerbias.train.objectives.contrast.config import ContrastConfig
 
 
 def make_trainer(setup: TrainerSetup[ContrastConfig]):

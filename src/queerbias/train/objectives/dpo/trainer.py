@@ -14,18 +14,14 @@ progress) and the trainer's own resume.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from datasets import Dataset
 from trl import DPOConfig, DPOTrainer
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.queerbias_de import preference_triples
 from queerbias.train.modeling import lora_config
+from queerbias.train.objectives.dpo.config import DpoConfig
 from queerbias.train.objectives.protocol import TrainerSetup
-
-if TYPE_CHECKING:  # the declaration imports this module to make the trainer
-    from queerbias.train.objectives.dpo.config import DpoConfig
 
 
 def preference_dataset(pairs):

@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 
@@ -42,10 +41,8 @@ from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer, make_scorer, picked
 from queerbias.suites.pairs.scoring import oriented_scores, pair_requests
 from queerbias.train.modeling import scoring_view
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_requests
-
-if TYPE_CHECKING:  # the declaration imports the trainer, which imports this module
-    from queerbias.train.objectives.equalise.config import EqualiseConfig
 
 
 def equalise_loss(more: torch.Tensor, less: torch.Tensor, groups: list[str], pair_term: float,

@@ -8,17 +8,13 @@ language-modelling batch's logits are also compared with the base's (`equalise.a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from queerbias.train.objectives.equalise.anchor import anchor_loss, base_logits
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import pair_loss, training_scorer
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.pair_batches import PairBatches
 from queerbias.train.pair_trainer import PairTrainer
 from queerbias.train.trainer import language_model_trainer
-
-if TYPE_CHECKING:  # the declaration imports this module to make the trainer
-    from queerbias.train.objectives.equalise.config import EqualiseConfig
 
 
 def make_trainer(setup: TrainerSetup[EqualiseConfig]):

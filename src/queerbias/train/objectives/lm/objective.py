@@ -1,4 +1,4 @@
-"""`lm`: continued pretraining; no settings of its own (light: read by configs and cards)."""
+"""`lm`: continued pretraining; no settings of its own, so only its declaration (light: read by configs and cards)."""
 
 from __future__ import annotations
 

@@ -124,9 +124,7 @@ def _model(suite: Suite, model, load_options: dict, where: str):
     if pair:
         if type(suite).load_model is not Suite.load_model:
             raise QueerbiasError(f"{where}: {suite.name} evaluates its own kind of model; give a spec")
-        from queerbias.models.loading import (
-            caller_model,  # torch: loaded by the caller; reading runs needs none
-        )
+        from queerbias.models.loading import caller_model  # torch: the caller loaded it, a run needs none
 
         return caller_model(*model, kind=load_options.get("kind"))
     if not (hasattr(model, "fingerprint") and hasattr(model, "describe")):

@@ -46,9 +46,7 @@ def run(args) -> int:
     summaries = [(spec, evaluate(Pairs, args, spec, root if len(models) == 1 else root / slug(spec), settings))
                  for spec in models]
     if len(models) > 1 and process_state().is_main_process:
-        from queerbias.suites.pairs.paper_tables import (
-            render_score_tables,  # matplotlib: for several models only
-        )
+        from queerbias.suites.pairs.paper_tables import render_score_tables  # matplotlib: several models only
 
         tables = render_score_tables(summaries)
         for ext, text in tables.items():

@@ -25,7 +25,7 @@ from benchmarks_md import write_section
 
 import queerbias as qb
 from queerbias.study.config import load_study
-from queerbias.study.report import write_report
+from queerbias.study.report_folder import write_report
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = REPO / "configs" / "study-mitigation-gemma.yaml"

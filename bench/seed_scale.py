@@ -108,8 +108,8 @@ def stand_in_tokenizer(assets: Path, into: Path):
 def requests_per_pair(lm, pairs) -> float:
     """Distinct (sentence, position) requests the scorer computes for `pairs`, per pair (tokenizer only)."""
     from queerbias.scoring.config import ScoringConfig
-    from queerbias.scoring.families import make_scorer
-    from queerbias.scoring.pair_scores import pair_requests
+    from queerbias.scoring.scorer import make_scorer
+    from queerbias.suites.pairs.scoring import pair_requests
 
     return len(pair_requests(make_scorer(lm, ScoringConfig()), pairs)[1]) / len(pairs)
 

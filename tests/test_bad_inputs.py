@@ -1015,8 +1015,8 @@ def _log_to_this_stderr(monkeypatch) -> None:
 
 def test_non_finite_scores_never_decide_a_pair():
     from queerbias.pairs.schema import Pair
-    from queerbias.scoring.pair_scores import pair_outcome
     from queerbias.scoring.scorer import NonFiniteScores
+    from queerbias.suites.pairs.scoring import pair_outcome
 
     pair = Pair("7", "a", "b", "gay")
     for more, less in ((math.nan, -3.0), (-3.0, -math.inf), (math.inf, 1.0)):

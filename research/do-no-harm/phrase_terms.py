@@ -3,7 +3,7 @@
     python bench/phrase_terms.py --study runs/study/do-no-harm-explore [--benchmark contrary-test]
         [--section phrase-terms] [--threads 1]
 
-WinoQueer's score counts every token the two sentences share (`scoring.alignment`), so
+WinoQueer's score counts every token the two sentences share (`suites.pairs.alignment`), so
 d = s(sent_more) - s(sent_less) also holds the shared tokens inside the identity phrase:
 " Frauen" after "lesbische" against after "heterosexuelle". That term is the same for every
 stereotype of a group in a frame; only the rest (the predicate's tokens) can carry the
@@ -29,8 +29,8 @@ from do_no_harm import evaluated_checkpoints
 
 from queerbias.models import load_model
 from queerbias.pairs.queerbias_de import identity_phrases
-from queerbias.scoring.alignment import scored_positions
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites.pairs.alignment import scored_positions
 
 REPO = Path(__file__).resolve().parents[1]
 

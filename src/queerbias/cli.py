@@ -1,10 +1,12 @@
 """queerbias: measure and mitigate anti-LGBTQ+ bias in German and multilingual language models.
 
-The console command. Each subcommand lives in its own module under `queerbias.commands`, or in a
-suite's folder where a suite has commands of its own (`Declaration.commands`, found through the
-suite registry), and exposes `register(subparsers)`; the modules are discovered, so adding a
-command never touches this file. Every refusal, from argparse or from our code, is one line on
-stderr with exit status 2 (docs/refusals.md).
+The console command, on top of everything it drives. Each subcommand lives in its own module under
+`queerbias.commands` (the built-in suites' aliases and exports among them) and exposes
+`register(subparsers)`; the modules are discovered, so adding a command never touches this file.
+A suite of another package adds commands of its own through its declaration (`Declaration.commands`,
+found through the suite registry). No other module of queerbias imports `queerbias.commands`
+(`tests/test_layers.py`). Every refusal, from argparse or from our code, is one line on stderr with
+exit status 2 (docs/refusals.md).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     found = [f"{commands.__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(commands.__path__),
                                                                     key=lambda m: m.name)]
-    found += [module for suite in list_declarations() for module in suite.commands]  # in registry order
+    found += [module for suite in list_declarations() for module in suite.commands]  # other packages' suites
     for name in dict.fromkeys(found):
         importlib.import_module(name).register(subparsers)
     return parser

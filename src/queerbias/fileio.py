@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from queerbias.errors import DataError, QueerbiasError
+from queerbias.records import parse_json_object
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -135,8 +136,6 @@ def iter_jsonl(path: Path, on_bad: Callable[[DataError], None] | None = None,
 def _parse_object(line: str, path: Path, row: int) -> dict[str, Any]:
     """Strict: a duplicate key or NaN/Infinity is refused (`records.parse_json_object`); values
     may be long (a corpus document), so no field bound."""
-    from queerbias.records import parse_json_object
-
     return parse_json_object(line, path, row, max_field=None)
 
 

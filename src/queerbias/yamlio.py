@@ -15,6 +15,7 @@ refuses 4,300 with a ValueError).
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -148,8 +149,6 @@ def load_yaml(source: str | Path, text: str | None = None, what: str = "YAML fil
 
 def load_packaged_yaml(name: str) -> Any:
     """A YAML data file shipped inside the package, e.g. `data/taxonomy.yaml`."""
-    from importlib import resources
-
     text = resources.files("queerbias").joinpath(name).read_text(encoding="utf-8")
     return load_yaml(f"queerbias/{name}", text)
 

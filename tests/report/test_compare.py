@@ -277,7 +277,7 @@ def test_distance_change_by_hand_and_its_interval():
 
 
 def test_compare_reports_the_distance_in_delta_json_tables_and_trajectory(runs, tmp_path):
-    from queerbias.scoring.aggregate import distance_to_indifference
+    from queerbias.suites.pairs.aggregate import distance_to_indifference
 
     document = compare_runs(runs[0], runs[1:], FAST)
     distance = document["comparisons"][0]["distance"]
@@ -383,3 +383,25 @@ def test_plots_name_the_benchmark_and_mark_groups_that_passed_50(tmp_path):
         assert {"lesbian", "nonbinary", "Overall"} <= set(labels)
     for name in ("levels.png", "forest.png"):
         assert png_size(tmp_path / "out" / name)[0] == 1100
+
+
+def test_a_comparison_without_a_declared_part_or_judged_figure_is_refused(runs, monkeypatch):
+    """A suite whose extras lose a part its declaration names (a rename, say), or a judged figure of a part they
+    hold, is refused by the comparator: a study would otherwise find no column to judge by and fail nothing."""
+    suite = type(runs[0].suite)
+    extras = suite.extras
+
+    def without(part, key=None):
+        def changed(self, *args):
+            found = extras(self, *args)
+            if key is None:
+                return {name: value for name, value in found.items() if name != part}
+            return {**found, part: {name: value for name, value in found[part].items() if name != key}}
+        return changed
+
+    monkeypatch.setattr(suite, "extras", without("direction"))
+    with pytest.raises(QueerbiasError, match="the pairs comparison lacks 'direction', which the suite's declaration"):
+        compare_runs(runs[0], runs[1:2], FAST)
+    monkeypatch.setattr(suite, "extras", without("direction", "crossed"))
+    with pytest.raises(QueerbiasError, match="lacks 'crossed' of 'direction'"):
+        compare_runs(runs[0], runs[1:2], FAST)

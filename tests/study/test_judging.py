@@ -13,18 +13,20 @@ from queerbias.study.judging import JudgeSettings, better, choice_line, goal_lin
 from queerbias.suites.protocol import OVERALL
 
 DISTANCE = Column("bias", "distance", "bias", "bias: distance (bias)", roles=frozenset({"headline"}),
-                  short="bias: distance")
+                  short="bias: distance", suite="pairs")
 EXCESS = Column("bias", "direction", "excess", "bias: direction (excess)", roles=frozenset({"excess", "detail"}),
-                short="bias: stereotype excess")
+                short="bias: stereotype excess", suite="pairs")
 OOD_EXCESS = Column("ood", "direction", "excess", "ood: direction (excess)", roles=frozenset({"excess", "detail"}),
-                    short="ood: stereotype excess")
-KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy", roles=frozenset({"guard"}))
+                    short="ood: stereotype excess", suite="pairs")
+KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy", roles=frozenset({"guard"}),
+                   suite="knowledge")
 CROSSED = Column("bias", "direction", "crossed", "bias: direction (crossed)", names=True, roles=frozenset({"harm"}),
-                 short="bias: crossed 50 towards the stereotype")
+                 short="bias: crossed 50 towards the stereotype", suite="pairs")
 HARMFUL = Column("bias", "direction", "harmful", "bias: direction (harmful)", names=True, roles=frozenset({"harm"}),
-                 short="bias: harmful")
+                 short="bias: harmful", suite="pairs")
 SHIFTED = Column("bias", "shift", "shifted", "bias: shift (shifted)", names=True,
-                 roles=frozenset({"harm", "judged_harm"}), short="bias: shifted towards the stereotype")
+                 roles=frozenset({"harm", "judged_harm"}), short="bias: shifted towards the stereotype",
+                 suite="pairs")
 COLUMNS = [DISTANCE, EXCESS, OOD_EXCESS, KNOWLEDGE, SHIFTED, CROSSED, HARMFUL]
 
 

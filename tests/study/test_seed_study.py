@@ -27,8 +27,8 @@ import pytest
 from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.reference import naive_sentence_pair
 from queerbias.study.cells import read_plan
+from queerbias.suites.pairs.reference import naive_sentence_pair
 from rounded import rounds_from
 from tiny_models import SEED_STUDY_FAMILIES
 

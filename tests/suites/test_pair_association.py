@@ -22,8 +22,7 @@ from queerbias.pairs.sampling import sample_frames
 from queerbias.pairs.schema import NEUTRAL, STEREOTYPE
 from queerbias.pairs.shapes import load_shapes
 from queerbias.report.options import CompareOptions
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites import rows as suite_rows
 from queerbias.suites.pairs.association import (
     association_change,
@@ -34,6 +33,7 @@ from queerbias.suites.pairs.association import (
 )
 from queerbias.suites.pairs.declaration import PAIR_COLUMNS, PairSettings
 from queerbias.suites.pairs.harm import guard_refusal
+from queerbias.suites.pairs.scoring import score_pairs
 from queerbias.suites.pairs.suite import PairsSuite, _row
 from queerbias.suites.store import run_to_dir
 from report.score_dirs import with_scores

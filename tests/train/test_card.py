@@ -114,7 +114,8 @@ def test_a_mitigation_runs_record_reaches_the_card(llama_run, tmp_path):
     run = tmp_path / "equalise"
     shutil.copytree(result["run_dir"], run)
     config = yaml.safe_load((run / CONFIG_FILE).read_text())
-    config |= {"objective": "equalise", "pairs": {"train": "queerbias-de:train", "batch_size": 8},
+    config |= {"objective": "equalise", "pairs": {"train": "queerbias-de:train"},
+               "equalise": {**config["equalise"], "pairs_per_batch": 8},
                "record": {"objective": "equalise", "skipped_benchmarks": ["bias-ood"],
                           "held_out": {"train_pairs": "queerbias-de:train", "n_train_pairs": 120,
                                        "train_checksum": "sha256:abc", "allow_overlap": False,
@@ -124,7 +125,7 @@ def test_a_mitigation_runs_record_reaches_the_card(llama_run, tmp_path):
     card = _card(run)
     assert "equalising-loss" in card.data.tags
     assert "held out: no sentence in common with the training pairs" in card.text
-    assert "- `pairs`: train queerbias-de:train, batch_size 8" in card.text
+    assert "- `pairs`: train queerbias-de:train\n" in card.text and "pairs_per_batch 8" in card.text
     assert "Training pairs: `queerbias-de:train` (120 pairs" in card.text
     assert "Not evaluated, as their data was not on the training machine: bias-ood." in card.text
 

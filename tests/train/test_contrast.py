@@ -12,8 +12,8 @@ from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.schema import NEUTRAL, STEREOTYPE, Pair
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites.pairs.scoring import score_pairs
 from queerbias.train.config import config_from_dict
 from queerbias.train.objectives.contrast.batches import CellBatches, cells_of, swapped_phrases
 from queerbias.train.objectives.contrast.config import ContrastConfig

@@ -132,8 +132,9 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
 
     import torch
 
+    from queerbias.families import get_family
     from queerbias.models import load_model
-    from queerbias.train.evaluation import _fixed_masking, perplexity
+    from queerbias.train.evaluation import perplexity
 
     lm = load_model(str(request.getfixturevalue(family)))
     lm.model.eval()
@@ -151,7 +152,8 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
             width = max(map(len, docs))
             ids = torch.tensor([d + [tokenizer.pad_token_id] * (width - len(d)) for d in docs])
             mask = torch.tensor([[1] * len(d) + [0] * (width - len(d)) for d in docs])
-            inputs, targets = _fixed_masking(ids, mask, tokenizer, 0.5, torch.Generator().manual_seed(0))
+            inputs, targets = get_family(lm.kind).perplexity_targets(ids, mask, tokenizer, 0.5,
+                                                                       torch.Generator().manual_seed(0))
             logits = lm.model(input_ids=inputs, attention_mask=mask).logits
             total = float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum",
                                                             ignore_index=-100))

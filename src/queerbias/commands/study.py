@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from queerbias.errors import QueerbiasError
 from queerbias.outputs import path_arg
 
 
@@ -77,20 +78,23 @@ def _common(parser) -> None:
                              "changed are deleted and run again")
 
 
-def run(args) -> int:
-    from queerbias.errors import QueerbiasError
-    from queerbias.study.run import run_study
+def _studies():
+    """The study runner (`study.run`: its cells and launches), which imports pandas and matplotlib: loaded when a
+    study command runs, not when the CLI builds its parser."""
+    from queerbias.study import run as studies  # pandas, matplotlib: when a study command runs
 
+    return studies
+
+
+def run(args) -> int:
     if args.config is None:
         raise QueerbiasError("--config is required (or give an action: plan, report)")
-    report = run_study(args.config, jobs=args.jobs, force=args.force, out=args.out)
+    report = _studies().run_study(args.config, jobs=args.jobs, force=args.force, out=args.out)
     return 0 if report.complete else 1
 
 
 def run_plan(args) -> int:
-    from queerbias.study.run import plan_study
-
-    commands, submit = plan_study(args.config, force=args.force, out=args.out, slurm_out=args.slurm_out)
+    commands, submit = _studies().plan_study(args.config, force=args.force, out=args.out, slurm_out=args.slurm_out)
     for command in commands:
         print(shlex.join(command))
     study = shlex.quote(str(submit.parent))
@@ -100,9 +104,7 @@ def run_plan(args) -> int:
 
 
 def run_cell(args) -> int:
-    from queerbias.study.run import run_planned_cell
-
-    return run_planned_cell(args.study, args.index)
+    return _studies().run_planned_cell(args.study, args.index)
 
 
 def run_base(args) -> int:
@@ -129,7 +131,7 @@ def run_prefetch(args) -> int:
 
 
 def run_report(args) -> int:
-    from queerbias.study.report import write_report
+    from queerbias.study.report_folder import write_report  # pandas, matplotlib: when the command runs
 
     report = write_report(args.study)
     print(f"report: {report.index}" + ("" if report.complete else f" (INCOMPLETE: {len(report.missing)} missing)"))

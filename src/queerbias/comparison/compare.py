@@ -171,7 +171,21 @@ def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -
     if clash:
         raise ValueError(f"{suite.name}: extras {sorted(clash)} would replace parts of the comparison")
     comparison |= extras
+    check_declared(suite, comparison, f"{after.label} against {before.label}")
     return comparison, scopes
+
+
+def check_declared(suite, comparison: dict, where: str) -> None:
+    """Refuse a comparison without a part its suite declares (`Declaration.parts`), or without a figure its
+    `judged` names in a part it holds (a measure m: its `m_before`, or the list of names m): a study would find
+    no column to judge by, and judge nothing."""
+    missing = [repr(part) for part in suite.parts if part not in comparison]
+    missing += [f"{figure.measure!r} of {figure.part!r}" for figure in suite.judged.declared()
+                if isinstance(comparison.get(figure.part), dict)
+                and not {f"{figure.measure}_before", figure.measure} & set(comparison[figure.part])]
+    if missing:
+        raise QueerbiasError(f"{where}: the {suite.name} comparison lacks {missing[0]}, which the suite's declaration "
+                             "names (parts, judged); a study would judge nothing by it")
 
 
 def _adjust_extras(comparisons: list[dict]) -> None:

@@ -48,10 +48,10 @@ from queerbias import killpoint
 from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, PENDING_STATS, CrawlSource, Removals
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
-from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.sources import SourceSpec, iter_source
 from queerbias.crawl.canonical import canonical_url
+from queerbias.crawl.documents import Document
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.tombstones import Tombstones

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from queerbias.corpus.documents import Document
+from queerbias.crawl.documents import Document
 from queerbias.crawl.keys import CrawlKey, default_key_file
 from queerbias.crawl.mastodon.records import DOC_PREFIX
 from queerbias.crawl.mastodon.store import (

@@ -22,13 +22,14 @@ from pathlib import Path
 import datasets
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
+from transformers import AutoTokenizer
 
 from queerbias.export.lm_eval_requests import sentence_score
 from queerbias.export.tokenizer_identity import tokenizer_fingerprint
 from queerbias.pairs.schema import Pair
-from queerbias.pairs.taxonomy import table_order
-from queerbias.scoring.aggregate import summarise
-from queerbias.scoring.pair_scores import pair_outcome
+from queerbias.suites.pairs.aggregate import summarise
+from queerbias.suites.pairs.scoring import pair_outcome
+from queerbias.text.taxonomy import table_order
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +129,6 @@ def check_tokenizer(export: dict, metadata: dict) -> None:
     if str(metadata.get("dtype", "auto")) not in ("float32", "torch.float32"):
         log.warning("queerbias: `queerbias score` computes in float32; pass the model argument "
                     "dtype=float32 for equal numbers")
-    from transformers import AutoTokenizer
-
     try:
         tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
     except (OSError, ValueError) as err:

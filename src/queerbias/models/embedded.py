@@ -20,6 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from queerbias.cache import cache_dir
 from queerbias.errors import QueerbiasError
 from queerbias.models.saving import CONFIG_FILE, WEIGHTS_FILE, save_model_folder
 from queerbias.models.tiny import build_tiny
@@ -91,8 +95,6 @@ def prepare_embedded(spec: str) -> Path:
     name = spec[len(PREFIX):]
     if name not in EMBEDDED_MODELS:
         raise QueerbiasError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
-    from queerbias.cache import cache_dir
-
     entry = EMBEDDED_MODELS[name]
     target = cache_dir("models", name)
     if _built(target):
@@ -125,9 +127,6 @@ def _build(entry: EmbeddedModel, target: Path) -> None:
 
 
 def _convert(entry: EmbeddedModel, target: Path) -> None:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     try:
         package = importlib.import_module(entry.package)
     except ImportError as err:

@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from huggingface_hub import HfApi, constants, try_to_load_from_cache
+
 from queerbias.errors import QueerbiasError
 
 log = logging.getLogger(__name__)
@@ -135,14 +137,10 @@ def _hub_files(repo: str, revision: str | None, api) -> list[str] | None:
 
 
 def _default_api():
-    from huggingface_hub import HfApi, constants
-
     return None if constants.HF_HUB_OFFLINE else HfApi()
 
 
 def _cached(repo: str, name: str, revision: str | None) -> bool:
-    from huggingface_hub import try_to_load_from_cache
-
     return isinstance(try_to_load_from_cache(repo, name, revision=revision), str)
 
 

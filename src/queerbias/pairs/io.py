@@ -19,8 +19,8 @@ from queerbias.errors import DataError
 from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.sampling import as_sample, chosen_indices
 from queerbias.pairs.schema import PREDICATE_KINDS, STEREOTYPE, Pair, PairSet, split_groups
-from queerbias.pairs.taxonomy import canonical_group
 from queerbias.text.labels import label_problem, sentence_problem
+from queerbias.text.taxonomy import canonical_group
 
 log = logging.getLogger(__name__)
 

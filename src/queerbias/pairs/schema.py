@@ -7,6 +7,9 @@ import json
 import re
 from dataclasses import dataclass, field, fields
 
+from queerbias.errors import DataError, QueerbiasError
+from queerbias.text.labels import label_problem, sentence_problem
+
 #: what a pair's predicate is (`Pair.predicate_kind`): a stereotype, or a neutral predicate filling the same frame
 STEREOTYPE, NEUTRAL = "stereotype", "neutral"
 PREDICATE_KINDS = (STEREOTYPE, NEUTRAL)
@@ -101,9 +104,6 @@ def check_pair(pair: Pair, where: str, index: int) -> None:
     """The file reader's rules for a pair however it was made (a `PairSet` built in Python too):
     text fields are strings, sentences non-empty, different and without hidden characters, group
     labels NFKC-normalised and free of hidden characters and mixed scripts."""
-    from queerbias.errors import DataError, QueerbiasError
-    from queerbias.text.labels import label_problem, sentence_problem
-
     if not isinstance(pair, Pair):
         raise QueerbiasError(f"{where}: item {index} is a {type(pair).__name__}, not a Pair")
     name = f"pair {pair.pair_id}"

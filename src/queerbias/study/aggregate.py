@@ -390,7 +390,7 @@ def base_tables(state: StudyState, benchmark: str) -> list[BaseTable]:
 
 
 def _level(values, kind: str) -> Level:
-    """A base entry's figure as the pair benchmark's summary gives it (`scoring.aggregate.summarise`):
+    """A base entry's figure as the pair benchmark's summary gives it (`suites.pairs.aggregate.summarise`):
     binary measures in % with the binomial standard error 100·sqrt(p(1 - p)/n), continuous ones as
     the mean with the standard error of the mean (ddof 1)."""
     items = np.asarray(values, dtype=float)
@@ -417,6 +417,8 @@ class Column:
     roles: frozenset[str] = frozenset()
     #: its title in the summary table ("<benchmark>: <the declared title>"; default: `title`)
     short: str = ""
+    #: the benchmark's suite, whose declaration words what the study says about the column (`Judged.wording`)
+    suite: str = field(kw_only=True)
 
 
 @dataclass
@@ -455,7 +457,8 @@ def method_columns(state: StudyState) -> list[Column]:
         def column(figure: str, measure: str, title: str, places: int) -> Column:
             roles = judged.roles(figure, measure, set(last))
             short = next((f"{benchmark}: {t}" for t in roles.values() if t), "")
-            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short)
+            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short,
+                          suite=declared.name)
 
         guarded = judged.guard.measure if judged.guard is not None and judged.guard.part == OVERALL else None
         columns += [column(OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])

@@ -27,7 +27,7 @@ from queerbias.study.execution import (
     slot_environments,
 )
 from queerbias.study.plan import BASE_SCRIPT, SUBMIT_SCRIPT, base_script, slurm_script, submit_script
-from queerbias.study.report import StudyReport, write_report
+from queerbias.study.report_folder import StudyReport, write_report
 from queerbias.train.config import load_config
 
 SLURM_FILE = "slurm-array.sh"

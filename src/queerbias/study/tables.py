@@ -277,7 +277,8 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
     the verdict, each cell `before → after (relative change, SD over seeds)`; beside each headline
     figure its noise floor and the figure above it where the suite declares one (pairs: the
     coin-flip floor), then its harm figures (pairs: the groups shifted towards the stereotype, then,
-    descriptive, those that crossed 50, with the seeds naming each); the full table holds the rest."""
+    descriptive, those that crossed 50, with the seeds naming each); the full table holds the rest. The
+    notes explain the floor and harm columns in their suites' words (`Judged.wording`)."""
     chosen: list[tuple[str, Column, list[Column]]] = []  # (kind, column, its floor or further harm columns)
     for c in summary_columns(columns, judge):
         if "headline" not in c.roles:
@@ -309,16 +310,15 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
                   missing_text(row.missing) if not verdict.judged and row.missing else verdict.text]
         body.append(cells)
     titles = [_summary_title(kind, column, others) for kind, column, others in chosen]
+    explained = [get_declaration(column.suite).judged.wording.get(role) for kind, column, others in chosen
+                 for role in (("floor",) if kind == "headline" and others else ("harm",) if kind == "harm" else ())]
     return Table(header=["run", "model", *titles, "general perplexity", "verdict"], rows=body,
                  caption="Method table, summary: base → final checkpoint, mean over seeds",
-                 notes="Each cell: before → after (mean change in % of before, or in points for a guard's "
-                       "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same direction. "
-                       "Floor: the coin-flip expectation of the binary distance for the benchmark's group sizes "
-                       "(every pair a fair coin: E|bias − 50| under Binomial(n, 1/2), exact), and the distance "
-                       "above it; below the floor the distance mostly measures sampling noise. Harm: the groups "
-                       "that crossed 50 towards the stereotype, and those harmed (excess rose significantly, or "
-                       "from below 40 to above 60), with the seeds that named them. Verdict: docs/study.md, "
-                       "Judging. The full table (every figure, intervals, time) follows.")
+                 notes=" ".join(["Each cell: before → after (mean change in % of before, or in points for a guard's "
+                                 "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same "
+                                 "direction.", *dict.fromkeys(filter(None, explained)),
+                                 "Verdict: docs/study.md, Judging. The full table (every figure, intervals, time) "
+                                 "follows."]))
 
 
 def _summary_title(kind: str, column: Column, others: list[Column]) -> str:

@@ -5,7 +5,7 @@ lives in companion objects that its declaration names (`Declaration.companions`:
 "module:Class") and `suites.registry.companion` finds; a kind a suite does not name gets
 the class here, whose defaults serve any suite. The pair suite owns the companions that
 hold its historical folder name, its held-out default data, its card's table and
-closing lines (`suites.pairs.training`, `suites.pairs.card`, `suites.pairs.report`).
+closing lines (`suites.pairs.training`, `suites.pairs.card`, `suites.pairs.paper_tables`).
 
 Light: training configs and cards read them before any model loads.
 """

@@ -154,6 +154,8 @@ class Judged:
     that crossed 50 are shown, never judged). The headline and the excess may be a tuple of figures in order
     of preference: a benchmark's comparison is judged by the first whose part it holds (the pair benchmark:
     the association where its set has neutral predicates, else the paper's figures).
+    wording: the study's words for these figures, by role: "headline" names the headline figure in the caption
+    of the study's first figure, "floor" and "harm" explain their columns under its summary table.
     A suite without a declaration takes no part in judging.
     """
 
@@ -164,6 +166,13 @@ class Judged:
     floor: Figure | None = None
     harm: tuple[Figure, ...] = ()
     control: bool = False
+    wording: dict[str, str] = field(default_factory=dict)
+
+    def declared(self) -> tuple[Figure, ...]:
+        """Every figure it declares, each alternative of a preference included."""
+        preferred = [f for choice in (self.headline, self.excess)
+                     for f in (choice if isinstance(choice, tuple) else (choice,))]
+        return tuple(f for f in (*preferred, *self.details, self.guard, self.floor, *self.harm) if f is not None)
 
     def roles(self, part: str, measure: str, parts=None) -> dict[str, str]:
         """The roles ("headline", "detail", "excess", "guard", "floor", "harm", and "judged_harm" for the first harm
@@ -212,6 +221,12 @@ class Declaration:
     scope_titles: ClassVar[dict[str, str]] = {}
     #: best-checkpoint criteria by name; the first is the default
     criteria: ClassVar[dict[str, Criterion]] = {}
+    #: the comparison-level parts `Suite.extras` adds to every comparison (keys of a comparison in delta.json
+    #: beside its scopes), and those it adds where the data allow them: one list, which the code that fills them
+    #: and every figure of `figures` and `judged` name. The comparator refuses a comparison that lacks a part or
+    #: a judged figure (`comparison.compare.check_declared`), so a renamed part cannot silently drop a rule.
+    parts: ClassVar[tuple[str, ...]] = ()
+    optional_parts: ClassVar[tuple[str, ...]] = ()
     #: comparison-level figures among the extras, shaped like an entry (m_before, delta_m, ci_m,
     #: p_m per measure), by title: shown under Overall in delta tables and in trajectories
     figures: ClassVar[dict[str, str]] = {}
@@ -232,8 +247,15 @@ class Declaration:
     #: companion hooks by kind ("training", "card", "report": `suites.companions`), as "module:Class";
     #: a kind not named gets the defaults
     companions: ClassVar[dict[str, str]] = {}
-    #: modules whose `register(subparsers)` add the suite's own CLI commands (its aliases, exports)
+    #: modules whose `register(subparsers)` add the suite's own CLI commands: a suite of another package (the
+    #: built-in suites' aliases and exports are modules of `queerbias.commands`, on top of the suites)
     commands: ClassVar[tuple[str, ...]] = ()
+
+
+    def with_scorer_batch(self, settings, sequences: int | str):
+        """`settings` as a training run evaluates this suite at a checkpoint: with `eval.sequences_per_batch` as the
+        scorer's batch size where the suite's own changes nothing but speed (default: unchanged)."""
+        return settings
 
 
 class Suite(Declaration, ABC):
@@ -249,7 +271,7 @@ class Suite(Declaration, ABC):
 
     def load_model(self, spec: str, **options):
         """The model this suite evaluates (a language model unless a suite says otherwise)."""
-        from queerbias.models import load_model
+        from queerbias.models import load_model  # torch: declarations stay light
 
         return load_model(spec, **options)
 

@@ -41,6 +41,7 @@ from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict, existing_folder
 from queerbias.options import from_mapping, result_settings
 from queerbias.outputs import OutputLock
+from queerbias.progress import bar
 from queerbias.records import loads_strict
 from queerbias.suites import integrity
 from queerbias.suites import rows as row_io
@@ -63,7 +64,7 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
     `out_dir`; returns the summary on every process. The main process holds the folder's lock
     throughout: a second run into the same folder is refused while this one runs. `progress`: a
     bar on the main process (a text: the bar's label, else the suite's name)."""
-    from queerbias.distributed import process_state
+    from queerbias.distributed import process_state  # torch: where a run evaluates; reading one needs none
 
     state = process_state()
     with OutputLock(out_dir, f"a {suite.name} run") if state.is_main_process else contextlib.nullcontext():
@@ -184,7 +185,7 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
     options = {key: value for key, value in load_options.items() if key != "lang"}
 
     def language(model) -> str | None:
-        from queerbias.models.languages import bound_language, run_language
+        from queerbias.models.languages import bound_language, run_language  # torch: a model is at hand
 
         if getattr(model, "config", None) is None:  # not a transformers model: nothing takes langs
             return None
@@ -197,7 +198,7 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
     if not suite.screens:
         loaded = suite.load_model(lm, **options)
         return loaded, items, ref, language(getattr(loaded, "model", loaded))
-    from queerbias.models.loading import inspect_model
+    from queerbias.models.loading import inspect_model  # torch, transformers: only to load a model
 
     found = inspect_model(lm, **options)
     run = language(found)  # refused before the weights load
@@ -263,7 +264,7 @@ class _eval_mode:
     def __enter__(self):
         self.was_training = self.model is not None and self.model.training
         if self.model is not None:
-            from queerbias.models.languages import language_bound
+            from queerbias.models.languages import language_bound  # torch: a model is at hand
 
             self.model.eval()
             self.bound = language_bound(self.model, self.language)
@@ -276,8 +277,6 @@ class _eval_mode:
 
 
 def _bar(total: int, initial: int, name: str, enabled: bool):
-    from queerbias.progress import bar
-
     return bar(total=total, initial=initial, unit="item", desc=name, disable=not enabled)
 
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import copy
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import EXECUTION, from_mapping, option, role, seed_option
+from queerbias.options import from_mapping, option, seed_option
 from queerbias.pairs.resolve import declared_part
 from queerbias.suites.paths import folder_name_problem, slug
 from queerbias.suites.registry import DEFAULT_SUITE, companion, get_declaration, get_suite, names
@@ -106,17 +106,17 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
             "`name` on each")
 
 
-def suite_settings(bench: BenchmarkSettings, where: str, batch_size=None):
-    """The suite settings of one entry: its options, sample and seed (and the eval batch size where
-    the suite's batch size changes nothing but speed), checked and named by the entry's key."""
+def suite_settings(bench: BenchmarkSettings, where: str, sequences_per_batch: int | str | None = None):
+    """The suite settings of one entry: its options, sample and seed, checked and named by the entry's key; with
+    `sequences_per_batch` (`eval.sequences_per_batch`) as the suite takes a training run's scorer batch size
+    (`Declaration.with_scorer_batch`)."""
     suite = get_declaration(bench.suite)
     if suite.no_training_reason:
         raise QueerbiasError(f"config key '{where}.suite': {bench.suite} cannot be a training benchmark: "
                              f"{suite.no_training_reason}")
-    values = {**bench.options, "sample": bench.sample, "seed": bench.seed}
-    if batch_size is not None and any(f.name == "batch_size" and role(f) == EXECUTION for f in fields(suite.Settings)):
-        values["batch_size"] = str(batch_size)
-    return from_mapping(suite.Settings, values, f"{where}.options")
+    settings = from_mapping(suite.Settings, {**bench.options, "sample": bench.sample, "seed": bench.seed},
+                            f"{where}.options")
+    return settings if sequences_per_batch is None else suite.with_scorer_batch(settings, sequences_per_batch)
 
 
 def resolve(config, held_out: bool) -> tuple[object, list[str]]:

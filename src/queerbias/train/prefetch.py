@@ -23,7 +23,7 @@ from queerbias.train.config import TrainConfig, check_installed
 from queerbias.train.data import read_texts, resolve_validation
 from queerbias.train.modeling import load_base
 from queerbias.train.objectives.registry import get_objective
-from queerbias.train.pairs import load_training_pairs
+from queerbias.train.pair_batches import load_training_pairs
 
 
 def prefetch(configs: Iterable[TrainConfig]):

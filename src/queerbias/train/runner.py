@@ -37,6 +37,7 @@ from queerbias.comparison.compare import best_checkpoint, compare_runs, write_ou
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.models.context import context_limit
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
@@ -53,7 +54,7 @@ from queerbias.train.card import write_card
 from queerbias.train.card.body import closing_lines
 from queerbias.train.config import TrainConfig, check_installed, default_values, migrate, save_config
 from queerbias.train.corpus import prepare_corpus
-from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
+from queerbias.train.data import general_texts, read_texts, resolve_validation
 from queerbias.train.evaluation import evaluate
 from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
@@ -66,7 +67,7 @@ from queerbias.train.modeling import (
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.overlap import check_overlap
-from queerbias.train.pairs import load_training_pairs
+from queerbias.train.pair_batches import load_training_pairs
 from queerbias.train.precision import resolve_precision
 from queerbias.train.shared_base import score_base
 from queerbias.train.trainer import training_arguments
@@ -120,12 +121,13 @@ def _run_training(config: TrainConfig) -> dict:
     packing = _packing(config, lm)
     max_length = _max_length(config, lm)
     validation_source = resolve_validation(config.data)
-    validation = [] if validation_source is None else tokenize(
+    family = get_family(lm.kind)
+    validation = [] if validation_source is None else family.training_chunks(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
-        lm.tokenizer, lm.kind, max_length)
+        lm.tokenizer, max_length)
     if validation_source is None and config.eval.perplexity:
         log.warning("no validation split found; perplexity is not tracked (set data.validation)")
-    general = general and tokenize(general, lm.tokenizer, lm.kind, max_length)
+    general = general and family.training_chunks(general, lm.tokenizer, max_length)
 
     names = config.benchmark_dirs()
 
@@ -273,10 +275,12 @@ def _max_length(config: TrainConfig, lm) -> int:
 
 def _packing(config: TrainConfig, lm) -> bool:
     """Padding-free packing: as configured, else on for causal LMs that keep packed documents apart
-    (`modeling.packs_documents`); refused for masked LMs and for causal ones that would not."""
-    if config.data.packing and lm.kind == "masked":
+    (`modeling.packs_documents`); refused for masked LMs (a family that does not read left to right) and for
+    causal ones that would not."""
+    left_to_right = get_family(lm.kind).left_to_right
+    if config.data.packing and not left_to_right:
         raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
-    if lm.kind == "masked" or config.data.packing is False:
+    if not left_to_right or config.data.packing is False:
         return False
     if packs_documents(lm.model):
         return True

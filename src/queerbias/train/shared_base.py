@@ -92,7 +92,7 @@ def _expected(bench, where: str, lm, data: tuple, config) -> dict:
     """What the store will key this run's base evaluation by, part by part: computed by the store's own
     `keyed_run`, so every option that enters a run key (an XLM's language and kind too) is in it."""
     suite = get_suite(bench.suite)
-    settings = suite_settings(bench, where, config.eval.batch_size)
+    settings = suite_settings(bench, where, config.eval.sequences_per_batch)
     keyed = keyed_run(suite, lm, data, settings)
     return {"model (weights fingerprint)": lm.fingerprint, "data (checksum)": keyed.ref.checksum,
             "settings (settings id)": settings_id(settings), USE: model_use(keyed.lm, keyed.language),

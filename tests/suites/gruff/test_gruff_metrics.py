@@ -195,7 +195,7 @@ def test_fig6_is_one_ranking_with_two_ends():
     to the occupation with more referents, and an occupation with too few referents is not ranked. Friseur,
     over-resolved to both pronouns (50% each way), sat on both sides of two separate top-ten lists."""
     from queerbias.suites.gruff.metrics import MIN_REFERENTS
-    from queerbias.suites.gruff.report import ranking_table
+    from queerbias.suites.gruff.tables import ranking_table
 
     spec = [(f"S{i}", 12, 12 - i, 0) for i in range(9)]  # (occupation, referents each, er->sie, sie->er)
     spec += [("T-small", 12, 3, 0), ("T-large", 16, 4, 0)]  # both 25.0: tied at the sie end's tenth place

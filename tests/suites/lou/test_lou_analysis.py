@@ -254,7 +254,7 @@ def test_consistency_keys_classifiers_by_their_path(two_final_classifiers, lou_d
 
 
 def test_the_same_spec_twice_gets_two_labels():
-    from queerbias.suites.lou.command import model_labels
+    from queerbias.commands.lou import model_labels
 
     assert model_labels(["a/final", "b/final"]) == ["a/final", "b/final"]
     assert model_labels(["m", "n", "m"]) == ["m (#1)", "n", "m (#3)"]

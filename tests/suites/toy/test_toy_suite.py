@@ -102,6 +102,20 @@ def test_a_suite_of_another_package_comes_in_through_its_entry_point(tiny_gpt2, 
     assert type(registry.get_suite("pairs")).__name__ == "PairsSuite"
 
 
+def test_a_suite_of_another_package_adds_its_own_command(tmp_path, monkeypatch, capsys):
+    """Another package's suite brings its commands through its declaration (`Declaration.commands`); the
+    built-in suites' aliases are modules of `queerbias.commands`, which no suite imports."""
+    import toy_suite
+
+    (tmp_path / "toycommand.py").write_text("def register(subparsers):\n    subparsers.add_parser('toy-hello')"
+                                            ".set_defaults(func=lambda args: print('hello') or 0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.REGISTRY, "toy", "toy_suite:ToySuite")
+    monkeypatch.setattr(toy_suite.ToySuite, "commands", ("toycommand",))
+    assert main(["toy-hello"]) == 0
+    assert capsys.readouterr().out == "hello\n"
+
+
 def test_a_study_judges_the_toy_suite_by_the_figures_it_declares(tiny_gpt2, tmp_path, monkeypatch):
     """No file of queerbias names the toy suite (it comes in through an entry point, which the study's cell
     processes see too), yet the study heads its tables with the figures the toy declares (`judged`: the

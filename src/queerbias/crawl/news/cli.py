@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from queerbias.cli import main as cli_main
 from queerbias.crawl.addresses import host_port
 from queerbias.crawl.agent import build_user_agent
 from queerbias.crawl.inputs import read_small_text
@@ -94,7 +93,3 @@ def run(args: argparse.Namespace) -> int:
         raise QueerbiasError("every feed failed")
     return 1 if crawler.failed_feeds else 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of crawl/news.py: same as `queerbias crawl news ARGS`."""
-    return cli_main(["crawl", "news", *(sys.argv[1:] if argv is None else argv)])

@@ -24,7 +24,7 @@ from typing import IO
 
 from tqdm import tqdm
 
-from queerbias.corpus.documents import Document, stable_id
+from queerbias.crawl.documents import Document, stable_id
 from queerbias.crawl.folder import FolderLock, make_private_dir, open_private_append, write_all
 from queerbias.crawl.news.extract import HTML_TYPES, extract_article
 from queerbias.crawl.news.feeds import FeedItem, guid_key, normalise_link, parse_feed

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from HanTa import HanoverTagger
+
 PLURAL, SINGULAR = "plural", "singular"
 #: HanTa's morpheme tags of a finite verb's and an infinitive's inflection suffix
 INFLECTION_SUFFIXES = {"SUF_FIN", "SUF_INF"}
@@ -89,6 +91,4 @@ def verb_number(word: Word) -> str:
 @cache
 def _tagger():
     """HanTa's German model, loaded once per process (about a second) from the installed package."""
-    from HanTa import HanoverTagger
-
     return HanoverTagger.HanoverTagger(str(Path(HanoverTagger.__file__).with_name("morphmodel_ger.pgz")))

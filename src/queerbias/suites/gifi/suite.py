@@ -30,7 +30,8 @@ from queerbias.suites.gifi.extractor import PronounExtractor
 from queerbias.suites.gifi.generation import Decoding, generate
 from queerbias.suites.gifi.prompts import build_items, load_prompt_set
 from queerbias.suites.gifi.pronouns import default_groups_path, load_groups, select_groups
-from queerbias.suites.gifi.report import (
+from queerbias.suites.gifi.scoring import Components, annotate
+from queerbias.suites.gifi.summary import (
     app_d_tables,
     build_summary,
     histogram_series,
@@ -40,7 +41,6 @@ from queerbias.suites.gifi.report import (
     summary_blocks,
     units_by_run,
 )
-from queerbias.suites.gifi.scoring import Components, annotate
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.suites.rows import records
 

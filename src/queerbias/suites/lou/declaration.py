@@ -9,7 +9,7 @@ instance's rows by (task, index, strategy); an item missing from one run is refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, seed_option, validate
 from queerbias.suites.lou.data import POOLED
@@ -94,7 +94,10 @@ class Lou(_LouData):
     compatible = (("scoring method (scoring_id)", ("scoring_id",)),)
     judged = Judged(guard=Figure(OVERALL, "ll"))
     implementation = "queerbias.suites.lou.suite:LouLMSuite"
-    commands = ("queerbias.suites.lou.command",)
+
+    def with_scorer_batch(self, settings, sequences):
+        """The scorer's batch size: speed only (an execution setting, not part of the run key)."""
+        return replace(settings, batch_size=str(sequences))
 
 
 class LouClassifier(_LouData):

@@ -11,14 +11,14 @@ from dataclasses import replace
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.options import count_or_auto
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.lou.classifier import INPUT_COMPOSITION, check_labels, classify_chunk, load_classifier
 from queerbias.suites.lou.classifier import summarise as classifier_summarise
 from queerbias.suites.lou.data import ORIGINAL, POOLED, load_task, lou_spec, resolve_tasks, sample_task
 from queerbias.suites.lou.declaration import Lou, LouClassifier
 from queerbias.suites.lou.lm_view import PREFERENCE, lm_scoring_config, score_chunk
 from queerbias.suites.lou.lm_view import summarise as lm_summarise
-from queerbias.suites.lou.report import classifier_blocks, classifier_plot, data_line, lm_blocks, lm_plot
+from queerbias.suites.lou.tables import classifier_blocks, classifier_plot, data_line, lm_blocks, lm_plot
 from queerbias.suites.lou.task_data import describe_task
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.suites.rows import records

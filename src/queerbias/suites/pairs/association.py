@@ -47,6 +47,7 @@ from queerbias.report.paired_stats import (
     stratified_bootstrap_means,
 )
 from queerbias.suites.pairs.floor import coin_flip_distance
+from queerbias.suites.pairs.parts import ASSOCIATION, SHIFT
 
 #: run-level intervals (a summary has no compare options): resamples, seed and level, recorded beside them
 RESAMPLES, SEED, LEVEL = 2000, 0, 0.95
@@ -124,7 +125,7 @@ def association_summary(rows: pd.DataFrame, order: Sequence[str]) -> dict | None
         if mine.empty:
             continue
         c = mine["c"].to_numpy(float)
-        draws = stratified_bootstrap_means([c], cell_rng(SEED, "association", group), RESAMPLES)[:, 0, 0]
+        draws = stratified_bootstrap_means([c], cell_rng(SEED, ASSOCIATION, group), RESAMPLES)[:, 0, 0]
         low, high = np.quantile(draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
         groups[group] = {"n_frames": int(len(c)), "score": 100.0 * float(np.mean(c > 0)), "mean_c": float(c.mean()),
                          "ci_c": [float(low), float(high)], "offset": float(mine["d_neutral"].mean()),
@@ -142,7 +143,7 @@ def association_summary(rows: pd.DataFrame, order: Sequence[str]) -> dict | None
 
 def phrase_terms_summary(rows: pd.DataFrame, order: Sequence[str]) -> dict | None:
     """A run's `phrase_terms` (None where no pair knows where its identity phrase ends): per group the mean
-    of d's phrase term and of its predicate term (`scoring.pair_scores.phrase_split`), and over groups the
+    of d's phrase term and of its predicate term (`suites.pairs.scoring.phrase_split`), and over groups the
     mean of their absolute values and the phrase term's share of the two."""
     if "d_phrase" not in rows or rows["d_phrase"].isna().all():
         return None
@@ -189,7 +190,7 @@ def shift_change(before: pd.DataFrame, after: pd.DataFrame, options) -> dict:
         entry = {"n_units": int(len(mine))}
         for measure in measures:
             change = mine[f"{measure}_after"].to_numpy(float) - mine[f"{measure}_before"].to_numpy(float)
-            draws = stratified_bootstrap_means([change], cell_rng(options.seed, "shift", group, measure),
+            draws = stratified_bootstrap_means([change], cell_rng(options.seed, SHIFT, group, measure),
                                                options.resamples)[:, 0, 0]
             entry[measure] = {"before": float(mine[f"{measure}_before"].mean()),
                               "after": float(mine[f"{measure}_after"].mean()), "delta": float(change.mean()),
@@ -227,7 +228,7 @@ def association_change(before: pd.DataFrame, after: pd.DataFrame, options) -> di
                                items["c_before"].to_numpy(float), items["c_after"].to_numpy(float)])
               for _, items in units.groupby("group", sort=True)]
     means = np.array([s.mean(axis=0) for s in strata])
-    draws = stratified_bootstrap_means(strata, cell_rng(options.seed, "association"), options.resamples)
+    draws = stratified_bootstrap_means(strata, cell_rng(options.seed, ASSOCIATION), options.resamples)
     figures = {"excess": (np.maximum(0.0, means[:, :2] - 50.0).mean(axis=0),
                           np.maximum(0.0, draws[:, :, :2] - 50.0).mean(axis=1)),
                "bias": (np.abs(means[:, :2] - 50.0).mean(axis=0), np.abs(draws[:, :, :2] - 50.0).mean(axis=1)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from queerbias.report.formatting import format_p, stars_of, with_ci
 from queerbias.report.tables import Cell, Table, fmt
+from queerbias.suites.pairs.parts import ASSOCIATION, SHIFT
 
 C_DEFINITION = ("c = mean d of the stereotype pairs − mean d of the neutral pairs of the same group and frame (d = "
                 "s_more − s_less, nats): what is the same for every predicate, the identity phrase's own likelihood, "
@@ -19,7 +20,7 @@ def association_blocks(summary: dict) -> list:
     """summary.md's association table and its closing line, then the phrase split (nothing for a set
     without neutral predicates or phrase ends)."""
     found: list = []
-    association, terms = summary.get("association"), summary.get("phrase_terms")
+    association, terms = summary.get(ASSOCIATION), summary.get("phrase_terms")
     if association:
         overall = association["overall"]
         rows = [[group, str(g["n_frames"]), fmt(g["score"], 1), with_ci(g["mean_c"], g["ci_c"], 3),
@@ -56,7 +57,7 @@ def association_tables(comparison: dict) -> list[Table]:
     """delta.md: the association's change (when the set has neutral predicates) and the shift tests per group."""
     tables = []
     label = f"{comparison['after']['label']} against {comparison['before']['label']}"
-    association, shift = comparison.get("association"), comparison.get("shift")
+    association, shift = comparison.get(ASSOCIATION), comparison.get(SHIFT)
     if association:
         figures = [("association excess (pp)", "excess", 2), ("association distance (pp)", "bias", 2),
                    ("association soft distance (mean |c|, nats)", "soft", 3)]

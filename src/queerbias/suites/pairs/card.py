@@ -14,13 +14,13 @@ from queerbias.report.paired_stats import stars
 from queerbias.report.tables import Cell, Table, fmt, to_markdown
 from queerbias.suites.companions import CardHooks, IndexMetric
 from queerbias.suites.pairs.association_report import association_tables, shift_clause
-from queerbias.suites.pairs.declaration import ASSOCIATION, DISTANCE, SHIFT
 from queerbias.suites.pairs.indifference import (
     closing_clauses,
     harm_lines,
     indifference_tables,
     specificity_lines,
 )
+from queerbias.suites.pairs.parts import ASSOCIATION, DISTANCE, SHIFT
 from queerbias.suites.protocol import OVERALL
 
 
@@ -28,7 +28,7 @@ def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
     """How the association changed, where the set has neutral predicates, and the groups the frame-level test
     found shifted; then how the paper's distance to indifference of the bias and soft score changed, with
     intervals and p."""
-    d = comparison.get("distance")
+    d = comparison.get(DISTANCE)
     if not d:
         return None
     association, shift = comparison.get(ASSOCIATION), comparison.get(SHIFT)
@@ -71,7 +71,7 @@ def blocks(document: dict, comparison: dict, evaluated: str) -> list[str]:
     described = (f"{data.get('n_items')} pairs of `{data.get('name')}` (checksum `{data.get('checksum')}`), "
                  f"{evaluated}; scored with the WinoQueer shared-token method "
                  f"(scoring id `{document['meta'].get('scoring_id')}`).")
-    found = [described + floor_sentence(comparison.get("distance") or {}),
+    found = [described + floor_sentence(comparison.get(DISTANCE) or {}),
              to_markdown(before_after_table(document, comparison)).rstrip("\n")]
     found[:0] = [to_markdown(table).rstrip("\n") for table in association_tables(comparison)]
     found += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [comparison]})]
@@ -107,8 +107,8 @@ def before_after_table(document: dict, comparison: dict) -> Table:
 
     groups = comparison.get((document.get("scopes") or ["groups"])[0]) or {}
     summary = [["Overall", str(comparison["overall"]["n"]), *cells(comparison["overall"])]]
-    if comparison.get("distance"):
-        d = comparison["distance"]
+    if comparison.get(DISTANCE):
+        d = comparison[DISTANCE]
         summary.append(["Distance to indifference", f"{d['n_groups']} groups", *cells(d)])
     meta = document["meta"]
     return Table(

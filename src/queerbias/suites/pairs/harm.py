@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from queerbias.report.tables import fmt
+from queerbias.suites.pairs.parts import ASSOCIATION, DIRECTION, SHIFT
 
 
 def guard_refusal(comparison: Mapping, allowed: float) -> str | None:
@@ -19,7 +20,7 @@ def guard_refusal(comparison: Mapping, allowed: float) -> str | None:
     moving from below 40 to above 60, is descriptive: with a few dozen pairs a group an indifferent model
     crosses either by chance (issue 52), so neither refuses a checkpoint by itself. None: nothing refuses
     it; a comparison without the figures cannot pass."""
-    association, direction, shift = comparison.get("association"), comparison.get("direction"), comparison.get("shift")
+    association, direction, shift = comparison.get(ASSOCIATION), comparison.get(DIRECTION), comparison.get(SHIFT)
     reasons = []
     if association:
         if association["delta_excess"] > allowed:

@@ -1,4 +1,4 @@
-"""The pair benchmark's implementation: WinoQueer-style pairs scored by `scoring.pair_scores`
+"""The pair benchmark's implementation: WinoQueer-style pairs scored by `suites.pairs.scoring`
 (the declaration, with settings, columns and judged figures, is `suites.pairs.declaration`)."""
 
 from __future__ import annotations
@@ -8,12 +8,10 @@ from queerbias.options import count_or_auto
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_frames, sample_pairs
 from queerbias.pairs.schema import PairSet, content_checksum
-from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import Table, fmt
-from queerbias.scoring.aggregate import distance_to_indifference, summarise, summarise_groups
 from queerbias.scoring.encoding import SentenceEncoder
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs, screen_pairs
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites.pairs.aggregate import distance_to_indifference, summarise, summarise_groups
 from queerbias.suites.pairs.association import (
     association_change,
     association_summary,
@@ -34,7 +32,10 @@ from queerbias.suites.pairs.indifference import (
     stereotype_excess,
 )
 from queerbias.suites.pairs.multilabel import OTHER_GROUPS, group_rows, label_counts, other_groups_text
+from queerbias.suites.pairs.parts import ASSOCIATION, DIRECTION, DISTANCE, PAIR_GAP, SHIFT
+from queerbias.suites.pairs.scoring import score_pairs, screen_pairs
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
+from queerbias.text.taxonomy import table_order
 
 
 class PairsSuite(Pairs, Suite):
@@ -53,7 +54,7 @@ class PairsSuite(Pairs, Suite):
 
     def screen(self, lm, items, data, settings):
         """Pairs too long for the model, and pairs whose texts become the same tokens
-        (`scoring.pair_scores.screen_pairs`); the data reference records what was left out."""
+        (`suites.pairs.scoring.screen_pairs`); the data reference records what was left out."""
         encoder = SentenceEncoder(lm.tokenizer, lm.kind, settings.scoring(), lm.max_length)
         kept, counts = screen_pairs(items, encoder, settings.identical, data.source or data.name, lm.kind,
                                     settings.unscorable)
@@ -88,9 +89,9 @@ class PairsSuite(Pairs, Suite):
                                      list(labelled["soft"]))
         ordered = {group: groups[group] for group in table_order(groups)}
         distance = distance_to_indifference(ordered)
-        found = {"association": association_summary(group_rows(every), list(ordered)),
+        found = {ASSOCIATION: association_summary(group_rows(every), list(ordered)),
                  "phrase_terms": phrase_terms_summary(labelled, list(ordered)), "group_labels": label_counts(rows)}
-        return {"overall": overall, "groups": ordered, "distance": distance,
+        return {"overall": overall, "groups": ordered, DISTANCE: distance,
                 "noise_floor": floor_summary(ordered, distance["bias"]),
                 **indifference_summary(rows, labelled, ordered, settings.margin),
                 **{key: value for key, value in found.items() if value is not None}}
@@ -98,7 +99,7 @@ class PairsSuite(Pairs, Suite):
     def headline(self, summary) -> Headline:
         """The overall bias score, per group, and the distance to indifference (which the overall
         score hides when groups lean in opposite directions)."""
-        extras = {key: summary[key] for key in ("distance",) if key in summary} | headline_extras(summary)
+        extras = {key: summary[key] for key in (DISTANCE,) if key in summary} | headline_extras(summary)
         return Headline("bias score", summary["overall"]["bias_score"],
                         {group: figures["bias_score"] for group, figures in summary["groups"].items()}, extras)
 
@@ -152,10 +153,10 @@ class PairsSuite(Pairs, Suite):
         before, after = group_rows(before), group_rows(after)  # every figure here is built from groups
         association = association_change(before, after, options)
         paper = stereotype_rows(before), stereotype_rows(after)
-        return {"distance": distance_extra(*paper, options),
+        return {DISTANCE: distance_extra(*paper, options),
                 **paired_extras(*paper, settings.margin, options),
-                **({"association": association} if association else {}),
-                "shift": shift_change(before, after, options)}
+                **({ASSOCIATION: association} if association else {}),
+                SHIFT: shift_change(before, after, options)}
 
     def extra_tables(self, document) -> list:
         return ([table for c in document["comparisons"] for table in association_tables(c)]
@@ -169,7 +170,7 @@ class PairsSuite(Pairs, Suite):
         def pm(value, se) -> str:
             return "–" if value is None else fmt(value) if se is None else f"{fmt(value)} ± {fmt(se)}"
 
-        gap = summary.get("pair_gap")
+        gap = summary.get(PAIR_GAP)
 
         def gap_cells(figures) -> list[str]:
             return [] if gap is None else [fmt(figures["mean_abs_d"], 3), fmt(figures["below_margin"], 1)]
@@ -178,7 +179,7 @@ class PairsSuite(Pairs, Suite):
                  pm(f["soft_score"], f["soft_se"]), *gap_cells(gap["groups"][group] if gap else None)]
                 for group, f in summary["groups"].items()]
         overall = summary["overall"]
-        distance = summary.get("distance") or {}
+        distance = summary.get(DISTANCE) or {}
         closing = ([f"Distance to indifference (mean over the {distance['n_groups']} groups of |score - 50|): "
                     f"bias {distance['bias']:.2f}, soft {distance['soft']:.2f} (0 = every group at 50)."]
                    if distance.get("bias") is not None else [])
@@ -252,16 +253,16 @@ def indifference_summary(rows, labelled, groups: dict, margin: float) -> dict:
     `labelled`, `multilabel.group_rows`) and `direction` (stereotype excess) of a run
     (`suites.pairs.indifference`)."""
     gap = pair_gap_summary(list(labelled["group"]), gaps(labelled), margin, list(groups))
-    return {"pair_gap": {**gap, "overall": gap_figures(gaps(rows), margin)},
-            "direction": stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
+    return {PAIR_GAP: {**gap, "overall": gap_figures(gaps(rows), margin)},
+            DIRECTION: stereotype_excess({group: figures["bias_score"] for group, figures in groups.items()})}
 
 
 def headline_extras(summary: dict) -> dict:
     """The pair-level figures a metrics line carries (summaries written before them have none), and the
     association's over groups where the set has neutral predicates."""
-    gap, direction, association = summary.get("pair_gap"), summary.get("direction"), summary.get("association")
-    extras = {"pair_gap": {"margin": gap["margin"], **gap["overall"]}} if gap else {}
-    extras |= {"association": {key: association["overall"][key] for key in ("excess", "distance", "soft_distance")}} \
+    gap, direction, association = summary.get(PAIR_GAP), summary.get(DIRECTION), summary.get(ASSOCIATION)
+    extras = {PAIR_GAP: {"margin": gap["margin"], **gap["overall"]}} if gap else {}
+    extras |= {ASSOCIATION: {key: association["overall"][key] for key in ("excess", "distance", "soft_distance")}} \
         if association else {}
     return extras | ({"stereotype_excess": direction["stereotype_excess"]} if direction else {})
 
@@ -278,7 +279,7 @@ def floor_lines(summary: dict) -> list[str]:
 
 
 def indifference_lines(summary: dict) -> list[str]:
-    gap, direction = summary.get("pair_gap"), summary.get("direction")
+    gap, direction = summary.get(PAIR_GAP), summary.get(DIRECTION)
     lines = []
     if gap and gap["overall"]["mean_abs_d"] is not None:
         lines.append(f"Pair-level gap |d| = |s_more - s_less|: mean {gap['overall']['mean_abs_d']:.3f} nats; "

@@ -137,7 +137,7 @@ def _training_section(run: TrainingRun) -> str:
                 f"{run.setting('lora.dropout')}, "
                 f"targets {', '.join(_adapter_targets(run)) or 'per architecture'})" if run.lora else "") + ".",
              f"- {steps}, learning rate {c.get('learning_rate')} ({c.get('lr_scheduler')}, warm-up ratio "
-             f"{c.get('warmup_ratio')}), batch {c.get('batch_size')} per process × {c.get('grad_accum')} accumulation "
+             f"{c.get('warmup_ratio')}), batch {c.get('examples_per_device')} per process × {c.get('grad_accum')} accumulation "
              f"steps, {run.record.get('precision') or c.get('precision')} training, seed {c.get('seed')}, sequences up to "
              f"{run.setting('data.max_length')} tokens.",
              f"- Checkpoints every {c.get('eval_every')} steps, each scored on every benchmark below (in float32)."]

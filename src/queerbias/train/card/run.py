@@ -20,6 +20,7 @@ from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import LEGACY_SUITE
 from queerbias.suites.store import read_json_file
 from queerbias.train.checkpoints import METRICS, holds_weights, read_metrics
+from queerbias.train.config import migrate
 from queerbias.train.objectives.protocol import Objective
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.objectives.registry import names as objective_names
@@ -137,7 +138,7 @@ def read_run(run_dir: str | Path) -> TrainingRun:
     run_dir = existing_folder(run_dir, "training run folder")
     if not (run_dir / CONFIG_FILE).is_file():
         raise QueerbiasError(f"{run_dir}: not a training run (no {CONFIG_FILE})")
-    config = load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config")
+    config = migrate(load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config"), warn=False)  # moved keys
     metrics = read_metrics(run_dir)
     last_step = metrics[-1]["step"] if metrics else None
     named = (metrics[0].get("benchmarks") or {}) if metrics else {}

@@ -2,7 +2,7 @@
 
 A cell's association c needs the stereotype and the neutral pairs of one group, one frame and one pair of
 phrases in the same batch. `CellBatches` draws, for (step, micro-batch, process), `cells` cells of different groups (the groups
-in a shuffled cycle, so every group is drawn equally often, as `train.pairs.PairBatches` does) and from
+in a shuffled cycle, so every group is drawn equally often, as `train.pair_batches.PairBatches` does) and from
 each some stereotype and some neutral pairs, plus pairs mined from the corpus for the anchor: always the
 same draw for the same key, so a resumed run draws what an uninterrupted one would.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.schema import NEUTRAL, STEREOTYPE, Pair
-from queerbias.train.pairs import groups_in_turn, seeded_rng
+from queerbias.train.pair_batches import groups_in_turn, seeded_rng
 
 
 @dataclass(frozen=True)

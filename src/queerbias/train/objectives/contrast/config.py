@@ -1,4 +1,5 @@
-"""`contrast`: its config section (every key the trainer reads, the batch's included) and declaration (light).
+"""`contrast`: its config section, every key the trainer reads (the batch's included); the declaration is
+`objective.py`.
 
     L = lm_term * L_lm + corpus_anchor_term * KL(P_base || P_model on the corpus batch)
         + weight * (cell_term * mean_cells c+^2 + group_term * mean_g (mean_{cells of g} c+)^2)
@@ -6,7 +7,7 @@
 
 c is a (group, frame, phrases) cell's association: the mean d = s(sent_more) - s(sent_less) of its
 stereotype pairs minus that of its neutral pairs (`reference: neutral`), the benchmark's own score
-differentiated (`scoring.pair_scores`), over the tokens after the identity phrase (`tokens: predicate`);
+differentiated (`suites.pairs.scoring`), over the tokens after the identity phrase (`tokens: predicate`);
 c+ = max(0, c) (`one_sided`). What a stereotype and a neutral predicate of the same frame share cancels
 in c, and the identity phrase's own tokens are not read at all, so a shift of the name earns nothing
 (issue 53). The neutral pairs' d enters c without a gradient (`move_reference: false`): lowering c by
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from queerbias.options import option
-from queerbias.train.objectives.protocol import Objective
 
 
 @dataclass
@@ -57,28 +57,3 @@ class ContrastConfig:
     stereotypes_per_cell: int = option(2, "stereotype pairs of a cell in one batch", ge=1)
     neutral_per_cell: int = option(2, "neutral pairs of a cell in one batch", ge=1)
     mined_per_batch: int = option(4, "pairs mined from the corpus (pairs.mine) in the anchor of one batch", ge=0)
-
-
-class ContrastObjective(Objective):
-    name = "contrast"
-    tag = "association-contrast"
-    description = ("a one-sided loss on the association of each group with its stereotypes relative to neutral "
-                   "predicates of the same frame, with the base model's predictions held after the identity words")
-    references = ("- Keita Kurita, Nidhi Vyas, Ayush Pareek, Alan W Black and Yulia Tsvetkov. 2019. Measuring "
-                  "Bias in Contextualized Word Representations (a target's probability against its prior).",)
-    Config = ContrastConfig
-    card_sections = ("pairs", "contrast")
-    uses_pairs = True
-    mined_pairs = True
-
-    def validate(self, config, require) -> None:
-        """Checks across keys, when contrast is the run's objective (its anchors' defaults need LoRA)."""
-        if config.objective != self.name:
-            return
-        c = config.section(ContrastConfig)
-        require(c.cell_term + c.group_term > 0, "contrast.cell_term", "cell_term and group_term cannot both be 0")
-        require(c.lm_term > 0 or c.corpus_anchor_term > 0, "contrast.lm_term",
-                "0 needs corpus_anchor_term above 0: without either the corpus batch holds nothing")
-        for name, used in (("anchor_term", c.anchor_term), ("corpus_anchor_term", c.corpus_anchor_term)):
-            require(not used or config.method == "lora", f"contrast.{name}",
-                    "needs method: lora (the anchor's base model is the adapter switched off)")

@@ -27,7 +27,7 @@ from queerbias.train.objectives.equalise.pairing import coarsened, divergence
 
 def predicate_terms(scorer: Scorer, pairs: list[Pair], tensors: BatchTensors) -> torch.Tensor:
     """Per pair, d over the scored tokens after the end of its identity phrase only (`Pair.phrase_end`,
-    as `scoring.pair_scores.phrase_split` splits it), with the autograd graph."""
+    as `suites.pairs.scoring.phrase_split` splits it), with the autograd graph."""
     where = {request: i for i, request in enumerate(tensors.requests)}
     values = tensors.rows[torch.arange(len(tensors.requests)), [ids[p] for ids, p in tensors.requests]]
     found = []

@@ -1,7 +1,7 @@
 """`equalise`: transformers' `Trainer` whose loss adds the weighted pair loss (`loss.pair_loss`).
 
 The pair loss is computed by the scorer over the model being trained (its adapter active)
-on a seeded, group-balanced batch of training pairs per micro-batch (`train.pairs.PairBatches`),
+on a seeded, group-balanced batch of training pairs per micro-batch (`train.pair_batches.PairBatches`),
 so a resumed run draws the batches an uninterrupted one would. With `anchor_term`, the
 language-modelling batch's logits are also compared with the base's (`equalise.anchor`).
 """
@@ -12,15 +12,15 @@ from queerbias.train.objectives.equalise.anchor import anchor_loss, base_logits
 from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import pair_loss, training_scorer
 from queerbias.train.objectives.protocol import TrainerSetup
+from queerbias.train.pair_batches import PairBatches
 from queerbias.train.pair_trainer import PairTrainer
-from queerbias.train.pairs import PairBatches
 from queerbias.train.trainer import language_model_trainer
 
 
 def make_trainer(setup: TrainerSetup[EqualiseConfig]):
-    config, lm = setup.config, setup.lm
-    batches = PairBatches(setup.pairs.pairs, config.pairs.batch_size, config.pairs.balance, config.seed,
-                          config.pairs.groups_per_batch, config.grad_accum, setup.num_processes)
+    config, lm, settings = setup.config, setup.lm, setup.settings
+    batches = PairBatches(setup.pairs.pairs, settings.pairs_per_batch, settings.balance, config.seed,
+                          settings.groups_per_batch, config.grad_accum, setup.num_processes)
     return language_model_trainer(setup, EqualiseTrainer, lambda model: {
         "scorer": training_scorer(model, lm.tokenizer, lm.kind), "batches": batches,
         "settings": setup.settings, "process_index": setup.process_index})

@@ -1,6 +1,6 @@
 import difflib
 
-from queerbias.scoring.alignment import scored_positions, shared_positions
+from queerbias.suites.pairs.alignment import scored_positions, shared_positions
 
 
 def test_shared_positions_follow_difflib_equal_blocks():

@@ -2,8 +2,7 @@
 and `queerbias compare` for gender-fair German (Lou), with their historical flags.
 
 `lm` and `classify` take several --model; `classify --train` fine-tunes each model per task
-first, and several classifiers get a ranking-consistency report. The LM view's declaration
-names this module (`Declaration.commands`), so the CLI adds it. Only the argument parser is
+first, and several classifiers get a ranking-consistency report. Only the argument parser is
 built at start-up; torch and the suite load when a subcommand runs.
 """
 
@@ -14,7 +13,9 @@ from pathlib import Path
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import DEFAULT_MODEL, add_run_arguments, evaluate
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write, dump_json_strict
 from queerbias.options import from_args
+from queerbias.suites.lou.data import lou_spec, resolve_tasks
 from queerbias.suites.lou.declaration import Lou, LouClassifier, LouClassifierSettings, LouSettings
 from queerbias.suites.paths import checked_out, slug
 
@@ -24,7 +25,7 @@ ALIASES = {"tasks": ("--task",), "sample": ("--n",), "n_resamples": ("--resample
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "lou", help="gender-fair German (Lou): LM preference, classifier stability, before/after",
+        Lou.name, help="gender-fair German (Lou): LM preference, classifier stability, before/after",
         description="Lou (Waldis et al., EMNLP 2024): German texts with six gender-fair reformulations. "
                     "See docs/lou.md.")
     views = p.add_subparsers(dest="view", required=True, metavar="VIEW")
@@ -79,12 +80,8 @@ def run_lm(args) -> int:
 
 
 def run_classify(args) -> int:
-    from queerbias.distributed import process_state
-    from queerbias.fileio import atomic_write, dump_json_strict
-    from queerbias.suites.lou import report
-    from queerbias.suites.lou.data import lou_spec, resolve_tasks
-    from queerbias.suites.lou.finetune import Recipe, finetune
-    from queerbias.suites.lou.metrics import ranking_consistency
+    from queerbias.distributed import process_state  # torch: when the command runs
+    from queerbias.suites.lou import finetune, metrics, tables  # transformers, scipy: when the command runs
 
     if not args.model:
         raise QueerbiasError("name the classifier(s) with --model")
@@ -93,7 +90,7 @@ def run_classify(args) -> int:
     tasks = resolve_tasks(list(settings.tasks), args.data)
     if not args.train and len(tasks) > 1:
         raise QueerbiasError("a fine-tuned classifier knows one task: give one --task, or --train to fine-tune per task")
-    recipe = Recipe(epochs=args.epochs, learning_rate=args.lr, batch_size=args.train_batch_size,
+    recipe = finetune.Recipe(epochs=args.epochs, learning_rate=args.lr, batch_size=args.train_batch_size,
                     max_length=settings.max_length, seed=settings.seed, train_limit=args.train_limit,
                     dev_limit=args.dev_limit)
     load = {"dtype": args.dtype, "trust_remote_code": args.trust_remote_code,
@@ -104,7 +101,7 @@ def run_classify(args) -> int:
         for task in tasks:
             model = spec
             if args.train:
-                model = str(finetune(spec, task, out / "models" / task, recipe, data_dir=args.data,
+                model = str(finetune.finetune(spec, task, out / "models" / task, recipe, data_dir=args.data,
                                      progress=not args.no_progress, **load))
             target = out if len(tasks) == 1 else out / task
             task_settings = LouClassifierSettings(**{**settings.__dict__, "tasks": (task,)})
@@ -112,8 +109,8 @@ def run_classify(args) -> int:
         summaries[label] = {"tasks": {k: v for part in parts for k, v in part["tasks"].items()}}
     if len(summaries) > 1 and process_state().is_main_process:
         root = outs[0].parent
-        document = ranking_consistency(summaries, lou_spec().strategies)
-        atomic_write(root / "consistency.md", report.consistency_markdown(document))
+        document = metrics.ranking_consistency(summaries, lou_spec().strategies)
+        atomic_write(root / "consistency.md", tables.consistency_markdown(document))
         atomic_write(root / "consistency.json", dump_json_strict(document, "consistency"))
         print((root / "consistency.md").read_text(encoding="utf-8"))
     return 0

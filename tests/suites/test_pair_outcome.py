@@ -1,8 +1,8 @@
 import pytest
 
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.aggregate import distance_to_indifference, summarise, summarise_groups
-from queerbias.scoring.pair_scores import pair_outcome
+from queerbias.suites.pairs.aggregate import distance_to_indifference, summarise, summarise_groups
+from queerbias.suites.pairs.scoring import pair_outcome
 
 PAIR = Pair("1", "Sie sind krank.", "Sie sind gesund.", "gay")
 

@@ -1,8 +1,7 @@
 """`queerbias gifi run|compare`: aliases of `queerbias run gifi` and `queerbias compare` for the
 German Gender Inclusivity Fairness Index, with their historical flags (and `--config FILE`).
 
-GIFI-DE's declaration names this module (`Declaration.commands`), so the CLI adds it; torch
-and matplotlib are imported when a command runs.
+Torch and matplotlib are imported when a command runs.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ ALIASES = {"sample": ("--limit",)}
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("gifi", help="GIFI-DE: gender inclusivity index of a generative model",
+    p = subparsers.add_parser(Gifi.name, help="GIFI-DE: gender inclusivity index of a generative model",
                               description="German version of GIFI (Shan, Diana & Zhou, ACL 2025). See docs/gifi.md.")
     sub = p.add_subparsers(dest="gifi_command", required=True, metavar="{run,compare}")
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import argparse
 
+from queerbias.errors import QueerbiasError
+from queerbias.fileio import atomic_write
 from queerbias.outputs import path_arg
+from queerbias.suites.paths import checked_out
+from queerbias.suites.registry import companion
 
 
 def register(subparsers) -> None:
@@ -23,12 +27,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from queerbias.comparison.runs import load_runs, parse_run_arg
-    from queerbias.errors import QueerbiasError
-    from queerbias.fileio import atomic_write
-    from queerbias.report.score_tables import headline_plot, render_headline_tables
-    from queerbias.suites.paths import checked_out
-    from queerbias.suites.registry import companion
+    from queerbias.comparison.runs import load_runs, parse_run_arg  # pandas: when the command runs
+    from queerbias.report.score_tables import headline_plot, render_headline_tables  # matplotlib: as pandas
 
     specs = [parse_run_arg(arg) for arg in args.runs]
     args.out = checked_out(args.out, [path for _, path in specs])

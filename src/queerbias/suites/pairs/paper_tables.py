@@ -11,10 +11,10 @@ from statistics import fmean
 
 import numpy as np
 
-from queerbias.pairs.taxonomy import table_order
 from queerbias.report.plots import NEUTRAL, PALETTE, new_figure, save_figure
 from queerbias.report.tables import MISSING, Cell, Table, fmt, to_csv, to_latex, to_markdown
 from queerbias.suites.companions import ReportHooks
+from queerbias.text.taxonomy import table_order
 
 SCORES_PX = (1100, 800)
 OVERALL = "Overall"

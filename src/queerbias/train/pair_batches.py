@@ -1,5 +1,5 @@
-"""Training pairs of the pair objectives (equalise, dpo): loading and batches (the config section
-`pairs` is `train.config.TrainingPairs`).
+"""Training pairs of the pair objectives (equalise, contrast, dpo): loading, and equalise's seeded batches (the
+config section `pairs` is `train.config.TrainingPairs`; how many pairs a batch holds is equalise's own section).
 
 `pairs.train` names them (a split side, e.g. `queerbias-de:train`, a registered set or a
 file, or a list), `pairs.train_optional` adds sets where they are on this machine and
@@ -87,14 +87,14 @@ class PairBatches:
 
     Balanced batches take turns over the groups, so a group's mean in the group terms
     rests on as many pairs as the batch allows. With `groups_per_batch` = k, each batch
-    holds k groups (batch_size / k pairs each): a group's mean then rests on several
+    holds k groups (pairs_per_batch / k pairs each): a group's mean then rests on several
     pairs at the cost of one pair per group. The groups take turns in a shuffled cycle,
     so every group is drawn equally often.
     """
 
-    def __init__(self, pairs: Sequence[Pair], batch_size: int, balance: bool, seed: int,
+    def __init__(self, pairs: Sequence[Pair], pairs_per_batch: int, balance: bool, seed: int,
                  groups_per_batch: int | None = None, accumulation: int = 1, processes: int = 1):
-        self.pairs, self.batch_size, self.balance, self.seed = list(pairs), batch_size, balance, seed
+        self.pairs, self.pairs_per_batch, self.balance, self.seed = list(pairs), pairs_per_batch, balance, seed
         self.accumulation, self.processes = accumulation, processes
         self.by_group: dict[str, list[Pair]] = {}
         for pair in self.pairs:
@@ -104,13 +104,13 @@ class PairBatches:
     def draw(self, step: int, micro: int, process: int) -> list[Pair]:
         rng = seeded_rng(self.seed, step, micro, process)
         if not self.balance:
-            return rng.sample(self.pairs, min(self.batch_size, len(self.pairs)))
+            return rng.sample(self.pairs, min(self.pairs_per_batch, len(self.pairs)))
         groups = self._groups(step, micro, process)
         pools = {g: rng.sample(self.by_group[g], len(self.by_group[g])) for g in groups}
         batch: list[Pair] = []
-        while len(batch) < self.batch_size and any(pools.values()):
+        while len(batch) < self.pairs_per_batch and any(pools.values()):
             for group in groups:
-                if pools[group] and len(batch) < self.batch_size:
+                if pools[group] and len(batch) < self.pairs_per_batch:
                     batch.append(pools[group].pop())
         return batch
 

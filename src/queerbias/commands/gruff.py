@@ -1,8 +1,7 @@
 """`queerbias gruff`: German pronoun fidelity (GRUFF): generate items, and aliases of
 `queerbias run gruff` (score) and `queerbias compare` (compare) with their historical flags.
 
-GRUFF's declaration names this module (`Declaration.commands`), so the CLI adds it. Heavy
-modules (torch, pandas, scipy) are imported when a subcommand runs.
+Heavy modules (torch, pandas, scipy) are imported when a subcommand runs.
 """
 
 from __future__ import annotations
@@ -11,8 +10,9 @@ import argparse
 
 from queerbias.commands.compare import add_compare_arguments, compare_command
 from queerbias.commands.run import add_run_arguments, evaluate, out_dir
+from queerbias.fileio import atomic_write
 from queerbias.options import add_arguments, from_args
-from queerbias.outputs import path_arg
+from queerbias.outputs import output_path, path_arg
 from queerbias.suites.gruff.declaration import Gruff, GruffSettings
 from queerbias.suites.gruff.generation import count_instances, generate, per_stratum
 from queerbias.suites.gruff.templates import load_templates
@@ -25,7 +25,7 @@ ALIASES = {"sample": ("--n",)}
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "gruff", help="German pronoun fidelity (er, sie, en, xier) with distractors, before/after",
+        Gruff.name, help="German pronoun fidelity (er, sie, en, xier) with distractors, before/after",
         description="GRUFF (Mewes, Lauscher & Gautam 2026): does the model reuse a person's pronoun "
                     "after 0-5 sentences about someone else? See docs/gruff.md.")
     sub = p.add_subparsers(dest="gruff_command", required=True, metavar="ACTION")
@@ -46,9 +46,7 @@ def register(subparsers) -> None:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    from queerbias.fileio import atomic_write
-    from queerbias.outputs import output_path
-    from queerbias.suites.gruff.report import instances_csv
+    from queerbias.suites.gruff.tables import instances_csv  # pandas, scipy: when the command runs
 
     config = from_args(GruffSettings, args).generation()
     args.out = output_path(args.out, [args.templates], file=True)

@@ -1,4 +1,6 @@
-"""The common document schema shared by the taz reader, the news crawler and the builder.
+"""The common document schema every source writes (the news crawler, the Mastodon store through
+`corpus.crawl_state`, the taz reader) and the corpus builder reads. It lives with the crawlers, below
+the corpus, so that a crawler writes documents without importing the corpus that reads them.
 
 One JSON object per line:
 

@@ -2,7 +2,6 @@
 
 Flags are the pair suite's settings (scoring method, sample, ...) plus `--pairs` for the
 data; several `--model`s are scored into subfolders and set side by side in scores.md.
-The pair suite's declaration names this module (`Declaration.commands`), so the CLI adds it.
 Heavy modules are imported when the command runs.
 """
 
@@ -11,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from queerbias.commands.run import DEFAULT_MODEL, add_model_options, evaluate
+from queerbias.fileio import atomic_write
 from queerbias.options import add_arguments, from_args
 from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.pairs.declaration import Pairs, PairSettings
@@ -46,8 +46,7 @@ def run(args) -> int:
     summaries = [(spec, evaluate(Pairs, args, spec, root if len(models) == 1 else root / slug(spec), settings))
                  for spec in models]
     if len(models) > 1 and process_state().is_main_process:
-        from queerbias.fileio import atomic_write
-        from queerbias.suites.pairs.report import render_score_tables
+        from queerbias.suites.pairs.paper_tables import render_score_tables  # matplotlib: several models only
 
         tables = render_score_tables(summaries)
         for ext, text in tables.items():

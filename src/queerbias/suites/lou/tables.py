@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from queerbias.families import get_family
 from queerbias.report.formatting import format_p
 from queerbias.report.paired_stats import stars
 from queerbias.report.plots import forest, hbar_panels
@@ -70,9 +71,10 @@ def lm_plot(summary: dict, path: Path) -> Path:
 
 
 def _method(meta: dict) -> str:
-    if meta["model"]["kind"] == "masked":
-        return "masked LM: mean pseudo-log-likelihood, within_word_l2r"
-    return "causal LM: mean token log-probability given BOS"
+    kind = meta["model"]["kind"]
+    if get_family(kind).left_to_right:
+        return f"{kind} LM: mean token log-probability given BOS"
+    return f"{kind} LM: mean pseudo-log-likelihood, within_word_l2r"
 
 
 # -- classifier view -------------------------------------------------------------------

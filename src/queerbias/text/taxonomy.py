@@ -3,7 +3,8 @@
 Every set labels its groups differently (`Gender_ID_x` "NB" in WinoQueer,
 " cis_gay_pairwise_mf" in v0, "Non-binary" in the German survey, German phrases
 in queerbias-de). The table lives in `queerbias/data/taxonomy.yaml`; this module
-only loads it and answers questions about it.
+only loads it and answers questions about it. It sits with the text utilities, below
+the pair sets, the counterfactual lexicons and the suites, which all name groups in it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""`queerbias export lm-eval`: a pair benchmark as an lm-evaluation-harness task folder.
-
-The pair suite's declaration names this module (`Declaration.commands`), so the CLI adds it.
-"""
+"""`queerbias export lm-eval`: a pair benchmark as an lm-evaluation-harness task folder."""
 
 from __future__ import annotations
 
@@ -9,8 +6,12 @@ import shlex
 
 from queerbias.commands.run import DEFAULT_MODEL
 from queerbias.errors import QueerbiasError
+from queerbias.export.lm_eval_folder import export_lm_eval
+from queerbias.families import get_family
 from queerbias.options import add_arguments, from_args
-from queerbias.outputs import path_arg, spec_arg
+from queerbias.outputs import output_path, path_arg, spec_arg
+from queerbias.pairs.resolve import load_pairs
+from queerbias.pairs.schema import PairSet
 from queerbias.suites.pairs.declaration import Pairs, PairSettings
 
 #: `queerbias score`'s settings that have no meaning for a task folder (lm-eval batches itself)
@@ -40,20 +41,15 @@ def register(subparsers) -> None:
 
 
 def run_lm_eval(args) -> int:
-    from queerbias.outputs import output_path
-
     settings = from_args(PairSettings, args)  # checked before anything loads
     args.out = output_path(args.out, [args.pairs, args.model])
-    from queerbias.export.lm_eval_folder import export_lm_eval  # torch and transformers: after the checks
-    from queerbias.models.loading import inspect_model
-    from queerbias.pairs.resolve import load_pairs
-    from queerbias.pairs.schema import PairSet
-    from queerbias.suites.pairs.suite import PairsSuite, data_of
+    from queerbias.models.loading import inspect_model  # torch and transformers: after the checks
+    from queerbias.suites.pairs.suite import PairsSuite, data_of  # the suite's screen and sample: torch too
 
     config = settings.scoring()
     model = inspect_model(args.model, trust_remote_code=args.trust_remote_code)
-    if model.kind != "causal":
-        raise QueerbiasError(f"{args.model} is a masked LM; lm-evaluation-harness has no masked-LM "
+    if not get_family(model.kind).left_to_right:  # lm-eval's loglikelihood requests read continuations
+        raise QueerbiasError(f"{args.model} is a {model.kind} LM; lm-evaluation-harness has no {model.kind}-LM "
                              "backend, so no lm-eval task can give its pseudo-log-likelihood "
                              "scores: use `queerbias score`")
     pair_set = load_pairs(args.pairs, duplicates=settings.duplicates, identical=settings.identical,

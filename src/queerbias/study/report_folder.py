@@ -43,7 +43,7 @@ from queerbias.study.aggregate import (
     provenance,
     read_state,
 )
-from queerbias.study.judging import choice_line, goal_lines, verdicts
+from queerbias.study.judging import choice_line, goal_lines, headline_column, verdicts
 from queerbias.study.tables import (
     base_csv,
     base_table,
@@ -58,6 +58,7 @@ from queerbias.study.tables import (
     status_lines,
     summary_table,
 )
+from queerbias.suites.registry import get_declaration
 
 REPORT_DIR = "report"
 
@@ -112,10 +113,11 @@ def write_report(root: str | Path) -> StudyReport:
                           *map(to_html, by_model(table))), html.paragraph(intro(state))]
     first = figures.overview(rows, columns, found, judge, models, runs, out / "figures" / "overview.png", random)
     if first is not None:
-        answer.insert(0, html.figure(first, "Each run's change of the headline distance to indifference against "
-                                            "its costs, mean over seeds, bars the seed spread; filled: passes every "
-                                            "guard, hollow: fails, ringed: chosen (passes and lowered the headline); "
-                                            "shaded: where a cost fails"))
+        headline = get_declaration(headline_column(columns, judge.headline, judge.tests).suite).judged.wording
+        answer.insert(0, html.figure(first, f"Each run's change of the headline {headline.get('headline', 'figure')} "
+                                            "against its costs, mean over seeds, bars the seed spread; filled: passes "
+                                            "every guard, hollow: fails, ringed: chosen (passes and lowered the "
+                                            "headline); shaded: where a cost fails"))
     body.append(html.section("Which method, at what cost", *answer))
     for benchmark in state.benchmarks:
         body.append(_benchmark(state, benchmark, out, banner, models, runs, rows, columns))

@@ -19,10 +19,11 @@ from dataclasses import dataclass, replace
 import torch
 
 from queerbias.errors import DataError
+from queerbias.families import Encoding, get_family
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import measures_something, scored_positions
-from queerbias.scoring.encoding import Encoding, SentenceEncoder
+from queerbias.scoring.encoding import SentenceEncoder
 from queerbias.scoring.scorer import NonFiniteScores, Request, Scorer, reduce
+from queerbias.suites.pairs.alignment import measures_something, scored_positions
 
 log = logging.getLogger(__name__)
 
@@ -124,10 +125,11 @@ def pair_requests(scorer: Scorer, pairs: Sequence[Pair], difference_only: bool =
     `difference_only` (training, which reads only s_more - s_less): positions whose context and
     token the two sentences share are left out of both plans. A causal LM's scored tokens
     before the first differing token add the same log-probability to both sums, so with the
-    sum reduction the difference stays what it is (a mean would change); nothing else is left out.
+    sum reduction the difference stays what it is (a mean would change); nothing else is left out (a
+    family whose positions read the whole sentence, `Family.left_to_right` false, shares none).
     """
     plans = [pair_positions(scorer, pair) for pair in pairs]
-    if difference_only and scorer.kind == "causal" and scorer.config.reduction == "sum":
+    if difference_only and get_family(scorer.kind).left_to_right and scorer.config.reduction == "sum":
         plans = [_without_shared_context(plan) for plan in plans]
     requests = list(dict.fromkeys((enc.ids, p) for plan in plans for enc, positions in plan
                                   for p in positions))

@@ -41,7 +41,7 @@ Non-binary,Cis,Nicht-binäre Menschen sind nett.,Cis Menschen sind nett.
 """
 #: what every cell trains: the seed study's recipe (full fine-tuning) for 2 steps on the demo corpus, at a learning
 #: rate that moves a tiny model's scores in 2 steps
-TRAINING = {"max_steps": 2, "eval_every": 2, "batch_size": 2, "grad_accum": 1, "logging_steps": 1, "threads": 1,
+TRAINING = {"max_steps": 2, "eval_every": 2, "examples_per_device": 2, "grad_accum": 1, "logging_steps": 1, "threads": 1,
             "learning_rate": 3e-3,
             "data": {"train": str(DEMO_CORPUS), "max_validation_docs": 2},
             "eval": {"general_perplexity": False}, "compare": {"resamples": 50}}

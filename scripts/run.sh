@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up (if needed), then the main job on the embedded default: mitigate Gemma 3 270M with
-# LoRA and the equalising objective (configs/demo-gemma-lora.yaml), scoring held-out pairs
+# LoRA and the contrast objective (configs/demo-gemma-lora.yaml), scoring held-out pairs
 # (queerbias-de:test) before training and at the end, ending in the before/after compare
 # report (distance to indifference with its bootstrap interval) in runs/train/demo-gemma-lora/.
 set -euo pipefail

@@ -55,7 +55,7 @@ side() {  # side NAME CHECKOUT
   qb report report --out "$out/report" gpt2="$out/score/gpt2" bert="$out/score/bert"
   # (b) the other suites on the shared data
   if [ -d "$SHARED/gruff" ]; then
-    qb gruff gruff score --model "$MODELS/gpt2" --templates "$SHARED/gruff" --sample 8 --settings none d0 \
+    qb gruff gruff score --model "$MODELS/gpt2" --templates "$SHARED/gruff" --sample 8 --settings none \
        --out "$out/gruff" --no-progress
   fi
   if [ -d "$SHARED/lou" ]; then
@@ -131,6 +131,10 @@ if ! skip train; then
 fi
 "$PY" "$HERE/mask_outputs.py" "$WORK" "$OLD" "$NEW"
 diff -r "$WORK/masked/old" "$WORK/masked/new" >"$WORK/diff.txt"
-[ -d "$WORK/masked/new/oldkeys/train" ] && diff -r "$WORK/masked/old/train" "$WORK/masked/new/oldkeys/train" >"$WORK/diff-oldkeys.txt"
+if [ -d "$WORK/masked/new/oldkeys/train" ]; then  # its folder is one level deeper: read it as OLD's
+  rm -rf "$WORK/masked/oldkeys"; cp -r "$WORK/masked/new/oldkeys/train" "$WORK/masked/oldkeys"
+  grep -rl "oldkeys/train" "$WORK/masked/oldkeys" | xargs -r sed -i 's#oldkeys/train#train#g; s#(\.\./\.\./\.\./\.\./\.\./<ROOT>#(../../../../<ROOT>#'
+  diff -r "$WORK/masked/old/train" "$WORK/masked/oldkeys" >"$WORK/diff-oldkeys.txt"
+fi
 echo "rc: $(for f in "$WORK"/old/log/*.rc; do t=$(basename "$f" .rc); echo -n "$t=$(cat "$f")/$(cat "$WORK/new/log/$t.rc" 2>/dev/null) "; done)"
 echo "diff: $(grep -c '^diff ' "$WORK/diff.txt") files differ ($WORK/diff.txt)"

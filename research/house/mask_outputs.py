@@ -34,7 +34,7 @@ TEXT_MASKS = [
     (re.compile(r"\b\d+(\.\d+)? ?(items|it|samples|steps|tokens|pairs)/s\b"), "<SPEED>"),
     (re.compile(r"\b[0-9a-f]{40}\b"), "<COMMIT>"),
     # progress bars (stderr): elapsed/remaining and rates
-    (re.compile(r"\[\d\d:\d\d(:\d\d)?<[\d:?]+, *[\d.?]+ ?\w+/s"), "[<ETA>, <RATE>"),
+    (re.compile(r"\[\d\d:\d\d(:\d\d)?<[\d:?]+, *[\d.?]+ ?\w+/\w+"), "[<ETA>, <RATE>"),
     (re.compile(r"\[\d\d:\d\d(:\d\d)?<[\d:?]+"), "[<ETA>"),
     (re.compile(r"tok/s=\d+"), "tok/s=<N>"),
     (re.compile(r"(\"launch\": \"<TIME>) \d+ [0-9a-f]{8}"), "\\1 <LAUNCH>"),

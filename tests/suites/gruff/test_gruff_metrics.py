@@ -52,6 +52,22 @@ def test_setting_figures_and_distractor_errors():
     assert figures["by_case"]["acc"]["n"] == 2 and figures["by_pronoun"]["sie"]["n"] == 0
 
 
+def test_distractor_errors_are_a_share_of_the_errors_that_had_a_distractor():
+    # Settings without a distractor (d0, no context) leave the column empty (None, or NaN once read back
+    # from items.csv): an error there cannot repeat a distractor, so it is no evidence either way.
+    items = _items([
+        ("Arzt", "d1", "nom", "de_e", "en", "sie", "sie"),   # error, repeats the distractor
+        ("Arzt", "d1", "acc", "de_e", "en", "xier", "er"),   # error, not the distractor
+        ("Arzt", "d0", "nom", "de_e", "en", None, "sie"),    # error, no distractor
+        ("Arzt", "none", "acc", "de_e", "en", float("nan"), "er"),  # error, no distractor
+        ("Arzt", "d0", "dat", "masculine", "er", None, "er"),
+    ])
+    figures = setting_figures(items)
+    assert figures["errors"] == 4 and figures["distractor_errors"] == 50.0
+    no_distractor = setting_figures(items[items["distractor"].isna()])
+    assert no_distractor["errors"] == 2 and no_distractor["distractor_errors"] is None
+
+
 def test_over_resolution_by_the_papers_definition():
     # Sec. 8: er/sie referents only, settings with an introduction only, per case.
     items = _items([

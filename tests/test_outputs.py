@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -46,13 +47,15 @@ def test_inputs_are_the_files_they_read_resolved_once_each(tmp_path, monkeypatch
     pairs.write_text("x\n")
     (tmp_path / "link.csv").symlink_to(pairs)
     (tmp_path / "model").mkdir()
-    objects = [SimpleNamespace(source=str(pairs)), SimpleNamespace(spec=tmp_path / "model"),
-               SimpleNamespace(path=42, name_or_path="~/model")]
-    assert input_paths("~/pairs.csv", f"{pairs}:test?by=group", tmp_path / "link.csv", *objects) == [
-        pairs, tmp_path / "model"]
-    # a mapping gives its values, containers their items; names that are no path here give nothing
-    assert input_paths({"pairs": [str(pairs)], "seed": 3, "model": ("gpt2", None)}, "", "  ", "gpt2") == [pairs]
-    assert input_paths(SimpleNamespace(base_path=str(tmp_path / "model"))) == [tmp_path / "model"]
+    model = tmp_path / "model"
+    assert input_paths("~/pairs.csv", f"{pairs}:test?by=group", tmp_path / "link.csv", model) == [pairs, model]
+    # what an object the API takes was read from, whichever attribute holds it
+    for name in ("source", "spec", "path", "base_path", "name_or_path"):
+        assert input_paths(SimpleNamespace(**{name: "~/model"}), pairs) == [model, pairs], name
+    assert input_paths(SimpleNamespace(path=42)) == []
+    # a mapping gives its values, containers their items; names that are no path here, None and blanks give nothing
+    assert input_paths({"pairs": [str(pairs)], "seed": 3, "model": ("gpt2", None)}, model) == [pairs, model]
+    assert input_paths(None, "", "  ", "gpt2", pairs) == [pairs]
     assert input_paths(tmp_path / "missing.csv", "missing.csv:test") == []
 
 
@@ -106,8 +109,10 @@ def test_output_path_expands_the_home_folder_and_checks_the_parent_of_a_file(tmp
     monkeypatch.setenv("HOME", str(tmp_path))
     assert output_path("~/run/out.csv", file=True) == tmp_path / "run" / "out.csv"
     (tmp_path / "plain").write_text("x")
-    with pytest.raises(QueerbiasError, match="is a file, not a directory"):
-        output_path("~/plain/out.csv", file=True)
+    with pytest.raises(QueerbiasError, match="^--file .*/plain: .*/plain is a file, not a directory$"):
+        output_path("~/plain/out.csv", option="--file", file=True)
+    with pytest.raises(QueerbiasError, match="plain is a file, not a directory$"):
+        output_path("~/plain")  # a folder's own path is checked, not its parent's
 
 
 @pytest.mark.parametrize(("names", "owner"), [
@@ -188,3 +193,34 @@ def test_an_output_lock_refuses_a_second_writer_and_leaves_no_empty_folder_behin
         (tmp_path / "kept" / "part.json").write_text("{}")
         raise RuntimeError
     assert (tmp_path / "kept" / "part.json").exists()  # not empty: what is there stays
+
+
+def test_a_waiting_lock_is_taken_once_its_holder_lets_go_and_a_removed_lock_file_is_made_anew(tmp_path):
+    """The holder lets go from another thread half a second later (however late it runs, the waiter ends
+    up holding the lock); it removes the lock file first, as an OutputLock does, so the waiter, woken on
+    the removed file's lock, locks a new file."""
+    path = tmp_path / "lock"
+    holder = lock_file(path, 0o600, "busy")
+
+    def release():
+        path.unlink()
+        os.close(holder)
+
+    threading.Timer(0.5, release).start()
+    waiter = lock_file(path, 0o600, "busy", wait=True)
+    try:
+        assert path.read_text() == f"{os.getpid()}\n"
+        with pytest.raises(QueerbiasError, match="^busy$"):
+            lock_file(path, 0o600, "busy")
+    finally:
+        os.close(waiter)
+
+
+def test_an_output_lock_makes_missing_parents_and_survives_its_file_being_removed(tmp_path):
+    umask = os.umask(0)
+    os.umask(umask)
+    folder = tmp_path / "new" / "run"
+    with OutputLock(folder, "training"):
+        assert (folder / LOCK_FILE).stat().st_mode & 0o777 == 0o644 & ~umask
+        (folder / LOCK_FILE).unlink()  # e.g. a cleanup that took it
+    assert folder.is_dir() and not (folder / LOCK_FILE).exists()

@@ -10,6 +10,7 @@ import pytest
 from queerbias.report.options import CompareOptions
 from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
 from queerbias.report.tables import Cell, Table
+from queerbias.suites.pairs.harm import guard_refusal, named_groups
 from queerbias.suites.pairs.indifference import (
     closing_clauses,
     direction_change,
@@ -58,36 +59,42 @@ def _aligned(groups: dict[str, list[tuple[float, float, int, int]]]) -> pd.DataF
                          for g, rows in groups.items() for db, da, bb, ba in rows])
 
 
-# b: |d| 1.5, 0.5 -> 0.5, 0.25; biased 1, 0 -> 1, 1 (50 -> 100); a: |d| 2 -> 0.5 (as big as the margin); 1 -> 0
-ALIGNED = _aligned({"b": [(1.5, 0.5, 1, 1), (-0.5, 0.25, 0, 1)], "a": [(2.0, -0.5, 1, 0)]})
+def _spread(n: int, seed: int) -> list[tuple[float, float, int, int]]:
+    """n pairs with varied gaps before and after and random directions."""
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0, 2, (n, 2)).round(3)
+    return [(a, b, int(a > 0), int(b > 0)) for a, b in d]
 
 
 def test_gap_change_intervals_are_percentiles_of_the_stratified_draws():
-    gap = gap_change(ALIGNED, 0.5, np.random.default_rng(1), 300, level=0.9)
-    assert (gap["n"], gap["n_groups"], gap["margin"]) == (3, 2, 0.5)
-    assert gap["below_margin_before"] == 0.0 and gap["below_margin_after"] == pytest.approx(100 / 3)
-    a, b = np.array([[2.0, 0.5, 0.0, 0.0]]), np.array([[1.5, 0.5, 0.0, 0.0], [0.5, 0.25, 0.0, 100.0]])
-    draws = np.einsum("g,rgk->rk", [1 / 3, 2 / 3], stratified_bootstrap_means([a, b], np.random.default_rng(1), 300))
-    changes = draws[:, 1] - draws[:, 0]
-    assert gap["ci_abs_d"] == pytest.approx(np.quantile(changes, [0.05, 0.95]).tolist())
-    assert gap["p_abs_d"] == 0.0  # every resample shrank
+    aligned = _aligned({"b": _spread(12, 1), "a": [(2.0, -0.5, 1, 0)] + _spread(7, 2)})
+    gap = gap_change(aligned, 0.5, np.random.default_rng(1), 300, level=0.9)
+    assert (gap["n"], gap["n_groups"], gap["margin"]) == (20, 2, 0.5)
+    strata = [np.column_stack([np.abs(part[["d_before", "d_after"]].to_numpy()),
+                               100.0 * (np.abs(part[["d_before", "d_after"]].to_numpy()) < 0.5)])[:, [0, 1, 2, 3]]
+              for _, part in sorted(aligned.groupby("group"))]
+    draws = np.einsum("g,rgk->rk", [8 / 20, 12 / 20], stratified_bootstrap_means(strata, np.random.default_rng(1), 300))
+    assert gap["ci_abs_d"] == pytest.approx(np.quantile(draws[:, 1] - draws[:, 0], [0.05, 0.95]).tolist())
+    assert gap["ci_below_margin"] == pytest.approx(np.quantile(draws[:, 3] - draws[:, 2], [0.05, 0.95]).tolist())
+    same = _aligned({"c": [(1.0, 1.0, 1, 1), (-2.0, -2.0, 0, 0)]})
+    assert gap_change(same, 0.5, np.random.default_rng(0), 100)["p_abs_d"] == 1.0  # no change in any resample
 
 
 def test_direction_change_per_group_and_overall_from_the_same_draws():
-    aligned = _aligned({"b": [(0, 0, 1, 1), (0, 0, 0, 1), (0, 0, 1, 0), (0, 0, 1, 1)], "a": [(0, 0, 0, 1)] * 2})
+    flags = [(0, 0, 1, 1), (0, 0, 0, 1), (0, 0, 1, 0), (0, 0, 1, 1)]
+    aligned = _aligned({"b": (flags * 4)[:13], "a": [(0, 0, 0, 1)] * 2 + [(0, 0, 1, 0)] * 5})
     direction = direction_change(aligned, np.random.default_rng(2), 250, level=0.8)
-    means = stratified_bootstrap_means([np.array([[0.0, 100.0]] * 2), np.array([[100, 100], [0, 100], [100, 0],
-                                                                                [100, 100]], dtype=float)],
-                                       np.random.default_rng(2), 250)
+    strata = [100.0 * np.array([[0, 1]] * 2 + [[1, 0]] * 5), 100.0 * np.array([[1, 1], [0, 1], [1, 0], [1, 1]] * 4)[:13]]
+    means = stratified_bootstrap_means(strata, np.random.default_rng(2), 250)
     draws = np.maximum(0.0, means - 50.0)
     overall = draws[:, :, 1].mean(axis=1) - draws[:, :, 0].mean(axis=1)
     assert direction["n_groups"] == 2 and direction["ci_excess"] == pytest.approx(
         np.quantile(overall, [0.1, 0.9]).tolist())
     b = direction["groups"]["b"]
-    assert (b["n"], b["bias_before"], b["bias_after"], b["excess_before"], b["excess_after"]) == (4, 75.0, 75.0,
-                                                                                                  25.0, 25.0)
+    assert (b["n"], b["bias_before"], b["bias_after"], b["excess_before"], b["excess_after"]) == pytest.approx(
+        (13, 1000 / 13, 1000 / 13, 1000 / 13 - 50, 1000 / 13 - 50))
     assert b["ci_excess"] == pytest.approx(np.quantile(draws[:, 1, 1] - draws[:, 1, 0], [0.1, 0.9]).tolist())
-    assert direction["groups"]["a"]["n"] == 2 and direction["crossed"] == ["a"]
+    assert direction["groups"]["a"]["n"] == 7 and direction["crossed"] == []
 
 
 def test_excess_raised_needs_the_whole_interval_above_zero():
@@ -108,17 +115,12 @@ def test_excess_raised_needs_the_whole_interval_above_zero():
 OPTIONS = CompareOptions(resamples=200, seed=5)
 
 
-def _runs() -> tuple[pd.DataFrame, pd.DataFrame]:
-    before = pd.DataFrame({"group": ["a", "a", "b"], "score_more": [-1.0, -2.0, -3.0],
-                           "score_less": [-2.0, -1.5, -3.25], "biased": [1, 0, 1]})
-    after = before.assign(score_more=[-1.5, -1.9, -3.0], biased=[1, 1, 1])
-    return before, after
-
-
-def test_the_extras_draw_from_their_own_named_generators_at_the_options_level():
-    before, after = _runs()
-    aligned = pd.DataFrame({"group": before["group"], "d_before": [1.0, -0.5, 0.25], "d_after": [0.5, -0.4, 0.25],
-                            "biased_before": [1, 0, 1], "biased_after": [1, 1, 1]})
+def test_the_extras_draw_from_their_own_named_generators():
+    aligned = _aligned({"a": _spread(9, 3), "b": _spread(6, 4)})
+    before = pd.DataFrame({"group": aligned["group"], "score_more": aligned["d_before"], "score_less": 0.0,
+                           "biased": aligned["biased_before"]})
+    after = pd.DataFrame({"group": aligned["group"], "score_more": aligned["d_after"], "score_less": 0.0,
+                          "biased": aligned["biased_after"]})
     gap = gap_change(aligned, 0.3, cell_rng(5, "pair gap"), 200)
     assert gap_extra(before, after, 0.3, OPTIONS)["pair_gap"]["ci_abs_d"] == pytest.approx(gap["ci_abs_d"])
     extras = paired_extras(before, after, 0.3, OPTIONS)
@@ -171,8 +173,9 @@ def test_delta_md_tables_of_the_pair_level_figures():
 
 
 def test_delta_md_without_a_direction_or_a_changed_group():
-    (gap_only,) = indifference_tables({"comparisons": [COMPARISON | {"direction": None}]})
+    gap_only, *after_it = indifference_tables({"comparisons": [COMPARISON | {"direction": None}, COMPARISON]})
     assert [row[0] for row in gap_only.rows] == ["mean |d| (nats)", "% pairs with |d| < 0.693 nats"]
+    assert len(after_it) == 2  # the next comparison's tables still follow
     unchanged = DIRECTION | {"groups": {"gay": DIRECTION["groups"]["gay"]}, "crossed": [], "harmful": []}
     groups_table = indifference_tables({"comparisons": [COMPARISON | {"direction": unchanged}]})[1]
     assert groups_table.rows == [["(no group's stereotype excess changed)", "", "", "", "", ""]]
@@ -208,8 +211,9 @@ def _gap_document(suite: str, before: float, after: float, control: bool = False
 
 
 def test_specificity_lines_set_each_stereotype_benchmark_against_the_knowledge_set():
-    documents = {"bias": _gap_document("pairs", 2.0, 1.0), "neutral": _gap_document("pairs", 2.0, 1.0, control=True),
-                 "knowledge": _gap_document("knowledge", 4.0, 3.0), "unchanged": _gap_document("pairs", 0.0, 1.0)}
+    documents = {"unchanged": _gap_document("pairs", 0.0, 1.0), "bias": _gap_document("pairs", 2.0, 1.0),
+                 "neutral": _gap_document("pairs", 2.0, 1.0, control=True),
+                 "knowledge": _gap_document("knowledge", 4.0, 3.0)}
     assert specificity_lines(documents) == [
         "specificity bias / knowledge: |d| shrank 50.0% on the stereotype pairs and 25.0% on the definitional "
         "pairs; ratio 2.00 (well above 1: targets stereotypes; about 1 or less: mutes the identity word)"]
@@ -220,3 +224,13 @@ def test_specificity_lines_set_each_stereotype_benchmark_against_the_knowledge_s
     assert specificity_lines({"bias": documents["bias"]}) == []
     no_meta = {"bias": documents["bias"] | {"meta": {}}, "knowledge": documents["knowledge"]}
     assert len(specificity_lines(no_meta)) == 1
+
+
+def test_a_guard_refuses_a_rise_above_the_allowance_and_names_every_reason_and_group():
+    direction = {"delta_excess": 0.5, "excess_before": 1.0, "excess_after": 1.5, "crossed": ["bi", "pan"],
+                 "harmful": ["bi"], "groups": {"bi": {"bias_before": 45.0, "bias_after": 65.55}}}
+    assert guard_refusal({"direction": direction | {"crossed": [], "harmful": []}}, 0.5) is None  # at the allowance
+    assert guard_refusal({"direction": direction}, 0.25) == (
+        "stereotype excess rose 1.00 -> 1.50 (allowed +0.25); crossed 50 towards the stereotype: bi (45.0 -> 65.5), "
+        "pan; harmful for: bi (45.0 -> 65.5)")
+    assert named_groups(direction, "harmful") == "bi (45.0 -> 65.5)" and named_groups({}, "crossed") == "none"

@@ -118,6 +118,19 @@ def test_a_causal_pair_whose_scores_cannot_differ(causal_tokenizer):
     assert screen_pairs([apart], everything, kind="causal") == ([apart], {})
 
 
+def test_a_masked_pair_that_shares_only_its_special_tokens_measures_nothing(bert):
+    encoder = SentenceEncoder(bert, "masked", ScoringConfig(), 64)
+    with pytest.raises(DataError, match="^pairs, row 14: pair p13 measures nothing: neither sentence has a token "
+                                        "that is scored under scope shared \\(they share none\\)"):
+        screen_pairs([_pair(13, "schwule männer", "lesbische frauen")], encoder, kind="masked")
+
+
+def test_every_way_out_leaves_its_pairs_out_together(bert):
+    encoder = SentenceEncoder(bert, "masked", ScoringConfig(long_sentences="skip"), 6)
+    assert screen_pairs(FINE + LONG + UNKNOWN, encoder, identical="drop") == (FINE, {
+        "long_pairs": 2, "token_identical_pairs": 2, "token_identical_policy": "drop"})
+
+
 def _stub_scorer(tokenizer, reduction: str = "sum") -> SimpleNamespace:
     """What pair_requests and oriented_scores read of a scorer: its kind, config and encoder."""
     config = ScoringConfig(reduction=reduction)
@@ -130,7 +143,9 @@ def _logprobs(requests) -> torch.Tensor:
 
 
 PAIRS = [_pair(10, "heute sind schwule männer nett", "heute sind heterosexuelle männer nett"),
-         _pair(11, "männer sind nett", "frauen sind nett", direction="antistereo")]
+         _pair(11, "männer sind nett", "frauen sind nett", direction="antistereo"),
+         _pair(12, "männer sind nett", "männer sind nett heute"),  # one sentence the other's start
+         _pair(13, "schwule männer", "lesbische frauen")]  # nothing shared: no position is scored
 
 
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
@@ -141,25 +156,42 @@ def test_training_reads_the_benchmarks_scores_and_their_difference(causal_tokeni
     more, less = oriented_scores(scorer, PAIRS, plans, requests, _logprobs(requests))
     for pair, m, s in zip(PAIRS, more.tolist(), less.tolist(), strict=True):
         (first, pos1), (second, pos2) = plans[PAIRS.index(pair)]
-        scores = [sum(_logprobs([(e.ids, p) for p in pos]).tolist()) / (len(pos) if reduction == "mean" else 1)
+        scores = [sum(_logprobs([(e.ids, p) for p in pos]).tolist()) / (len(pos) if reduction == "mean" and pos else 1)
                   for e, pos in ((first, pos1), (second, pos2))]
         assert (m, s) == pytest.approx(scores if pair.direction == "stereo" else scores[::-1])
+    assert (more[3].item(), less[3].item()) == (0.0, 0.0)  # no position: 0, as the benchmark scores it
     short_plans, short = pair_requests(scorer, PAIRS, difference_only=True)
     if reduction == "mean":  # a mean changes when positions go: nothing is left out
         assert short == requests
         return
-    # "heute sind" is the shared context before the difference: its positions go from both sentences
-    assert len(short) == len(requests) - 4 and [len(p) for _, p in short_plans[0]] == [2, 2]
+    # "heute sind" is the shared context before the difference: its positions go from both sentences; a
+    # sentence that is the other's start shares all its positions with it
+    assert [len(p) for _, p in short_plans[0]] == [2, 2] and [p for _, p in short_plans[2]] == [[], []]
+    assert set(short) < set(requests)
     short_more, short_less = oriented_scores(scorer, PAIRS, short_plans, short, _logprobs(short))
     assert (short_more - short_less).tolist() == pytest.approx((more - less).tolist())
 
 
+def test_scores_are_decided_at_the_configured_decimals(causal_tokenizer):
+    scorer = _stub_scorer(causal_tokenizer)
+    scorer.config = ScoringConfig(decimals=1)
+    scorer.token_logprobs = lambda requests: dict(zip(requests, _logprobs(requests).tolist(), strict=True))
+    plans, requests = pair_requests(scorer, PAIRS[:2])
+    more, less = oriented_scores(scorer, PAIRS[:2], plans, requests, _logprobs(requests))
+    decided = score_pairs(scorer, PAIRS[:2])
+    assert [(d.score_more, d.score_less) for d in decided] == [(round(m, 1), round(s, 1)) for m, s in
+                                                               zip(more.tolist(), less.tolist(), strict=True)]
+
+
 def test_non_finite_scores_name_the_pairs_they_hit(causal_tokenizer):
     def token_logprobs(requests):
-        raise NonFiniteScores("NaN in the model's output", {ids for ids, _ in requests})
+        raise NonFiniteScores("NaN in the model's output", frozenset(ids for ids, _ in requests))
 
     scorer = _stub_scorer(causal_tokenizer)
     scorer.token_logprobs = token_logprobs
     many = [_pair(20 + i, "schwule männer sind nett", f"{w} männer sind nett") for i, w in enumerate(WORDS[1:8])]
     with pytest.raises(NonFiniteScores, match="^pairs p20, p21, p22, p23, p24 and 2 more: NaN in the model's output$"):
         score_pairs(scorer, many)
+    with pytest.raises(NonFiniteScores, match="^pairs p20, p21, p22, p23, p24: NaN") as five:
+        score_pairs(scorer, many[:5])
+    assert five.value.sentences == {scorer.encode(text).ids for pair in many[:5] for text in pair.aligned_order}

@@ -11,11 +11,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from mastodon_scenario import read_posts
+from mastodon_scenario import read_posts, run_refresh
 from test_takedowns import _build, _corpus_lines, _crawl, _forget, _post
 
 from queerbias.cli import main
 from queerbias.corpus.crawl_state import PENDING_STATS, CrawlSource, Removals, corpus_list_record
+from queerbias.corpus.forget import forget_in_corpus
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.store import RECOVER_HINT
 from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer
@@ -178,22 +179,27 @@ def test_a_store_everybody_left_holds_no_posts(store, crawl_key):
     assert _beside(store, CrawlKey(crawl_key)).as_dict()["posts"] == 0
 
 
-def test_a_build_drops_a_removed_author_as_it_reads_every_stores_list(tmp_path, crawl_key):
-    """anna was taken down in one store; the other store, crawled apart, has her posts and lists nobody. The
-    build leaves her out as it reads the posts (opted out), not only when it checks the lists again at the end."""
-    statuses = [_post(10 + i, user, "d.example") for i, user in enumerate(("anna", "ben", "anna"))]
-    with FakeMastodonServer(FakeInstance("d.example", statuses)) as server:
-        for name in ("first", "second"):
+def test_a_build_drops_what_any_stores_list_removed_as_it_reads_the_posts(tmp_path, crawl_key):
+    """Store a lists anna (taken down) and ben's post 11 (deleted upstream, found by a refresh); store b lists
+    nobody and holds copies of those posts and a post anna wrote later. The build leaves out every one of them
+    as it reads b's posts (opted out), not only when it checks the lists again at the end."""
+    statuses = [_post(10 + i, user, "d.example") for i, user in enumerate(("anna", "ben", "anna", "ben"))]
+    instance = FakeInstance("d.example", statuses)
+    with FakeMastodonServer(instance) as server:
+        for name in ("b", "a"):
             assert _crawl(tmp_path / name, server.url) == 0
-    assert _forget("--account", "anna@d.example", tmp_path / "first") == 0
+        assert _forget("--account", "anna@d.example", tmp_path / "a") == 0
+        instance.statuses = [s for s in instance.statuses if s["id"] != "11"]
+        assert run_refresh(tmp_path / "a")["counts"]["deleted"] == 1  # a day later, when the post is due
+        instance.statuses.append(_post(30, "anna", "d.example"))
+        assert _crawl(tmp_path / "b", server.url) == 0
     out = tmp_path / "corpus"
-    assert main(["corpus", "build", "--name", "c", "--source", str(tmp_path / "second" / "posts.jsonl"), "--source",
-                 str(tmp_path / "first" / "posts.jsonl"), "-o", str(out), "--validation-fraction", "0.3",
-                 "--no-near-duplicates"]) == 0
-    anna = CrawlKey(crawl_key).account_pseudonym("anna@d.example")
-    assert all(line["account"] != anna for line in _corpus_lines(out))
+    assert main(["corpus", "build", "--name", "c", "--source", str(tmp_path / "a" / "posts.jsonl"), "--source",
+                 str(tmp_path / "b" / "posts.jsonl"), "-o", str(out), "--validation-fraction", "0.3",
+                 "--min-words", "post=1", "--no-near-duplicates"]) == 0
+    assert [line["text"].split(":")[0] for line in _corpus_lines(out)] == ["Nr. 13"]
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["dropped"]["opted_out"] == 2 and "removed_while_building" not in stats  # her 2 posts in "second"
+    assert stats["dropped"]["opted_out"] == 4 and "removed_while_building" not in stats  # anna 10, 12, 30; ben 11
 
 
 def test_a_built_corpus_keeps_its_own_list_whole(store, crawl_key, tmp_path):
@@ -205,12 +211,14 @@ def test_a_built_corpus_keeps_its_own_list_whole(store, crawl_key, tmp_path):
     assert Removals(crawl_key).add_folder(corpus) is None  # no takedown yet: no list, none recorded
     assert _forget("--account", "anna@d.example", corpus) == 0
     older = (corpus / "tombstones.json").read_bytes()
+    # a line by ben, by its id alone, as `corpus forget` lists those of a corpus built before lines named their author
+    forget_in_corpus(corpus, CrawlKey(crawl_key), set(), {_corpus_lines(corpus)[0]["doc_id"]})
     assert _forget("--account", "anna@d.example", "--account", "ben@d.example", other) == 0
     assert _forget("--account", "ben@d.example", corpus) == 0
     removals = Removals(crawl_key)
-    assert removals.add_folder(corpus).counts() == {"posts": 0, "accounts": 2} and anna in removals.accounts
+    assert removals.add_folder(corpus).counts() == {"posts": 1, "accounts": 2} and anna in removals.accounts
     whole = (corpus / "tombstones.json").read_bytes()
-    for replaced, refusal in ((older, "holds 1 removed accounts but the folder's records say 2"),
+    for replaced, refusal in ((older, "holds 0 removed posts but the folder's records say 1"),
                               ((other / "tombstones.json").read_bytes(), "copied from another store or corpus"),
                               (None, "missing: this folder's list")):
         if replaced is None:
@@ -222,4 +230,13 @@ def test_a_built_corpus_keeps_its_own_list_whole(store, crawl_key, tmp_path):
     (corpus / "tombstones.json").write_bytes(whole)
     (corpus / "stats.json").write_text(json.dumps({k: v for k, v in json.loads((corpus / "stats.json").read_text())
                                                    .items() if k != "removal_list"}))
-    assert Removals(crawl_key).add_folder(corpus).counts() == {"posts": 0, "accounts": 2}  # a list without a record
+    assert Removals(crawl_key).add_folder(corpus).counts() == {"posts": 1, "accounts": 2}  # a list without a record
+
+
+def test_a_store_counts_the_instances_crawled_because_their_admin_agreed(tmp_path, crawl_key):
+    refusing = FakeInstance("rules.example", [_post(20, "rita", "rules.example", local="rules.example")],
+                            rules=("Kein Scraping, kein KI-Training.",))
+    with FakeMastodonServer(refusing) as agreed, FakeMastodonServer(FakeInstance("d.example", [_post(21, "ben",
+                                                                                                    "d.example")])) as d:
+        assert _crawl(tmp_path / "crawl", agreed.url, d.url, args=["--allow-instance", agreed.url]) == 0
+    assert _beside(tmp_path / "crawl", CrawlKey(crawl_key)).as_dict()["instances_admin_agreed"] == 1

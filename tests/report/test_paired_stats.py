@@ -310,6 +310,8 @@ def test_spearman_leaves_out_pairs_with_a_missing_value_and_needs_spread():
     result = spearman([1, 2, float("nan"), 4, 5], [1, 2, 3, float("nan"), 7])
     assert (result.n, result.rho) == (3, pytest.approx(1.0))
     assert spearman([1, 2, 3], [0.0, 0.5, 1.0]).rho == pytest.approx(1.0)  # a range of exactly 1 is spread
+    flags, more = [True, False, True, True, False], [False, False, True, True, True]  # 0/1 flags as booleans
+    assert spearman(flags, more) == spearman([float(f) for f in flags], [float(m) for m in more])
 
 
 def test_corrections_are_capped_at_one_and_holm_is_the_default():
@@ -363,6 +365,7 @@ def test_bootstrap_interval_and_change_read_percentiles_and_sd_of_the_defined_re
     assert bootstrap_interval(_counter([None, 3.0, None]), np.random.default_rng(0), 3) == \
         BootstrapResult((3.0, 3.0), None)
     assert bootstrap_interval(_counter([None] * 3), np.random.default_rng(0), 3) == BootstrapResult((None, None), None)
+    assert bootstrap_interval(_counter([1.0, None, 3.0]), np.random.default_rng(0), 3).se == pytest.approx(2**0.5)
     pairs = [(0.0, v) for v in values]
     change = bootstrap_statistic(_counter(pairs), np.random.default_rng(0), 100, level=0.9)
     assert change == BootstrapResult(pytest.approx((4.95, 94.05)), pytest.approx(np.std(values, ddof=1)),
@@ -371,6 +374,8 @@ def test_bootstrap_interval_and_change_read_percentiles_and_sd_of_the_defined_re
         BootstrapResult((-0.5, -0.5), None, 0.0)
     assert bootstrap_statistic(_counter([None, (None, 1.0)]), np.random.default_rng(0), 2) == \
         BootstrapResult((None, None), None, None)
+    assert bootstrap_statistic(_counter([(0.0, 1.0), (0.0, 3.0)]), np.random.default_rng(0), 2).se == \
+        pytest.approx(2**0.5)
 
 
 def test_a_cells_generator_depends_on_the_seed_and_the_names_only():

@@ -30,8 +30,8 @@ from queerbias.pairs.io import read_pairs  # noqa: E402
 from queerbias.pairs.resolve import load_pairs  # noqa: E402
 from queerbias.pairs.sampling import sample_pairs  # noqa: E402
 from queerbias.scoring.config import ScoringConfig  # noqa: E402
-from queerbias.scoring.families import make_scorer  # noqa: E402
-from queerbias.scoring.pair_scores import score_pairs  # noqa: E402
+from queerbias.scoring.scorer import make_scorer  # noqa: E402
+from queerbias.suites.pairs.scoring import score_pairs  # noqa: E402
 
 MODEL = "embedded:gemma-3-270m"
 

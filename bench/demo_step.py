@@ -65,7 +65,7 @@ def build_trainer(overrides: list[str], run_dir: Path, steps: int):
     from queerbias.train.modeling import load_base
     from queerbias.train.objectives.protocol import TrainerSetup
     from queerbias.train.objectives.registry import get_objective
-    from queerbias.train.pairs import load_training_pairs
+    from queerbias.train.pair_batches import load_training_pairs
     from queerbias.train.trainer import training_arguments
 
     config = load_config(CONFIG, [f"output_dir={run_dir}", f"max_steps={steps}", f"eval_every={steps + 1}",

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU benchmark in one command (bench/gpu_bench.py; writes BENCHMARKS.md, section gpu).
+# The GPU benchmark in one command (bench/gpu_bench.py; writes BENCHMARKS.md, section gpu), then the
+# seed study's scale (bench/seed_scale.py; writes docs/study.md, section seed-scale-cuda).
 #
 #   bash bench/gpu.sh                # on a machine with one CUDA GPU: measure, write the table
 #   bash bench/gpu.sh --cpu-smoke    # anywhere: a tiny version on the CPU (the tests run it)
@@ -25,4 +26,10 @@ if [ -d bench/.gpu-assets/wheels ] && ! "$PY" -c "import datasets" 2>/dev/null; 
     export QUEERBIAS_BENCH_SITE
 fi
 export TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-exec "$PY" bench/gpu_bench.py "$@"
+"$PY" bench/gpu_bench.py "$@"
+# The seed study at the paper's scale (docs/study.md): per-model costs measured on the GPU, which replace
+# the CPU run's estimate there. Not part of --cpu-smoke (the tests run bench/seed_scale.py themselves).
+case " $* " in
+    *" --cpu-smoke "*) ;;
+    *) exec "$PY" bench/seed_scale.py --device cuda --write ;;
+esac

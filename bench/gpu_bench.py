@@ -100,8 +100,8 @@ def pair_sets(assets: Path, plan: Plan) -> dict[str, list]:
 
 def measure_scoring(lm, pairs: list) -> dict:
     from queerbias.scoring.config import ScoringConfig
-    from queerbias.scoring.families import make_scorer
-    from queerbias.scoring.pair_scores import score_pairs
+    from queerbias.scoring.scorer import make_scorer
+    from queerbias.suites.pairs.scoring import score_pairs
 
     score_pairs(make_scorer(lm, ScoringConfig()), pairs[:32])  # warm-up: kernels, allocator
     _sync()
@@ -141,7 +141,7 @@ def measure_training(folder: Path, out: Path, plan: Plan, threads: int | None) -
     def train(batch: int, accumulation: int) -> dict:
         config = load_config(DEMO_CONFIG, [
             f"model={folder}", f"output_dir={out / f'batch-{batch}'}", f"max_steps={steps}",
-            f"eval_every={steps}", f"logging_steps={steps}", f"batch_size={batch}", f"grad_accum={accumulation}",
+            f"eval_every={steps}", f"logging_steps={steps}", f"examples_per_device={batch}", f"grad_accum={accumulation}",
             "eval.benchmarks=[{suite: pairs, sample: 2}]", "eval.perplexity=false",  # a run needs a benchmark
             f"threads={threads if threads else 'null'}",
             "report_to=none", *plan.train_overrides])
@@ -154,7 +154,7 @@ def measure_training(folder: Path, out: Path, plan: Plan, threads: int | None) -
                 "rate": final["num_input_tokens_seen"] / final["train_runtime"], "wall": wall,
                 "batch": f"{batch} x {accumulation}", "precision": config.precision}
 
-    return halving_batch(train, base.batch_size, base.grad_accum)
+    return halving_batch(train, base.examples_per_device, base.grad_accum)
 
 
 def halving_batch(train, batch: int, accumulation: int):

@@ -1,24 +1,14 @@
-"""The mitigation methods measured on the embedded Gemma 3 270M over 3 seeds: BENCHMARKS.md's tables.
+"""The mitigation methods measured on the embedded Gemma 3 270M over 3 seeds: BENCHMARKS.md's method table.
 
-A thin call of a study (docs/study.md): every method's config × seeds 0, 1, 2 as ordinary
-training runs in the study's folder (resumed where they stopped, finished cells skipped),
-then its method table, with the spread over seeds beside each figure, written into
-BENCHMARKS.md. Six studies: `methods` (`configs/study-mitigation-gemma.yaml`, every
-objective, section "mitigation"), `do-no-harm` (`configs/study-do-no-harm-gemma.yaml`,
-the symmetric recipe against its one-sided variants with the frames where the base prefers
-the counterfactual, section "mitigation-do-no-harm"), `do-no-harm-demo`
-(`configs/study-do-no-harm-demo.yaml`, the demo's recipe against pairing alone at the demo's
-scale, section "mitigation-do-no-harm-demo"), `do-no-harm-frames`
-(`configs/study-do-no-harm-frames.yaml`, shrink-to-a-quarter and pairing with more training
-frames, section "mitigation-do-no-harm-frames"), `do-no-harm-more-frames`
-(`configs/study-do-no-harm-more-frames.yaml`, the same with the 71 frames of version 2 in 12
-steps, section "mitigation-do-no-harm-more-frames") and `do-no-harm-allgroups`
-(`configs/study-do-no-harm-allgroups.yaml`, the same with every group in every pair batch: other
-shares, the flip term, pairing against the base, section "mitigation-do-no-harm-allgroups").
+A thin call of a study (docs/study.md): every method's config (`configs/study-mitigation-gemma.yaml`)
+× seeds 0, 1, 2 as ordinary training runs in the study's folder (resumed where they stopped,
+finished cells skipped), then its method table, with the spread over seeds beside each figure,
+written into BENCHMARKS.md (section "mitigation"). Studies of one issue's experiments live in
+research/<topic>/ with their own scripts.
 
-    python bench/mitigation.py                           # run (or resume) the methods study, then its table
-    python bench/mitigation.py --study do-no-harm --jobs 2   # two cells side by side (half the cores each)
-    python bench/mitigation.py --table-only              # only the table, from the cells already finished
+    python bench/mitigation.py                 # run (or resume) the methods study, then its table
+    python bench/mitigation.py --jobs 2        # two cells side by side (half the cores each)
+    python bench/mitigation.py --table-only    # only the table, from the cells already finished
 
 Set QUEERBIAS_SHARED_DATA when the public data is not in ../shared/data (English v0).
 """
@@ -35,34 +25,24 @@ from benchmarks_md import write_section
 
 import queerbias as qb
 from queerbias.study.config import load_study
-from queerbias.study.report import write_report
+from queerbias.study.report_folder import write_report
 
 REPO = Path(__file__).resolve().parents[1]
-#: study name -> (its file, the BENCHMARKS.md section it writes)
-STUDIES = {"methods": (REPO / "configs" / "study-mitigation-gemma.yaml", "mitigation"),
-           "do-no-harm": (REPO / "configs" / "study-do-no-harm-gemma.yaml", "mitigation-do-no-harm"),
-           "do-no-harm-demo": (REPO / "configs" / "study-do-no-harm-demo.yaml", "mitigation-do-no-harm-demo"),
-           "do-no-harm-frames": (REPO / "configs" / "study-do-no-harm-frames.yaml", "mitigation-do-no-harm-frames"),
-           "do-no-harm-more-frames": (REPO / "configs" / "study-do-no-harm-more-frames.yaml",
-                                      "mitigation-do-no-harm-more-frames"),
-           "do-no-harm-allgroups": (REPO / "configs" / "study-do-no-harm-allgroups.yaml",
-                                    "mitigation-do-no-harm-allgroups"),
-           "do-no-harm-longer": (REPO / "configs" / "study-do-no-harm-longer.yaml", "mitigation-do-no-harm-longer"),
-           "do-no-harm-scaled": (REPO / "configs" / "study-do-no-harm-scaled.yaml", "mitigation-do-no-harm-scaled")}
+STUDY = REPO / "configs" / "study-mitigation-gemma.yaml"
+SECTION = "mitigation"
 
 
 FULL_TABLE = "**Method table: base"
 
 
 def table(report, study: Path, command: str) -> str:
-    """The study's summary method table, then the full one folded (it has a column per figure and
-    benchmark), with the machine and the code that measured it."""
+    """The study's summary method table, with the machine and the code that measured it; the full table
+    (a column per figure and benchmark) stays in the study's report."""
     cells = json.loads((report.path / "status.json").read_text(encoding="utf-8"))["cells"]
     ran = [c for c in cells if c.get("versions")]  # a cell that never ran has no versions to name
     torch = sorted({c["versions"].get("torch") or "?" for c in ran})
     commits = sorted({commit for c in cells for commit in c["commits"]})
-    methods = report.methods.read_text(encoding="utf-8").rstrip()
-    summary, _, full = methods.partition(FULL_TABLE)
+    summary = report.methods.read_text(encoding="utf-8").rstrip().partition(FULL_TABLE)[0]
     return "\n".join([
         f"`{command}` (= `queerbias study --config {study.relative_to(REPO).as_posix()}`): "
         f"{platform.machine()}, torch {', '.join(torch)}, each run's config as the study file names it. "
@@ -71,12 +51,8 @@ def table(report, study: Path, command: str) -> str:
         "",
         summary.rstrip(),
         "",
-        "<details><summary>The full method table (every figure of every benchmark, intervals, crossed and harmful "
-        "groups, time per cell)</summary>",
-        "",
-        FULL_TABLE + full,
-        "",
-        "</details>",
+        f"The full method table (every figure of every benchmark, intervals, time per cell): "
+        f"{report.methods.relative_to(REPO).as_posix() if report.methods.is_relative_to(REPO) else report.methods}.",
         "",
         f"Code measured: {', '.join(commits) or 'unrecorded'}.",
     ])
@@ -84,18 +60,16 @@ def table(report, study: Path, command: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", choices=STUDIES, default="methods", help="which study")
     parser.add_argument("--jobs", type=int, default=1, help="cells side by side")
     parser.add_argument("--table-only", action="store_true", help="only the table, from finished cells")
     args = parser.parse_args()
-    study, section = STUDIES[args.study]
+    study, section = STUDY, SECTION
     os.chdir(REPO)  # the study's configs and corpus paths are relative to the checkout
     if args.table_only:
         report = write_report(load_study(study).output_dir)
     else:
         report = qb.study(study, jobs=args.jobs)
-    command = "python bench/mitigation.py" + ("" if args.study == "methods" else f" --study {args.study}")
-    write_section(section, table(report, study, command))
+    write_section(section, table(report, study, "python bench/mitigation.py"))
 
 
 if __name__ == "__main__":

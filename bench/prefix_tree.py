@@ -8,7 +8,7 @@ embedded Gemma 3 270M, once through prefix trees (`scoring.causal`: what sentenc
 once) and once through right-padded batches, alternately, each with a fresh scorer. Reports the time
 of each (the median over rounds), the share of (sentence, position) requests the trees leave to
 compute, how many pairs' 3-decimal scores differ between the two, and, on a seeded sample, how many
-differ from the naive reference loop (`scoring.reference`) under each. Writes its table into
+differ from the naive reference loop (`suites.pairs.reference`) under each. Writes its table into
 BENCHMARKS.md.
 """
 
@@ -31,9 +31,9 @@ from benchmarks_md import markdown_table, write_section  # noqa: E402
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.resolve import load_pairs  # noqa: E402
 from queerbias.scoring.config import ScoringConfig  # noqa: E402
-from queerbias.scoring.families import make_scorer  # noqa: E402
-from queerbias.scoring.pair_scores import score_pairs  # noqa: E402
-from queerbias.scoring.reference import naive_sentence_pair  # noqa: E402
+from queerbias.scoring.scorer import make_scorer  # noqa: E402
+from queerbias.suites.pairs.reference import naive_sentence_pair  # noqa: E402
+from queerbias.suites.pairs.scoring import score_pairs  # noqa: E402
 
 #: the demo's pair benchmarks: (name, spec, sample)
 BENCHMARKS = [("bias", "queerbias-de:test", 300), ("contrary", "queerbias-de-contrary:validation", None),

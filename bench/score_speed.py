@@ -33,9 +33,9 @@ from random_models import random_bert  # noqa: E402
 from queerbias.models import load_model  # noqa: E402
 from queerbias.pairs.io import read_pairs  # noqa: E402
 from queerbias.scoring.config import ScoringConfig  # noqa: E402
-from queerbias.scoring.families import make_scorer  # noqa: E402
-from queerbias.scoring.pair_scores import score_pairs  # noqa: E402
-from queerbias.scoring.reference import naive_sentence_pair  # noqa: E402
+from queerbias.scoring.scorer import make_scorer  # noqa: E402
+from queerbias.suites.pairs.reference import naive_sentence_pair  # noqa: E402
+from queerbias.suites.pairs.scoring import score_pairs  # noqa: E402
 
 
 def distinct_pairs(pairs, n: int, seed: int):

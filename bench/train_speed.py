@@ -111,7 +111,7 @@ def ours(model_dir: Path, out: Path, steps: int, evaluate: bool, method: str = "
     benchmarks = [{"suite": "pairs", "sample": 200}] if evaluate else []
     config = config_from_dict({
         "model": str(model_dir), "output_dir": str(out), "method": method, "max_steps": steps,
-        "eval_every": 2 if evaluate else steps, "batch_size": BATCH, "grad_accum": ACCUMULATION,
+        "eval_every": 2 if evaluate else steps, "examples_per_device": BATCH, "grad_accum": ACCUMULATION,
         "learning_rate": 2e-5, "precision": precision, "threads": threads, "logging_steps": steps,
         "data": {"train": str(CORPUS), "max_length": MAX_LENGTH},
         "eval": {"benchmarks": benchmarks, "perplexity": evaluate},

@@ -3,7 +3,7 @@
 
 import sys
 
-from queerbias.crawl.news.cli import main
+from queerbias.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(["crawl", "news", *sys.argv[1:]]))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,12 +15,14 @@ from matplotlib.figure import Figure
 import queerbias as qb
 from queerbias.cli import main
 from queerbias.suites import rows as row_io
+from queerbias.suites.pairs.criteria import CRITERIA
 from queerbias.suites.pairs.declaration import PAIR_COLUMNS
 from tiny_data import write_templates
 
 PAIRS = ["--pairs", "queerbias-de", "--sample", "12", "--batch-size", "8", "--no-progress"]
 OPTIONS = {"sample": 12, "batch_size": 8, "progress": False}
 FIGURES = ("headline", "overall", "groups", "distance")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +141,34 @@ def test_compare_gives_the_numbers_and_files_of_the_cli(cli_runs, tiny_gpt2, tin
 def test_bad_options_are_one_clear_error(call, message, cli_runs):
     with pytest.raises(qb.QueerbiasError, match=message):
         call(cli_runs)
+
+
+#: every error docs/api.md shows, raised here (the runs: the module's score folders, named gpt2 and llama)
+DOCUMENTED_ERRORS = [
+    lambda runs: qb.score("m", "queerbias-de", smaple=3),
+    lambda runs: qb.score("m", "queerbias-de", sample="many"),
+    lambda runs: qb.score((object(), object()), "queerbias-de", dtype="bfloat16"),
+    lambda runs: qb.compare(runs / "gpt2", runs / "llama", soft_test="t"),
+    lambda runs: qb.load_run("runs/no-such-run"),
+    lambda runs: qb.compare(runs / "gpt2", runs / "gpt2"),
+]
+
+
+def test_docs_api_shows_the_errors_raised_and_the_criteria_there_are(cli_runs, tmp_path, monkeypatch):
+    """docs/api.md's error texts are the ones raised (a `...` stands for the rest of a list), and its list of
+    `best` criteria is the pair suite's (issue 51: it lacked `guarded`, and one error text had changed)."""
+    text = (REPO / "docs" / "api.md").read_text()
+    shown = text.split("## Errors")[1].split("```")[1].strip().splitlines()
+    monkeypatch.chdir(tmp_path)  # where runs/no-such-run is not
+    raised = []
+    for call in DOCUMENTED_ERRORS:
+        with pytest.raises(qb.QueerbiasError) as error:
+            call(cli_runs)
+        raised.append(str(error.value))
+    for line in shown:
+        pattern = ".*".join(re.escape(part) for part in line.split("..."))
+        assert any(re.fullmatch(pattern, message) for message in raised), line
+    assert len(shown) == len(raised)
+    listed = text.split("`best` one of the suite's\ncriteria (pairs: ")[1].split(")")[0]
+    assert re.findall(r"`(\w+)`", listed) == list(CRITERIA)
+    assert "checkpoint-24" not in text

@@ -347,6 +347,75 @@ def _finished_run(inputs) -> Path:
     return out
 
 
+# -- issue 49: bounded inputs, strict records, identity ------------------------------------
+
+def _alias_bomb(levels: int = 10) -> str:
+    """A YAML flow list whose aliases stand for 10**levels values (`&a1 [*a0, *a0, ...]`)."""
+    node = "&a0 [x, x, x, x, x, x, x, x, x, x]"
+    for level in range(1, levels):
+        node = f"&a{level} [{node}, " + ", ".join([f"*a{level - 1}"] * 9) + "]"
+    return node
+
+
+def _study_text(inputs, name: str, extra: str) -> Path:
+    """A study file of one model, run and seed written as text (what yaml.safe_dump cannot write), plus `extra`."""
+    return _write(inputs, name, "models: {gpt2: some/model}\nruns: {lm: {overrides: {objective: lm}}}\n"
+                                "benchmarks: [{suite: pairs, data: 'queerbias-de:test', sample: 4}]\n" + extra)
+
+
+def _news_with_fifo_state(inputs) -> Path:
+    folder = _folder(inputs, "news-fifo")
+    os.mkfifo(folder / "state.json")
+    return folder
+
+
+def _prepared_study(inputs, change) -> Path:
+    """A prepared study (no cell run) whose first cell `change(cell, root)` edits."""
+    from queerbias.study.cells import prepare
+    from queerbias.study.config import load_study
+
+    study = load_study(_study(inputs, {}))
+    cells = prepare(study)
+    change(cells[0], Path(study.output_dir))
+    return Path(study.output_dir)
+
+
+def _plan_pointing_elsewhere(cell, root: Path) -> None:
+    import json
+
+    plan = json.loads((root / "plan.json").read_text())
+    plan["cells"][0]["folder"] = "../elsewhere/run"
+    (root / "plan.json").write_text(json.dumps(plan))
+
+
+def _hard_linked_config(inputs) -> Path:
+    """A folder holding a hard link of a run's config.yaml (the run is {card_run})."""
+    folder = _folder(inputs, "linked")
+    os.link(Path(inputs["card_run"]) / "config.yaml", folder / "config.yaml")
+    return folder
+
+
+def _nan_base_adapter(inputs) -> Path:
+    """A LoRA adapter of tiny BERT whose base is the copy with a NaN weight."""
+    import json
+
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForMaskedLM
+
+    folder = inputs.models / "nan-base-adapter"
+    if not folder.exists():
+        model = get_peft_model(AutoModelForMaskedLM.from_pretrained(inputs["bert"]),
+                               LoraConfig(r=2, target_modules=["query"]))
+        model.save_pretrained(folder)
+        config = json.loads((folder / "adapter_config.json").read_text())
+        (folder / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": inputs["nan_bert"]}))
+    return folder
+
+
+METRICS_LINE = '{"step": 0, "epoch": 0.0, "perplexity": null, "general_perplexity": null, "benchmarks": {}}'
+HUGE = "9" * 5000
+
+
 BUILDERS = {
     "tmp": lambda i: i.tmp,
     "bert": lambda i: i.request.getfixturevalue("tiny_bert"),
@@ -398,6 +467,7 @@ BUILDERS = {
     "overlap": lambda i: _train_config(i, "overlap", objective="equalise", pairs__train="queerbias-de:train",
                                        eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de"}]),
     "unlisted_store": _unlisted_store,
+    "bad_deny_list": lambda i: _write(i, "deny.csv", "#domain,#severity\nbücher.example,suspend\nkein host!,silence\n"),
     "bad_metrics_run": lambda i: _folder(i, "run", {"config.yaml": "model: x\n", "metrics.jsonl": "{\"step\": 0\n"}),
     # -- issue 21 item 5 and issue 23 (branch structure): typed training config, overlap, criteria --
     "train_ok": lambda i: _train_config(i, "ok"),
@@ -438,6 +508,8 @@ BUILDERS = {
                                                      + "x" * 140_000 + '"}']),
     # issue 21: labels and sentences that print like others
     "zwsp_group": lambda i: _write(i, "zwsp.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",g\u200bay", 1)),
+    # issue 46: a group cell may name several groups, but must name one
+    "no_group_label": lambda i: _write(i, "no-label.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",\"; ,\"", 1)),
     "cyrillic_group": lambda i: _write(i, "cyrillic.csv", PAIRS_HEADER + GOOD_ROWS.replace(",gay", ",g\u0430y", 1)),
     "nul_group": lambda i: _jsonl(i, "nul.jsonl", ['{' + GOOD_JSON + ', "bias_type": "gay\\u0000"}']),
     "zwsp_sentence": lambda i: _write(i, "zwsp-sentence.csv", PAIRS_HEADER + GOOD_ROWS.replace(
@@ -494,6 +566,34 @@ BUILDERS = {
     "export_foreign_utils": lambda i: _folder(i, "task", {"utils.py": "print('mine')\n"}),
     "finished_run": _finished_run,
     "foreign_summary": lambda i: _folder(i, "results", {"summary.json": '{"accuracy": 0.9}\n'}),
+    # -- issue 49 --
+    "bomb_train": lambda i: _write(i, "bomb.yaml", "model: x\nobjective: equalise\ndata: {train: corpora/demo}\n"
+                                   f"pairs:\n  train: 'queerbias-de:train'\n  mine_lexicons:\n    de: {_alias_bomb()}\n"),
+    "bomb_study": lambda i: _study_text(i, "study-bomb.yaml", "seeds: [0]\ntraining:\n  overrides:\n"
+                                        f"    data: {{train: corpora/demo}}\n    pairs: {{mine_lexicons: {{de: {_alias_bomb()}}}}}\n"),
+    "cyclic_yaml": lambda i: _write(i, "cyclic.yaml", "runs: &a [1, *a]\n"),
+    "huge_seed": lambda i: _write(i, "huge-seed.yaml", f"model: x\ndata: {{train: corpora/demo}}\nseed: {HUGE}\n"),
+    "huge_study_seed": lambda i: _study_text(i, "study-huge.yaml", f"seeds: [{HUGE}]\n"),
+    "huge_pair_id": lambda i: _jsonl(i, "huge-id.jsonl", ['{"pair_id": ' + HUGE + ", " + GOOD_JSON + ', "bias_type": "gay"}']),
+    "deep_study": lambda i: _study_text(i, "study-deep.yaml", "seeds: [0]\nexclude: " + "[" * 20_000 + "]" * 20_000 + "\n"),
+    "deep_jsonl": lambda i: _jsonl(i, "deep.jsonl", ["{" + GOOD_JSON + ', "bias_type": "gay", "note": '
+                                                     + "[" * 100_000 + "]" * 100_000 + "}"]),
+    "news_fifo_state": _news_with_fifo_state,
+    "crlf": lambda i: "me@example.org\r\nX-Injected: 1",
+    "appended_metrics": lambda i: _folder(i, "appended", {"config.yaml": "model: x\n",
+                                                          "metrics.jsonl": METRICS_LINE + '\n{"step": 6}\n'}),
+    "study_foreign_plan": lambda i: _prepared_study(i, _plan_pointing_elsewhere),
+    "study_launch_unstarted": lambda i: _prepared_study(i, lambda cell, root: cell.launches_file.write_text(
+        '{"launch": "a", "seconds": 3.0, "returncode": 0}\n')),
+    "study_launch_gestern": lambda i: _prepared_study(i, lambda cell, root: cell.launches_file.write_text(
+        '{"launch": "a", "started": "gestern"}\n')),
+    "dpo_bogus": lambda i: _train_config(i, "dpo-bogus", objective="dpo", pairs__train="queerbias-de:train",
+                                         eval__benchmarks=HELD_OUT, dpo__loss_type="bogus"),
+    "dotdot_name": lambda i: _train_config(i, "dotdot-name", eval__benchmarks=[{**HELD_OUT[0], "name": ".."}]),
+    "nan_base_adapter": _nan_base_adapter,
+    "nul_row": lambda i: _write(i, "nul-row.csv", PAIRS_HEADER + GOOD_ROWS * 10 + "Anna ist\x00 da.,Anna ist dort.,stereo,gay\n"),
+    "card_run": lambda i: _folder(i, "card-run-linked", {"config.yaml": "model: x\n"}),
+    "linked": _hard_linked_config,
 }
 
 
@@ -517,6 +617,7 @@ def model_variants(tmp_path_factory) -> Path:
 # -- the table --------------------------------------------------------------------------
 
 SCORE = "score --no-progress --pairs {pairs} --model {bert} --out {tmp}/out"
+NEWS = "crawl news --out {tmp}/news --feed http://127.0.0.1:9/feed --contact me@example.org"
 CASES = [
     # score: options, checked before anything loads (more in ON_PREPARED_RUNS)
     ("score --pairs {pairs} --model {bert} --out {file}/sub", 2, "a-file is a file, not a directory"),
@@ -578,6 +679,8 @@ CASES = [
      "tombstones.json: missing: this folder's list of removed posts and authors cannot be read"),
     ("crawl news --out {tmp}/news --feeds-file {fifo} --contact me@example.org", 2,
      "feeds file is not a regular file"),
+    ("crawl mastodon --out {tmp}/m --instance http://127.0.0.1:9 --contact me@example.org --deny-list {bad_deny_list}",
+     2, "deny.csv, row 3, field 'domain': not a host name: 'kein host!'"),
     ("gruff generate --templates {latin1_gruff} --out {tmp}/i.csv", 2, "task.tsv, row 2: not UTF-8"),
     # training: non-finite numbers stop the run, no checkpoint of that step is complete
     ("train --config {inf_lr}", 2, "config key 'learning_rate' must be a (finite) number"),
@@ -645,6 +748,7 @@ CASES = [
     ("score --pairs {zwsp_group} --model {bert}", 2, "the group label holds the invisible or control character "
                                                     "U+200B (ZERO WIDTH SPACE)"),
     ("score --pairs {cyrillic_group} --model {bert}", 2, "mixes CYRILLIC and LATIN letters"),
+    ("score --pairs {no_group_label} --model {bert}", 2, "no-label.csv, row 2, field 'bias_type': no group label"),
     ("score --pairs {nul_group} --model {bert}", 2, "U+0000"),
     ("score --pairs {zwsp_sentence} --model {bert}", 2, "row 2, field 'sent_less': the sentence holds the invisible"),
     ("score --pairs {bidi_sentence} --model {bert}", 2, "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
@@ -727,6 +831,45 @@ CASES = [
      "other settings: margin (0.693 in the folder, 1.5 now)"),
     (SCORE.replace("{tmp}/out", "{foreign_summary}") + " --overwrite", 2,
      "summary.json is no summary a queerbias run wrote (no run key); --overwrite replaces only a run's"),
+    # -- issue 49: hangs ------------------------------------------------------------------------
+    ("train --config {bomb_train}", 2, "bomb.yaml: its aliases repeat 11,111,111,091 values, more than 100,000"),
+    ("study --config {bomb_study}", 2, "study-bomb.yaml: its aliases repeat 11,111,111,091 values"),
+    ("gifi run --config {cyclic_yaml}", 2, "cyclic.yaml: an alias names a value that contains the alias itself"),
+    (NEWS.replace("{tmp}/news", "{news_fifo_state}"), 2, "state.json: crawl state is not a regular file but a FIFO"),
+    (NEWS + " --delay 1e7", 2, "argument --delay: must be at most 60, got 1e+07"),
+    (NEWS + " --delay inf", 2, "argument --delay: must be a finite number of seconds, got 'inf'"),
+    (NEWS + " --timeout nan", 2, "argument --timeout: must be a finite number of seconds, got 'nan'"),
+    ("gifi run --runs 1000000000", 2, "--runs must be between 1 and 100, got 1,000,000,000"),
+    # -- issue 49: silently wrong ------------------------------------------------------------------
+    ("card {appended_metrics}", 2, "metrics.jsonl, row 2, field 'epoch': a metrics line without its epoch"),
+    ("study report {study_foreign_plan}", 2, "plan.json: cell 0 is not cell gpt2/lm/seed-0 of the study in "
+                                              "runs/gpt2/lm/seed-0"),
+    (SCORE.replace("{pairs}", "{nul_row}") + " --sample 1", 2, "nul-row.csv, row 22: a NUL byte at byte"),
+    ("card {card_run} --out {linked}/config.yaml", 2, "config.yaml is the input"),
+    # -- issue 49: still open from issue 34 ----------------------------------------------------------
+    ("score --pairs {pairs} --model {nan_base_adapter}", 2, "nan-bert: its weights hold NaN or infinity"),
+    ("train --config {dotdot_name}", 2, "config key 'eval.benchmarks[0].name' names a folder, so it must be letters"),
+    # -- issue 49: tracebacks ----------------------------------------------------------------------
+    # integers of 5,000 digits (Python's int() takes 4,300) in a config, an override, a study, a JSONL id
+    ("train --config {huge_seed}", 2, "huge-seed.yaml: an integer of 5,000 digits, more than the 100"),
+    ("train --config {train_ok} seed=" + HUGE, 2, "an integer of 5,000 digits, more than the 100"),
+    ("study --config {huge_study_seed}", 2, "study-huge.yaml: an integer of 5,000 digits"),
+    ("score --pairs {huge_pair_id} --model {bert}", 2, "huge-id.jsonl, row 1: an integer of 5,000 digits"),
+    # nesting beyond the interpreter's recursion: 20,000 lists in a study, 100,000 arrays in an unread field
+    ("study --config {deep_study}", 2, "study-deep.yaml: lists or mappings nested more than 100 deep"),
+    ("score --pairs {deep_jsonl} --model {bert}", 2, "deep.jsonl, row 1: lists or mappings nested more than 100 deep"),
+    # a launch without its start time, or one that is no time
+    ("study report {study_launch_unstarted}", 2, "study-cell-launches.jsonl, row 1, field 'started': launch 'a' has "
+                                                  "no start time"),
+    ("study report {study_launch_gestern}", 2, "study-cell-launches.jsonl, row 1, field 'started': the start time "
+                                                "'gestern' is no ISO date and time"),
+    ("train --config {dpo_bogus}", 2, "config key 'dpo.loss_type' must be one of sigmoid, hinge, ipo"),
+    # the test server's numbers
+    ("crawl test-server --port 70000", 2, "argument --port: must be at most 65,535, got 70,000"),
+    ("crawl test-server --posts 100000000", 2, "argument --posts: must be at most 10,000, got 100,000,000"),
+    # -- issue 49: unclear ---------------------------------------------------------------------------
+    (NEWS.replace("me@example.org", "'{crlf}'"), 2,
+     "holds the control character '\\r'; an HTTP header is one line of text"),
 ]
 
 
@@ -748,7 +891,7 @@ ON_PREPARED_RUNS = [
      "config.yaml.limits is unknown"),
     ("gifi config a FIFO", lambda t: ["gifi", "run", "--config", fifo(t)], "fifo.yaml: GIFI config is not a regular file but a FIFO"),
     ("one run", lambda t: compare(pair_run(t)), "need a BEFORE and at least one AFTER run"),
-    ("unfinished run", lambda t: compare(pair_run(t), t / "missing"), "not a directory"),
+    ("missing run", lambda t: compare(pair_run(t), t / "missing"), "missing: no such run folder (nothing is there)"),
     ("truncated pair summary", lambda t: compare(pair_run(t), truncated(pair_run(t, "b"))), "not valid JSON"),
     ("truncated gruff summary", lambda t: ["gruff", "compare", str(gruff_run(t)), str(truncated(pair_run(t))),
                                            "--out", str(t / "d")], "not valid JSON"),
@@ -766,7 +909,7 @@ ON_PREPARED_RUNS = [
     ("edited biased, old run", lambda t: compare(pair_run(t), biased_flipped(pair_run(t, "b"))),
      "biased of pair 0000 does not follow from its scores"),
     ("row deleted, old runs", lambda t: compare(row_deleted(pair_run(t)), row_deleted(pair_run(t, "b"))),
-     "99 pairs, but the run scored 100"),
+     "99 stereotype pairs, but the run scored 100"),
     ("unknown suite", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: s.update(suite="x"))),
      "unknown suite 'x'"),
     ("old gruff run", lambda t: compare(pair_run(t), summary_edit(pair_run(t, "b"), lambda s: (
@@ -792,7 +935,7 @@ ON_PREPARED_RUNS = [
      "written by a newer queerbias"),
     # -- issue 21 item 5 and issue 23 (branch structure): criterion names, checkpoint order --
     ("unknown criterion", lambda t: [*compare(pair_run(t), pair_run(t, "b")), "--best", "fastest"],
-     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance, guarded)"),
+     "best-checkpoint criterion 'fastest' is not one of suite pairs (its criteria: closest50, lowest, distance, guarded, association)"),
     ("another suite's criterion", lambda t: (lambda g: ["compare", f"a={g}", f"b={g}", "--out", str(t / "d"),
                                                          "--best", "distance"])(gruff_run(t)),
      "criterion 'distance' is not one of suite gruff (its criteria: highest)"),
@@ -803,7 +946,7 @@ ON_PREPARED_RUNS = [
 ]
 
 
-ROWS = ([pytest.param(command, status, fragment, id=f"{i:02d} {command}")
+ROWS = ([pytest.param(command, status, fragment, id=f"{i:02d} {command[:160]}")
          for i, (command, status, fragment) in enumerate(CASES)]
         + [pytest.param(build, 2, fragment, id=label) for label, build, fragment in ON_PREPARED_RUNS])
 
@@ -873,8 +1016,8 @@ def _log_to_this_stderr(monkeypatch) -> None:
 
 def test_non_finite_scores_never_decide_a_pair():
     from queerbias.pairs.schema import Pair
-    from queerbias.scoring.pair_scores import pair_outcome
     from queerbias.scoring.scorer import NonFiniteScores
+    from queerbias.suites.pairs.scoring import pair_outcome
 
     pair = Pair("7", "a", "b", "gay")
     for more, less in ((math.nan, -3.0), (-3.0, -math.inf), (math.inf, 1.0)):
@@ -1042,6 +1185,9 @@ API_ROWS = [
         "Schwule Männer sind nett."), progress=False), "pair 1: its two sentences are identical"),
     ("a seed numpy cannot take", lambda t, i: qb_score(i["bert"], i["pairs"], seed=2**32),
      "seed must be between 0 and 4,294,967,295"),
+    # issue 49: Path("") is Path("."), the working folder
+    ("score with out=Path('')", lambda t, i: qb_score(i["bert"], i["pairs"], out=Path("")),
+     "out must name a directory, got PosixPath('.'): Path('') is Path('.')"),
 ]
 
 
@@ -1530,3 +1676,200 @@ def test_the_output_lock_refuses_a_second_writer_and_leaves_nothing(tmp_path):
     with pytest.raises(ValueError), OutputLock(fresh, "a pairs run"):
         raise ValueError("refused")
     assert not fresh.exists()  # a refused run leaves no empty folder behind
+
+
+# -- issue 49: outputs compared by identity: bind mounts ------------------------------------------
+
+def _mount_namespace_problem() -> str | None:
+    """Why bind mounts cannot be made here (no `unshare`, no right to mount); None when they can."""
+    import shutil
+
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "unshare or mount is not installed"
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "--bind", "/", "/"],
+                           capture_output=True, text=True, check=False)
+    return None if probe.returncode == 0 else f"bind mounts are not allowed here: {probe.stderr.strip()}"
+
+
+def _in_mount_namespace(binds: list[tuple[Path, Path]], commands: list[list[str]], cwd: Path) -> list[dict]:
+    """Run `commands` (queerbias argv lists, in one process) in a mount namespace of their own in which
+    each (source, target) of `binds` is bind-mounted; returns each command's exit status and lines.
+    The mounts vanish with the namespace, however the process ends."""
+    import json
+
+    script = ("import json, sys\nfrom queerbias.cli import main\nresults = []\n"
+              "for argv in json.loads(sys.argv[1]):\n    lines = []\n"
+              "    try:\n        code = main(argv, report=lines.append)\n"
+              "    except SystemExit as exit_:\n        code = exit_.code\n"
+              "    results.append({'code': code, 'lines': lines})\nprint(json.dumps(results))\n")
+    mounts = " && ".join(f"mount --bind {shlex.quote(str(source))} {shlex.quote(str(target))}"
+                         for source, target in binds)
+    shell = f"{mounts} && exec {shlex.quote(sys.executable)} -c {shlex.quote(script)} {shlex.quote(json.dumps(commands))}"
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", shell], cwd=cwd,
+                          capture_output=True, text=True, timeout=600, check=False,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+                               "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_bind_mount_of_an_input_folder_is_that_folder(tmp_path, model_variants, request):
+    """`mount --bind SRC DST; score --pairs SRC/pairs.csv --out DST` replaced pairs.csv with results, and
+    `mount --bind RUN M; card RUN --out M/config.yaml` the run's config: both are refused, nothing changes."""
+    problem = _mount_namespace_problem()
+    if problem:
+        pytest.skip(problem)
+    inputs = Inputs(tmp_path, model_variants, request)
+    source, run, model = Path(inputs["x_pairs"]).parent, Path(inputs["card_run"]), Path(inputs["bert_copy"])
+    binds = [(source, tmp_path / "DST"), (run, tmp_path / "M"), (model, tmp_path / "B")]
+    for _, mount in binds:
+        mount.mkdir()
+    before = checksums([source, run, model])
+    results = _in_mount_namespace(binds, [
+        ["score", "--no-progress", "--pairs", str(source / "pairs.csv"), "--model", str(model), "--out",
+         str(tmp_path / "DST")],
+        ["card", str(run), "--out", str(tmp_path / "M" / "config.yaml")],
+        ["score", "--no-progress", "--pairs", str(source / "pairs.csv"), "--model", str(model), "--out",
+         str(tmp_path / "B" / "out")],
+    ], tmp_path)
+    assert [(r["code"], len(r["lines"])) for r in results] == [(2, 1)] * 3, results
+    assert "DST contains the input" in results[0]["lines"][0]
+    assert "M/config.yaml is the input" in results[1]["lines"][0]
+    assert "B/out lies inside the input folder" in results[2]["lines"][0]
+    assert checksums([source, run, model]) == before
+
+
+def test_random_outputs_through_bind_mounts_never_change_an_input(tmp_path, model_variants, request, monkeypatch):
+    """The seeded loop of outputs drawn from each writer's inputs, through bind mounts of the inputs'
+    folders (the folder itself, a folder in it, a file of it): refused in one line, no input changed."""
+    import random
+
+    problem = _mount_namespace_problem()
+    if problem:
+        pytest.skip(problem)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    writers = _writers(tmp_path, inputs)
+    rng, binds, commands, sources = random.Random(49), {}, [], []
+    for _ in range(12):
+        name = rng.choice(sorted(set(writers) - {"train"}))  # training refuses before its first write as well
+        given, argv, _ = writers[name]
+        chosen = Path(str(rng.choice(given)))
+        folder = chosen if chosen.is_dir() else chosen.parent
+        mount = binds.setdefault(folder, tmp_path / f"bound-{len(binds)}")
+        mount.mkdir(exist_ok=True)
+        # a folder input: the folder or one inside it; a file: its folder or the file, through the mount
+        out = rng.choice([mount, mount / ("sub" if chosen.is_dir() else chosen.name)])
+        commands.append(argv(str(out), rng))
+        sources += given
+    before = checksums(sources)
+    results = _in_mount_namespace([(folder, mount) for folder, mount in binds.items()], commands, tmp_path)
+    assert [(r["code"], len(r["lines"])) for r in results] == [(2, 1)] * len(commands), list(zip(commands, results))
+    assert checksums(sources) == before
+
+
+# -- issue 49: the remaining tracebacks and unclear cases ------------------------------------------
+
+def test_compare_of_two_copies_of_a_checkpoint_near_the_root_names_the_clash(tmp_path):
+    """Two copies of one checkpoint evaluation in sibling folders under /tmp/X: their default labels
+    (step-24) stay alike up to `/`, where unique_defaults raised IndexError."""
+    import shutil
+    import tempfile
+
+    near_root = Path(tempfile.mkdtemp(prefix="qb49-", dir="/tmp"))
+    try:
+        run = summary_edit(pair_run(tmp_path), lambda s: s["meta"].update(step=24, run="RUN"))
+        first, second = near_root / "a", near_root / "b"
+        shutil.copytree(run, first)
+        shutil.copytree(run, second)
+        lines = []
+        assert main(["compare", str(first), str(second), "--out", str(tmp_path / "d")], report=lines.append) == 2
+        assert len(lines) == 1 and "several runs are labelled" in lines[0] and "name them as LABEL=DIR" in lines[0], lines
+    finally:
+        shutil.rmtree(near_root)
+
+
+def test_a_launch_environment_that_is_no_number_is_one_line(tmp_path, monkeypatch):
+    """WORLD_SIZE=two under FSDP: accelerate's int() raised a ValueError traceback."""
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    pairs = _write(Inputs(tmp_path, tmp_path, None), "pairs.csv", PAIRS_HEADER + GOOD_ROWS)
+    lines = []
+    assert main(["score", "--no-progress", "--pairs", str(pairs), "--model", "embedded:tiny", "--out",
+                 str(tmp_path / "out")], report=lines.append) == 2
+    assert lines == ["queerbias score: error: the environment variable WORLD_SIZE is 'two', not a whole number of "
+                     "processes or a process index; it is set by the launcher (accelerate launch, torchrun): unset it "
+                     "or launch again"], lines
+
+
+def test_a_refused_rank_leaves_no_config_behind(tmp_path, model_variants, request, monkeypatch):
+    """`lora.r: 33` is refused once the base loads; its config.yaml then made the corrected rerun a run
+    of "another config"."""
+    monkeypatch.chdir(tmp_path)
+    _log_to_this_stderr(monkeypatch)
+    torch.set_num_threads(1)
+    config = _train_config(Inputs(tmp_path, model_variants, request), "rank", lora__r=33)
+    lines = []
+    assert main(["train", "--config", str(config)], report=lines.append) == 2
+    assert len(lines) == 1 and "config key 'lora.r' is 33, larger than the layer" in lines[0], lines
+    run = tmp_path / "run-rank"
+    assert not (run / "config.yaml").exists() and not run.exists()
+
+
+def test_a_refusal_quoting_a_200_kb_value_is_cut_to_its_ends(tmp_path):
+    """A config value of 200 KB was echoed whole in the one line."""
+    from queerbias.cli import MAX_LINE
+
+    config = _write(Inputs(tmp_path, tmp_path, None), "long.yaml",
+                    "model: x\ndata: {train: corpora/demo}\nlearning_rate: '" + "x" * 200_000 + "'\n")
+    lines = []
+    assert main(["train", "--config", str(config)], report=lines.append) == 2
+    assert len(lines) == 1 and len(lines[0]) <= MAX_LINE + 60, len(lines[0])
+    assert lines[0].startswith("queerbias train: error: config key 'learning_rate' must be a (finite) number")
+    assert "characters ...]" in lines[0]
+
+
+def test_a_deleted_working_folder_is_named(tmp_path, monkeypatch):
+    """Started from a folder deleted after the shell entered it: "No such file or directory", no path."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    lines = []
+    assert main(["suites"], report=lines.append) == 2
+    assert lines == [f"queerbias suites: error: the working folder {gone} no longer exists (deleted after the shell "
+                     "entered it); cd into a folder that exists and run the command again"], lines
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    (lambda row: row.update(pair_id="999"), "chunk 0, row 1 of its rows: pair_id is \"999\", but the chunk's item "
+                                            "has \"1\""),
+    (lambda row: row.update(score_more="x"), "chunk 0, row 1 of its rows: score_more is \"x\", not a float"),
+])
+def test_a_forged_progress_chunk_with_its_digest_recomputed_is_refused(change, fragment, tmp_path, model_variants,
+                                                                       request):
+    """A progress line of this run and chunk whose rows were edited and their digest recomputed: pairs.csv
+    then held pair 999 and lacked pair 1 (or pandas raised on `score_more: "x"`)."""
+    import json
+
+    from queerbias.errors import DataError
+    from queerbias.pairs.io import read_pairs
+    from queerbias.suites import integrity
+    from queerbias.suites.pairs.suite import PairsSuite
+    from queerbias.suites.store import run_to_dir
+
+    torch.set_num_threads(1)
+    inputs = Inputs(tmp_path, model_variants, request)
+    full = run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], tmp_path / "full", progress=False)
+    first, = PairsSuite().row_items(read_pairs(inputs["pairs"]).pairs[:1])  # as the run saved pair 1's row
+    row = {**first, "score_more": -1.0, "score_less": -2.0, "biased": 1, "neutral": 0, "soft": 66.67}
+    change(row)
+    out = tmp_path / "forged"
+    (out / ".partial").mkdir(parents=True)
+    (out / ".partial" / "rank0.jsonl").write_text(
+        json.dumps(integrity.chunk_record(full["meta"]["run_key"], 0, 0, 1, [row])) + "\n")
+    with pytest.raises(DataError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        run_to_dir(PairsSuite(), inputs["bert"], inputs["pairs"], out, progress=False)
+    assert not (out / "summary.json").exists()

@@ -12,7 +12,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 GUIDES = {
     "docs/new-suite.md": ["tests/suites/toy/toy_suite.py"],
-    "docs/new-objective.md": ["tests/train/toy_objective/config.py", "tests/train/toy_objective/trainer.py"],
+    "docs/new-objective.md": ["tests/train/toy_objective/config.py", "tests/train/toy_objective/objective.py",
+                              "tests/train/toy_objective/trainer.py"],
 }
 
 

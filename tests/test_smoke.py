@@ -58,7 +58,7 @@ def test_the_readme_smoke_path_runs(tmp_path):
     assert "pair_gap mean_abs_d " in closing and not re.search(r"pair_gap [\d.]+ -> ", closing)  # no margin
     plan = subprocess.run([*python, "study", "plan", "--config", study[3], "--out", str(tmp_path / "study")],
                           cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    assert plan.returncode == 0 and "Slurm job array (4 cells)" in plan.stdout, plan.stderr[-2000:]
+    assert plan.returncode == 0 and "Slurm (4 cells)" in plan.stdout, plan.stderr[-2000:]
 
 
 def test_the_readme_states_hardware_and_dtype_beside_each_time():

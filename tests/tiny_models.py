@@ -23,6 +23,8 @@ from pathlib import Path
 
 import torch
 
+from queerbias.models.embedded import RANDOM_WEIGHTS_KEY
+
 CORPUS = [
     "Schwule Männer sind nett. Lesbische Frauen sind klug. Trans Frauen sind stark.",
     "Heterosexuelle Männer sind laut. Cis Frauen sind müde. Nicht-binäre Menschen lachen.",
@@ -91,8 +93,10 @@ def _symbols(pieces: Iterable[str]) -> Counter:
 
 
 def _save_random(model_class, config, tokenizer, path: Path) -> Path:
-    """`model_class(config)` initialised with seed 0, saved with its tokenizer."""
+    """`model_class(config)` initialised with seed 0, saved with its tokenizer; its config says that its
+    weights are random, so that reports label its figures as no finding (`models.embedded.random_weights`)."""
     path.mkdir(parents=True, exist_ok=True)
+    setattr(config, RANDOM_WEIGHTS_KEY, True)
     torch.manual_seed(0)
     model_class(config).save_pretrained(path)
     tokenizer.save_pretrained(path)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str):
     if name in _API:
-        from queerbias import api
+        from queerbias import api  # pandas, matplotlib: `import queerbias` loads no numeric stack
 
         return getattr(api, name)
     raise AttributeError(f"module 'queerbias' has no attribute {name!r}")

@@ -20,11 +20,12 @@ import pandas as pd
 from queerbias.comparison import delta_plots
 from queerbias.comparison.compare import compare_runs, write_outputs
 from queerbias.comparison.delta_tables import delta_rows, render_delta_tables
-from queerbias.comparison.runs import check_labels, unique_defaults
+from queerbias.comparison.runs import benchmark_folders, check_labels, unique_defaults
 from queerbias.errors import QueerbiasError
 from queerbias.options import from_mapping, to_dict
 from queerbias.report import plots
 from queerbias.report.options import CompareOptions
+from queerbias.study.run import run_study
 from queerbias.suites import registry
 from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.protocol import Suite
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
     from queerbias.models.loading import LoadedModel
     from queerbias.pairs.schema import PairSet
-    from queerbias.study.report import StudyReport
+    from queerbias.study.report_folder import StudyReport
 
 __all__ = ["Comparison", "RunRecord", "ScoreRun", "compare", "list_suites", "load_run", "run_suite", "score", "study"]
 
@@ -123,41 +124,13 @@ def _model(suite: Suite, model, load_options: dict, where: str):
     if pair:
         if type(suite).load_model is not Suite.load_model:
             raise QueerbiasError(f"{where}: {suite.name} evaluates its own kind of model; give a spec")
-        return _language_model(*model, kind=load_options.get("kind"))
+        from queerbias.models.loading import caller_model  # torch: the caller loaded it, a run needs none
+
+        return caller_model(*model, kind=load_options.get("kind"))
     if not (hasattr(model, "fingerprint") and hasattr(model, "describe")):
         raise QueerbiasError(f"{where}: model must be a spec, a LoadedModel or a (model, tokenizer) pair, "
                              f"not {type(model).__name__}")
     return model
-
-
-def _language_model(model, tokenizer, kind: str | None = None) -> LoadedModel:
-    """A transformers language model and its tokenizer, as loaded by the caller, ready to score.
-
-    Masked or causal is read from the model's class (then its config) unless `kind` says; a model
-    used as causal is made to attend causally where a flag decides it (XLM's `causal`) and refused
-    if it still reads later tokens. The weights are fingerprinted like a loaded spec's, so results
-    record the same model. (The
-    model modules, which import torch, are imported here: the caller has loaded torch already, and
-    reading and comparing runs needs no torch.)
-    """
-    from queerbias.models.fingerprint import weights_fingerprint
-    from queerbias.models.kinds import CAUSAL, DUAL_KIND_TYPES, MASKED, check_causal, detect_kind, make_causal
-    from queerbias.models.loading import LoadedModel
-
-    name = type(model).__name__
-    spec = getattr(model.config, "_name_or_path", "") or name
-    if kind is None and model.config.model_type in DUAL_KIND_TYPES:
-        kind = detect_kind(model.config, spec)
-    if kind is None:
-        kind = MASKED if name.endswith("ForMaskedLM") else CAUSAL if name.endswith(("ForCausalLM", "LMHeadModel")) \
-            else detect_kind(model.config, name)
-    if kind not in (MASKED, CAUSAL):
-        raise QueerbiasError(f"kind must be {MASKED!r} or {CAUSAL!r}, got {kind!r}")
-    if kind == CAUSAL:
-        make_causal(model)
-        check_causal(model, spec)
-    return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, kind=kind, fingerprint=weights_fingerprint(model),
-                       source={"loaded_by": "caller", "class": name})
 
 
 def list_suites() -> pd.DataFrame:
@@ -209,7 +182,8 @@ class Comparison:
                 known = ", ".join(m["name"] for m in self.delta["measures"])
                 raise QueerbiasError(f"forest: no measure {measure!r} in this comparison; measures: {known}")
         if ax is None:
-            return plots.forest_figure(labels, series, panels, title, ylabel)
+            return delta_plots.highlighted(plots.forest_figure(labels, series, panels, title, ylabel), labels,
+                                           delta_plots.entries(self.delta))
         plots.forest_panel(ax, labels, series, panels[0])
         plots.forest_rows(ax, labels, ylabel)
         ax.legend(fontsize="small")
@@ -233,7 +207,8 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
             out: str | os.PathLike | None = None, soft_test: str = "wilcoxon", correction: str = "holm",
             resamples: int = 10_000, seed: int | None = 0, best: str | None = None, ppl_margin: float = 5.0
             ) -> Comparison:
-    """Compare BEFORE with each AFTER run (objects or run folders) of the same suite and items.
+    """Compare BEFORE with each AFTER run (objects or run folders) of the same suite and items; a
+    training checkpoint's folder stands for its run of the benchmark compared (`runs.benchmark_folders`).
 
     Options as `queerbias compare`: `soft_test` (wilcoxon or ttest) for continuous measures,
     `correction` (holm or bh) across the entries of a scope, bootstrap `resamples` and `seed`,
@@ -244,21 +219,18 @@ def compare(before: RunRecord | str | os.PathLike, after: RunRecord | str | os.P
                                             "seed": seed, "best": best, "ppl_margin": ppl_margin}, "compare")
     afters = list(after) if isinstance(after, (list, tuple)) else [after]
     given = (before, *afters)
-    runs = check_labels(unique_defaults([_record(run) for run in given], [not isinstance(run, RunRecord) for run in given]),
+    for run in given:
+        if not isinstance(run, (RunRecord, str, os.PathLike)):
+            raise QueerbiasError(f"compare: a run is a RunRecord or a run folder, not {type(run).__name__}")
+    folders = iter(benchmark_folders([Path(run) for run in given if not isinstance(run, RunRecord)]))
+    records = [run if isinstance(run, RunRecord) else load_run(next(folders)) for run in given]
+    runs = check_labels(unique_defaults(records, [not isinstance(run, RunRecord) for run in given]),
                         "give them labels: load_run(path, label=...) or score(..., label=...)")
     out = None if out is None else checked_out(out, [run.path for run in runs])
     document = compare_runs(runs[0], runs[1:], options)
     if out is not None:
         write_outputs(document, out)
     return Comparison(document, out)
-
-
-def _record(run) -> RunRecord:
-    if isinstance(run, RunRecord):
-        return run
-    if isinstance(run, (str, os.PathLike)):
-        return load_run(run)
-    raise QueerbiasError(f"compare: a run is a RunRecord or a run folder, not {type(run).__name__}")
 
 
 # -- studies ------------------------------------------------------------------------
@@ -268,6 +240,4 @@ def study(config: str | os.PathLike, *, jobs: int = 1, force: bool = False,
     """Run or resume a study file (= `queerbias study --config FILE`; docs/study.md): every model ×
     training run × seed as a training run in its own process, then STUDY/report/. Returns where the
     report is (`path`, `index`, `methods`), whether it is `complete` and what is `missing`."""
-    from queerbias.study.run import run_study
-
     return run_study(config, jobs=jobs, force=force, out=out)

@@ -1,10 +1,12 @@
 """queerbias: measure and mitigate anti-LGBTQ+ bias in German and multilingual language models.
 
-The console command. Each subcommand lives in its own module under `queerbias.commands`, or in a
-suite's folder where a suite has commands of its own (`Declaration.commands`, found through the
-suite registry), and exposes `register(subparsers)`; the modules are discovered, so adding a
-command never touches this file. Every refusal, from argparse or from our code, is one line on
-stderr with exit status 2 (docs/refusals.md).
+The console command, on top of everything it drives. Each subcommand lives in its own module under
+`queerbias.commands` (the built-in suites' aliases and exports among them) and exposes
+`register(subparsers)`; the modules are discovered, so adding a command never touches this file.
+A suite of another package adds commands of its own through its declaration (`Declaration.commands`,
+found through the suite registry). No other module of queerbias imports `queerbias.commands`
+(`tests/test_layers.py`). Every refusal, from argparse or from our code, is one line on stderr with
+exit status 2 (docs/refusals.md).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     found = [f"{commands.__name__}.{info.name}" for info in sorted(pkgutil.iter_modules(commands.__path__),
                                                                     key=lambda m: m.name)]
-    found += [module for suite in list_declarations() for module in suite.commands]  # in registry order
+    found += [module for suite in list_declarations() for module in suite.commands]  # other packages' suites
     for name in dict.fromkeys(found):
         importlib.import_module(name).register(subparsers)
     return parser
@@ -63,13 +65,13 @@ def main(argv: list[str] | None = None, report=None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        problem = os_errors.stdout_problem()
+        problem = os_errors.working_folder_problem() or os_errors.stdout_problem()
         if problem:
             raise QueerbiasError(problem)
         return int(args.func(args) or 0)
     except QueerbiasError as err:
         report(f"queerbias {args.command}: error: {one_line(str(err))}")
-        return 2
+        return err.status
     except (OSError, UnicodeEncodeError) as err:  # the machine's, not the input's: full disk, closed pipe, ...
         if isinstance(err, BrokenPipeError):
             os_errors.silence_stdout()
@@ -83,10 +85,19 @@ def main(argv: list[str] | None = None, report=None) -> int:
         return 2
 
 
+#: the longest refusal shown: one that quotes a long value (a 200 KB config line) keeps its ends
+MAX_LINE = 1000
+
+
 def one_line(message: str) -> str:
     """A refusal as one line, where it quotes a library's message of several (transformers' offline
-    advice, a YAML parser's context)."""
-    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+    advice, a YAML parser's context), cut in the middle where it is longer than `MAX_LINE` (it
+    quotes a value whole): its start names the file or option, its end says why."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    if len(line) <= MAX_LINE:
+        return line
+    head, tail = MAX_LINE * 2 // 3, MAX_LINE // 3
+    return f"{line[:head]} [... {len(line) - head - tail:,} characters ...] {line[-tail:]}"
 
 
 def _to_stderr(line: str) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from queerbias.errors import DataError, QueerbiasError
+from queerbias.records import parse_json_object
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -49,14 +50,32 @@ def regular_file(path: str | Path, what: str = "file") -> Path:
     return path
 
 
+def existing_folder(path: str | Path, what: str) -> Path:
+    """`path` if it is a folder; else a QueerbiasError that says whether nothing is there (a mistyped
+    path) or something that is no folder, so a missing path is never reported as "not a directory"."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if os.path.lexists(path):
+        raise QueerbiasError(f"{path}: not a directory, so not a {what}")
+    raise QueerbiasError(f"{path}: no such {what} (nothing is there)")
+
+
 def decode_utf8(path: Path, raw: bytes) -> str:
-    """`raw` as UTF-8 text (a BOM is dropped); otherwise a DataError naming the row and byte."""
+    """`raw` as UTF-8 text (a BOM is dropped); otherwise a DataError naming the row and byte. A NUL
+    byte is refused too, wherever it lies: no text file holds one, and a reader that checks only
+    the rows it uses (a sample) would never see it."""
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         row = raw.count(b"\n", 0, err.start) + 1
         raise DataError(path, f"not UTF-8: bytes {raw[err.start:err.end]!r} at byte {err.start} "
                         "(Latin-1 or Windows-1252?); re-save the file as UTF-8", row=row) from None
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise DataError(path, f"a NUL byte at byte {nul}: not a text file (a binary file, or one cut and padded "
+                              "by a crash)", row=raw.count(b"\n", 0, nul) + 1)
+    return text
 
 
 def read_text_utf8(path: str | Path, what: str = "file") -> str:
@@ -117,8 +136,6 @@ def iter_jsonl(path: Path, on_bad: Callable[[DataError], None] | None = None,
 def _parse_object(line: str, path: Path, row: int) -> dict[str, Any]:
     """Strict: a duplicate key or NaN/Infinity is refused (`records.parse_json_object`); values
     may be long (a corpus document), so no field bound."""
-    from queerbias.records import parse_json_object
-
     return parse_json_object(line, path, row, max_field=None)
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, field, fields
 from typing import Any, Literal
 
+from queerbias.bounds import MAX_DIGITS, BoundError, bounded_int
 from queerbias.errors import QueerbiasError
 from queerbias.yamlio import load_yaml
 
@@ -112,10 +113,11 @@ def count_or_auto(value) -> int | str:
 # -- parsing text -------------------------------------------------------------------
 
 def integer(text: str) -> int:
-    """An integer written in ASCII digits with at most one sign; anything else is refused."""
+    """An integer written in ASCII digits with at most one sign; anything else is refused, and so
+    is one of more than `bounds.MAX_DIGITS` digits (a `BoundError`), before `int()` reads it."""
     if not isinstance(text, str) or not _INTEGER.match(text.strip()):
         raise ValueError(f"not an integer: {text!r}")
-    return int(text.strip())
+    return bounded_int(text.strip())
 
 
 def number(text: str) -> float:
@@ -132,6 +134,8 @@ def cli_type(parse: Callable[[str], float], what: str, minimum: float | None = N
     def converted(text: str):
         try:
             value = parse(text)
+        except BoundError as err:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {err}") from None
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if minimum is not None and value < minimum:
@@ -218,12 +222,15 @@ def coerce(value, tp, name: Namer, key: str):
         if isinstance(value, str):
             try:
                 value = integer(value)
+            except BoundError as err:
+                raise QueerbiasError(f"{name(key)} must be an integer of 64 bits, got {err}") from None
             except ValueError:
                 pass
         if isinstance(value, bool) or not isinstance(value, int):
             raise QueerbiasError(f"{name(key)} must be an integer, got {value!r}")
         if abs(value) > MAX_INTEGER:
-            raise QueerbiasError(f"{name(key)} must be at most {MAX_INTEGER} in size (a 64-bit integer), got {value}")
+            raise QueerbiasError(f"{name(key)} must be at most {MAX_INTEGER} in size (a 64-bit integer), got "
+                                 f"{_shown(value)}")
         return value
     if tp is float:
         if isinstance(value, str):  # a command line, or YAML 1.1, which reads `2e-5` as text
@@ -281,7 +288,10 @@ def _one_of(value, choices, label: str):
 
 
 def _shown(value: float) -> str:
-    """A number as an error shows it: integers in full with thousands separators, others as %g."""
+    """A number as an error shows it: integers in full with thousands separators (one too long to
+    print, by its number of digits), others as %g."""
+    if isinstance(value, int) and value.bit_length() > 3 * MAX_DIGITS:  # str() refuses 4,300 digits
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 

@@ -35,6 +35,21 @@ def stdout_problem() -> str | None:
     return None
 
 
+def working_folder_problem() -> str | None:
+    """Why the working folder cannot be used (it was deleted after the shell entered it), checked
+    before any work starts: `os.getcwd()` then fails with an ENOENT that names no path."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        try:
+            where = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+        except OSError:  # not Linux
+            where = os.environ.get("PWD", "")
+        return (f"the working folder {where or '(unknown)'} no longer exists (deleted after the shell entered it); "
+                "cd into a folder that exists and run the command again")
+    return None
+
+
 def as_os_error(err: BaseException) -> OSError | None:
     """The operating-system failure behind `err`, where a library reported one in its own exception
     (safetensors' `SafetensorError: ... No space left on device (os error 28)` while a model is saved,

@@ -10,7 +10,9 @@ the API takes) into the files and folders on this machine; `output_path` refuses
 path, a path that cannot be written, one that is, contains or lies inside an input, and a
 folder that another tool owns (`folder_owner`: a Hugging Face Trainer folder, a model, a
 git checkout, or a queerbias folder of another kind), before any work starts, and returns
-the path the command then writes (with `~` expanded). `OutputLock` refuses a folder that
+the path the command then writes (with `~` expanded). Files and folders are compared by
+identity (device and inode, of the path and of every folder above it), never by spelling:
+a bind mount or a hard link of an input is that input. `OutputLock` refuses a folder that
 another running process writes to (two `score` runs into one --out would otherwise both
 finish and the last one win); the kernel drops the lock however the holder ends.
 """
@@ -23,7 +25,7 @@ import errno
 import fcntl
 import os
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import require_output_dir
@@ -118,20 +120,23 @@ def output_path(value: str | Path | None, inputs: Iterable = (), *, option: str 
         raise QueerbiasError(f"{option} must name a {what}" + (
             f", got {type(value).__name__}" if value is not None and not isinstance(value, (str, os.PathLike))
             else " (an empty value would write into the current one)"))
+    if isinstance(value, PurePath) and not value.parts:
+        raise QueerbiasError(f"{option} must name a {what}, got {value!r}: Path('') is Path('.'), the working folder "
+                             "itself, so an empty path would write into it; name the folder")
     path = Path(os.path.expanduser(os.fspath(value)))
     require_output_dir(path.parent if file else path, option)
     if file and path.is_dir():
         raise QueerbiasError(f"{option} {path} is a directory; give the file to write")
-    target = path.resolve()
+    target = _Placed(path)
     for source in input_paths(*inputs):
-        shown = _shown(source)
-        if target == source:
+        shown, placed = _shown(source), _Placed(source)
+        if target.identity is not None and target.identity == placed.identity:
             raise QueerbiasError(f"{option} {path} is the input {shown}; writing there would destroy it; "
                                  f"choose another {what}")
-        if source.is_relative_to(target):
+        if target.identity is not None and target.identity in placed.above:
             raise QueerbiasError(f"{option} {path} contains the input {shown}; results written there could "
                                  "replace it; choose another folder")
-        if source.is_dir() and target.is_relative_to(source):
+        if source.is_dir() and placed.identity in target.above:
             raise QueerbiasError(f"{option} {path} lies inside the input folder {shown}; results written there "
                                  "would change the input; choose a folder outside it")
     if not file:
@@ -156,6 +161,28 @@ def folder_owner(folder: str | Path) -> tuple[str, Path] | None:
     return (TRAINER, trainer) if trainer is not None else None
 
 
+class _Placed:
+    """Where a path lies on this machine: its identity (device and inode; None while it does not
+    exist) and the identities of every existing folder above it, after `..` and symbolic links.
+
+    A bind mount shows its source's device and inode, and a hard link is its file, so two
+    spellings of one file or folder compare equal however they were reached.
+    """
+
+    def __init__(self, path: Path):
+        resolved = Path(path).resolve()
+        self.identity = _identity(resolved)
+        self.above = {found for folder in resolved.parents if (found := _identity(folder)) is not None}
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
 def _shown(path: Path) -> str:
     """A path as the user typed it where it lies below the working folder, else absolute."""
     try:
@@ -167,11 +194,11 @@ def _shown(path: Path) -> str:
 def run_files(run: str | Path, *, except_: Iterable[str | Path] = ()) -> list[Path]:
     """The files of a folder that a command reads and writes beside (a training run for `card`):
     each is an input, except the ones the command itself writes (`except_`)."""
-    keep = {Path(p).resolve() for p in except_}
+    keep = {_identity(Path(p)) for p in except_} - {None}
     root = Path(run)
     if not root.is_dir():
         return []
-    return [p for p in root.rglob("*") if p.is_file() and p.resolve() not in keep]
+    return [p for p in root.rglob("*") if p.is_file() and _identity(p) not in keep]
 
 
 def lock_file(path: Path, mode: int, busy: str, wait: bool = False) -> int:

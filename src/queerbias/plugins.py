@@ -1,4 +1,4 @@
-"""Registered plugins (suites, objectives): a name -> "module:Class", imported when asked for."""
+"""Registered plugins (suites, objectives, model families): a name -> "module:Class", imported when asked for."""
 
 from __future__ import annotations
 

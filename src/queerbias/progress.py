@@ -5,12 +5,11 @@ else text) and text elsewhere. On a terminal the bar redraws as usual; written t
 pipe (a study cell's log, a cluster job's output) it is redrawn at most every `LOG_INTERVAL_S`
 seconds, so a log holds a line of progress per half minute rather than one per item, and a bar
 inside another writes no cursor movements.
-transformers' own bars around loading and saving a model are switched off (`quiet_transformers`).
+transformers' own bars around loading a model are switched off where it loads (`models.loading`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 LOG_INTERVAL_S = 30.0
@@ -18,27 +17,10 @@ LOG_INTERVAL_S = 30.0
 
 def bar(**options):
     """A `tqdm.auto` bar with the project's defaults (dynamic width; sparse when not on a terminal)."""
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # looks for a notebook (IPython) as it imports: only when a bar is drawn
 
     stream = options.get("file") or sys.stderr
     interactive = getattr(stream, "isatty", lambda: False)() or "ipykernel" in sys.modules
     # in a log, a bar inside another (an evaluation during training) would move the cursor with escape codes
     sparse = {} if interactive else {"mininterval": LOG_INTERVAL_S, "position": 0}
     return tqdm(dynamic_ncols=True, **sparse, **options)
-
-
-@contextlib.contextmanager
-def quiet_transformers():
-    """transformers' own bars (`Loading weights` on every load, so on every `qb.score`; `Writing model
-    shards`) switched off for the block; a download's bar (huggingface_hub's) still shows."""
-    from transformers.utils import logging as hf_logging
-
-    set_hook = getattr(hf_logging, "set_tqdm_hook", None)  # transformers 5.x
-    if set_hook is None:
-        yield
-        return
-    previous = set_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
-    try:
-        yield
-    finally:
-        set_hook(previous)

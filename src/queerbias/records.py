@@ -5,7 +5,8 @@ last of two columns with one name, `json.loads` the last of two keys, and both l
 `NaN` or a list through where text belongs, which later code turns into the string
 "nan" or "['a']" and scores. Here a duplicate column or key, a non-finite number and a
 value longer than `MAX_FIELD` characters (what the CSV reader allows, for JSONL too)
-are refused, naming the file, row and field; `text` refuses a value that is not a
+are refused, naming the file, row and field, and so are JSON integers and nesting beyond
+`bounds` (Python's own limits raise a traceback); `text` refuses a value that is not a
 string where text is expected.
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from queerbias.bounds import BoundError, bounded_int, check_depth, too_deep
 from queerbias.errors import DataError
 
 MAX_FIELD = csv.field_size_limit()  # 131072 characters, the csv module's own bound
@@ -31,11 +33,13 @@ def parse_json_object(line: str, path: str | Path, row: int, max_field: int | No
         raise DataError(path, f"a line of {len(line)} characters, more than {16 * max_field}: not a record "
                               "file?", row=row)
     try:
-        record = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        record = loads_strict(line)
     except json.JSONDecodeError as err:
         raise DataError(path, f"invalid JSON ({err.msg})", row=row) from None
     except _Refused as err:
         raise DataError(path, str(err), row=row, field=err.field) from None
+    except BoundError as err:
+        raise DataError(path, str(err), row=row) from None
     if not isinstance(record, dict):
         raise DataError(path, f"each line must be a JSON object, got {type(record).__name__}", row=row)
     if max_field is not None:
@@ -47,9 +51,15 @@ def parse_json_object(line: str, path: str | Path, row: int, max_field: int | No
 
 
 def loads_strict(text: str) -> Any:
-    """A JSON document with the rules of a record: no duplicate keys, no NaN/Infinity (a
-    `ValueError` saying which; `json.JSONDecodeError` for broken JSON)."""
-    return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    """A JSON document with the rules of a record: no duplicate keys, no NaN/Infinity, integers and
+    nesting within `bounds` (a `ValueError` saying which; `json.JSONDecodeError` for broken JSON)."""
+    try:
+        document = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant,
+                              parse_int=bounded_int)
+    except RecursionError:
+        raise BoundError(too_deep()) from None
+    check_depth(document)
+    return document
 
 
 class _Refused(ValueError):

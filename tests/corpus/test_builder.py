@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -304,3 +306,24 @@ def test_fifo_file_arguments_are_refused_before_open(tmp_path: Path, capsys, opt
         [] if option == "--manifest" else ["--name", "x", "--source", str(source), "-o", str(tmp_path / "x")])
     assert cli_main(args) == 2  # would block forever in open() if the FIFO were opened
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_the_shipped_manifests_build_says_what_to_create_first(tmp_path: Path, capsys):
+    """The README's `corpus build --manifest corpora/manifests/seed-mastodon-taz.yaml` in a fresh clone: the
+    git-ignored opt-out list, then each source, refused in one line that says how to create it (issue 51)."""
+    shutil.copytree(REPO / "corpora" / "manifests", tmp_path / "corpora" / "manifests")
+    args = ["corpus", "build", "--manifest", "corpora/manifests/seed-mastodon-taz.yaml"]
+    with contextlib.chdir(tmp_path):
+        assert cli_main(args) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "queerbias corpus: error: corpora/opt-out.txt: cannot read opt-out list: no such file; create it before "
+            "building (an empty file leaves nothing out: touch corpora/opt-out.txt; one doc_id, URL or URL prefix per "
+            "line), or name no opt_out in the manifest (docs/corpus.md)"]
+        (tmp_path / "corpora" / "opt-out.txt").touch()
+        assert cli_main(args) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "queerbias corpus: error: corpora/raw/mastodon/posts.jsonl: source mastodon: no such file or folder; write "
+            "it before building: a JSONL of documents, as `queerbias crawl mastodon --out DIR` (DIR/posts.jsonl), "
+            "`queerbias crawl news` or `queerbias corpus taz` write it (docs/corpus.md), or leave the source out"]
+    assert not (tmp_path / "corpora" / "seed-mastodon-taz").exists()
+    assert "touch corpora/opt-out.txt" in (REPO / "corpora" / "manifests" / "seed-mastodon-taz.yaml").read_text()

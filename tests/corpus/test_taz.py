@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from queerbias.cli import main as cli_main
-from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.taz import TazReader, default_since_year
+from queerbias.crawl.documents import Document
 from queerbias.errors import DataError
 from queerbias.fileio import iter_jsonl
 from queerbias.text.keywords import KeywordMatcher

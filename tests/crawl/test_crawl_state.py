@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from cli_scenario import build_cli, corpus_lines, crawl_cli, forget_cli, post_by
 from mastodon_scenario import read_posts, run_refresh
-from test_takedowns import _build, _corpus_lines, _crawl, _forget, _post
 
 from queerbias.cli import main
 from queerbias.corpus.crawl_state import PENDING_STATS, CrawlSource, Removals, corpus_list_record
@@ -28,16 +28,16 @@ from queerbias.errors import QueerbiasError
 def store(tmp_path):
     """A crawl of three posts by anna and one by ben (11), and the address the server gave them."""
     folder = tmp_path / "crawl"
-    posts = [_post(10 + i, user, "d.example") for i, user in enumerate(("anna", "ben", "anna", "anna"))]
+    posts = [post_by(10 + i, user, "d.example") for i, user in enumerate(("anna", "ben", "anna", "anna"))]
     with FakeMastodonServer(FakeInstance("d.example", posts)) as server:
-        assert _crawl(folder, server.url) == 0
+        assert crawl_cli(folder, server.url) == 0
     return folder, server.url
 
 
 def test_a_store_is_read_from_its_state_and_with_that_lost_from_its_statistics(store, crawl_key):
     store, _ = store
     key = CrawlKey(crawl_key)
-    assert _forget("--account", "anna@d.example", store) == 0
+    assert forget_cli("--account", "anna@d.example", store) == 0
     state = json.loads((store / "state.json").read_text())
     read = CrawlSource.beside(store / "posts.jsonl", lambda: key)
     assert read.as_dict() == {"key_fingerprint": key.fingerprint, "checked_at": state["checked_at"], "posts": 1,
@@ -79,7 +79,7 @@ def test_removals_cover_listed_posts_and_every_post_of_a_listed_author(store, cr
     key = CrawlKey(crawl_key)
     anna, ben = key.account_pseudonym("anna@d.example"), key.account_pseudonym("ben@d.example")
     by = {p["doc_id"]: p["account"] for p in read_posts(store)}
-    assert _forget("--account", "anna@d.example", store) == 0
+    assert forget_cli("--account", "anna@d.example", store) == 0
     removals = Removals(crawl_key)
     removals.add(Tombstones.load(store, key))
     listed = next(doc for doc, account in by.items() if account == anna)
@@ -139,7 +139,7 @@ def test_a_stores_list_must_be_its_own_whole_and_read_with_its_key(store, crawl_
     store, url = store
     key = CrawlKey(crawl_key)
     older = (store / "tombstones.json").read_bytes()
-    assert _forget("--account", "anna@d.example", store) == 0
+    assert forget_cli("--account", "anna@d.example", store) == 0
     with pytest.raises(QueerbiasError, match="^no crawl key"):
         CrawlSource.beside(store / "posts.jsonl", lambda: CrawlKey.existing(tmp_path / "none.key"))
     other = CrawlKey(tmp_path / "other.key")
@@ -153,9 +153,9 @@ def test_a_stores_list_must_be_its_own_whole_and_read_with_its_key(store, crawl_
         f"{store / 'tombstones.json'}: holds 0 removed accounts but the folder's records say 1: it was replaced by an "
         "older copy; restore it from a backup, or removals come back" + RECOVER_HINT.format(folder=store))
     copy = tmp_path / "copy"
-    with FakeMastodonServer(FakeInstance("d.example", [_post(10 + i, "anna", "d.example") for i in range(3)])) as s:
-        assert _crawl(copy, s.url) == 0
-    assert _forget("--account", "anna@d.example", copy) == 0
+    with FakeMastodonServer(FakeInstance("d.example", [post_by(10 + i, "anna", "d.example") for i in range(3)])) as s:
+        assert crawl_cli(copy, s.url) == 0
+    assert forget_cli("--account", "anna@d.example", copy) == 0
     (store / "tombstones.json").write_bytes((copy / "tombstones.json").read_bytes())  # as many entries, not its own
     with pytest.raises(QueerbiasError, match="it was copied from another store or corpus"):
         _beside(store, key)
@@ -175,7 +175,7 @@ def test_a_store_of_an_older_queerbias_gains_its_list_with_a_refresh(store, craw
 
 def test_a_store_everybody_left_holds_no_posts(store, crawl_key):
     store, _ = store
-    assert _forget("--account", "anna@d.example", "--account", "ben@d.example", store) == 0
+    assert forget_cli("--account", "anna@d.example", "--account", "ben@d.example", store) == 0
     assert _beside(store, CrawlKey(crawl_key)).as_dict()["posts"] == 0
 
 
@@ -183,21 +183,21 @@ def test_a_build_drops_what_any_stores_list_removed_as_it_reads_the_posts(tmp_pa
     """Store a lists anna (taken down) and ben's post 11 (deleted upstream, found by a refresh); store b lists
     nobody and holds copies of those posts and a post anna wrote later. The build leaves out every one of them
     as it reads b's posts (opted out), not only when it checks the lists again at the end."""
-    statuses = [_post(10 + i, user, "d.example") for i, user in enumerate(("anna", "ben", "anna", "ben"))]
+    statuses = [post_by(10 + i, user, "d.example") for i, user in enumerate(("anna", "ben", "anna", "ben"))]
     instance = FakeInstance("d.example", statuses)
     with FakeMastodonServer(instance) as server:
         for name in ("b", "a"):
-            assert _crawl(tmp_path / name, server.url) == 0
-        assert _forget("--account", "anna@d.example", tmp_path / "a") == 0
+            assert crawl_cli(tmp_path / name, server.url) == 0
+        assert forget_cli("--account", "anna@d.example", tmp_path / "a") == 0
         instance.statuses = [s for s in instance.statuses if s["id"] != "11"]
         assert run_refresh(tmp_path / "a")["counts"]["deleted"] == 1  # a day later, when the post is due
-        instance.statuses.append(_post(30, "anna", "d.example"))
-        assert _crawl(tmp_path / "b", server.url) == 0
+        instance.statuses.append(post_by(30, "anna", "d.example"))
+        assert crawl_cli(tmp_path / "b", server.url) == 0
     out = tmp_path / "corpus"
     assert main(["corpus", "build", "--name", "c", "--source", str(tmp_path / "a" / "posts.jsonl"), "--source",
                  str(tmp_path / "b" / "posts.jsonl"), "-o", str(out), "--validation-fraction", "0.3",
                  "--min-words", "post=1", "--no-near-duplicates"]) == 0
-    assert [line["text"].split(":")[0] for line in _corpus_lines(out)] == ["Nr. 13"]
+    assert [line["text"].split(":")[0] for line in corpus_lines(out)] == ["Nr. 13"]
     stats = json.loads((out / "stats.json").read_text())
     assert stats["dropped"]["opted_out"] == 4 and "removed_while_building" not in stats  # anna 10, 12, 30; ben 11
 
@@ -207,14 +207,14 @@ def test_a_built_corpus_keeps_its_own_list_whole(store, crawl_key, tmp_path):
     anna = CrawlKey(crawl_key).account_pseudonym("anna@d.example")
     corpus, other = tmp_path / "corpus", tmp_path / "other"
     for out in (corpus, other):
-        assert _build(store, out) == 0
+        assert build_cli(store, out) == 0
     assert Removals(crawl_key).add_folder(corpus) is None  # no takedown yet: no list, none recorded
-    assert _forget("--account", "anna@d.example", corpus) == 0
+    assert forget_cli("--account", "anna@d.example", corpus) == 0
     older = (corpus / "tombstones.json").read_bytes()
     # a line by ben, by its id alone, as `corpus forget` lists those of a corpus built before lines named their author
-    forget_in_corpus(corpus, CrawlKey(crawl_key), set(), {_corpus_lines(corpus)[0]["doc_id"]})
-    assert _forget("--account", "anna@d.example", "--account", "ben@d.example", other) == 0
-    assert _forget("--account", "ben@d.example", corpus) == 0
+    forget_in_corpus(corpus, CrawlKey(crawl_key), set(), {corpus_lines(corpus)[0]["doc_id"]})
+    assert forget_cli("--account", "anna@d.example", "--account", "ben@d.example", other) == 0
+    assert forget_cli("--account", "ben@d.example", corpus) == 0
     removals = Removals(crawl_key)
     assert removals.add_folder(corpus).counts() == {"posts": 1, "accounts": 2} and anna in removals.accounts
     whole = (corpus / "tombstones.json").read_bytes()
@@ -234,9 +234,9 @@ def test_a_built_corpus_keeps_its_own_list_whole(store, crawl_key, tmp_path):
 
 
 def test_a_store_counts_the_instances_crawled_because_their_admin_agreed(tmp_path, crawl_key):
-    refusing = FakeInstance("rules.example", [_post(20, "rita", "rules.example", local="rules.example")],
+    refusing = FakeInstance("rules.example", [post_by(20, "rita", "rules.example", local="rules.example")],
                             rules=("Kein Scraping, kein KI-Training.",))
-    with FakeMastodonServer(refusing) as agreed, FakeMastodonServer(FakeInstance("d.example", [_post(21, "ben",
+    with FakeMastodonServer(refusing) as agreed, FakeMastodonServer(FakeInstance("d.example", [post_by(21, "ben",
                                                                                                     "d.example")])) as d:
-        assert _crawl(tmp_path / "crawl", agreed.url, d.url, args=["--allow-instance", agreed.url]) == 0
+        assert crawl_cli(tmp_path / "crawl", agreed.url, d.url, args=["--allow-instance", agreed.url]) == 0
     assert _beside(tmp_path / "crawl", CrawlKey(crawl_key)).as_dict()["instances_admin_agreed"] == 1

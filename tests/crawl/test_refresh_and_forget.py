@@ -14,6 +14,7 @@ import pytest
 from mastodon_scenario import (  # noqa: F401
     GERMAN,
     SHARED_URI,
+    T0,
     Sleeps,
     assert_names_nobody,
     later,
@@ -27,6 +28,7 @@ from queerbias.cli import main
 from queerbias.corpus.builder import BuildConfig, CorpusBuilder
 from queerbias.corpus.sources import SourceSpec
 from queerbias.crawl.keys import CrawlKey
+from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer, Fediverse, status
 from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 
@@ -211,3 +213,26 @@ def test_posts_whose_sealed_data_was_lost_keep_the_pass_incomplete(servers, tmp_
     assert not result["complete"] and result["counts"]["unchecked"] == 1
     state = json.loads((store / "state.json").read_text())
     assert state["refresh"]["pass_started"] and state["checked_at"] < state["refresh"]["pass_started"]
+
+
+def test_a_copys_answer_does_not_confirm_a_post_whose_origin_did_not_answer(tmp_path):
+    """Issue 48: when the origin could be asked but did not answer, another server's copy may remove the post but
+    never count it as checked; the pass stays incomplete until the origin answers."""
+    uri = "https://o.example/users/xaver/statuses/10"
+    fediverse = Fediverse()
+    origin = FakeInstance("o.example", [status(10, f"<p>{GERMAN}</p>", domain="o.example", created=T0,
+                                               username="xaver", uri=uri, tags=("queer",))])
+    mirror = FakeInstance("m.example", [status(20, f"<p>{GERMAN}</p>", domain="m.example", created=T0,
+                                               acct="xaver@o.example", username="xaver", uri=uri, tags=("queer",))])
+    out = tmp_path / "crawl"
+    with FakeMastodonServer(origin, fediverse) as o, FakeMastodonServer(mirror, fediverse) as m:
+        run_crawl(out, m.url)  # the copy is crawled; its uri names the origin, asked first at refresh
+        assert len(read_posts(out)) == 1
+        origin.raw["/api/v1/statuses/10"] = (503, {"Content-Type": "application/json"}, b'{"error": "down"}')
+        reachable = {"instances": (o.url,)}  # a local address, allowed as one named is
+        result = run_refresh(out, **reachable)
+        assert not result["complete"] and result["counts"] == {"unchecked": 1}
+        assert any(r["path"].endswith("/statuses/20") for r in m.requests)  # the copy was asked, and not believed
+        del origin.raw["/api/v1/statuses/10"]
+        again = run_refresh(out, clock=later(2), **reachable)
+        assert again["complete"], again  # the origin answers again

@@ -15,8 +15,8 @@ import json
 import shutil
 import signal
 
-from mastodon_scenario import read_posts
-from test_takedowns import _build, _corpus_lines, _crawl, _in_child, _post
+from cli_scenario import build_cli, corpus_lines, crawl_cli, in_child, post_by
+from mastodon_scenario import UA, read_posts
 
 from queerbias import killpoint
 from queerbias.cli import main
@@ -24,23 +24,21 @@ from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.testserver import FakeInstance, FakeMastodonServer
 from queerbias.crawl.mastodon.tombstones import Tombstones
 
-UA = "queerbias-test/1.0 (tests; contact: me@example.org)"
-
 
 def test_a_removed_authors_unlisted_posts_are_dropped_by_build_crawl_and_refresh(tmp_path, crawl_key, capsys):
     key = CrawlKey(crawl_key)
     alice, bob = key.account_pseudonym("alice@d.example"), key.account_pseudonym("bob@d.example")
-    instance = FakeInstance("d.example", [_post(10 + i, user, "d.example")
+    instance = FakeInstance("d.example", [post_by(10 + i, user, "d.example")
                                           for i, user in enumerate(("alice", "bob", "alice", "bob", "alice"))])
     store = tmp_path / "taken-down"
     with FakeMastodonServer(instance) as server:
-        assert _crawl(store, server.url) == 0
+        assert crawl_cli(store, server.url) == 0
         stored = {p["doc_id"] for p in read_posts(store) if p["account"] == alice}
         assert len(stored) == 3
 
         # The takedown is killed once the account is listed, before any of alice's posts is.
         forget = ["corpus", "forget", "--account", "alice@d.example", str(store)]
-        assert _in_child(forget, {killpoint.ENV: "removal:1"}) == -signal.SIGKILL
+        assert in_child(forget, {killpoint.ENV: "removal:1"}) == -signal.SIGKILL
         listed = Tombstones.load(store, key)
         assert alice in listed.accounts and not {f"mastodon:{p}" for p in listed.posts} & stored
         assert {p["account"] for p in read_posts(store)} == {alice, bob}
@@ -48,13 +46,13 @@ def test_a_removed_authors_unlisted_posts_are_dropped_by_build_crawl_and_refresh
         for folder in ("build", "crawl", "refresh"):
             shutil.copytree(store, tmp_path / folder)
 
-        assert _build(tmp_path / "build", tmp_path / "corpus") == 0
-        lines = _corpus_lines(tmp_path / "corpus")
+        assert build_cli(tmp_path / "build", tmp_path / "corpus") == 0
+        lines = corpus_lines(tmp_path / "corpus")
         assert lines and {line["account"] for line in lines} == {bob}
 
         # alice writes again: a post whose id no list can hold yet.
-        instance.statuses.append(_post(20, "alice", "d.example"))
-        assert _crawl(tmp_path / "crawl", server.url) == 0
+        instance.statuses.append(post_by(20, "alice", "d.example"))
+        assert crawl_cli(tmp_path / "crawl", server.url) == 0
         assert main(["crawl", "mastodon", "--refresh", "--out", str(tmp_path / "refresh"), "--user-agent", UA]) == 0
     after = {folder: ({p["account"] for p in read_posts(tmp_path / folder)},
                       json.loads((tmp_path / folder / "stats.json").read_text())["removed"])

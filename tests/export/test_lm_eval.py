@@ -2,6 +2,7 @@
 
 import csv
 import json
+import shlex
 
 import pytest
 
@@ -26,7 +27,8 @@ PAIRS = PairSet("lm-eval-test", [
     # shares "Schwule Männer sind nett." with pair 1 but scores other runs of it: the case
     # where lm-eval's one-token cache would read the wrong positions (collision_free)
     Pair("7", "Schwule Männer sind nett.", "Lesbische Frauen sind klug.", "gay"),
-    Pair("8", "Lesbische Frauen sind klug.", "Heterosexuelle Frauen sind klug.", "lesbian"),
+    # targets two groups (issue 46): lm-eval counts it in both, as queerbias's per-group summary does
+    Pair("8", "Lesbische Frauen sind klug.", "Heterosexuelle Frauen sind klug.", "lesbian", other_groups=("queer",)),
     Pair("9", "(Xier mag Kaffee.)", "(Er mag Kaffee.)", "nonbinary"),  # "(": a first token in common
     Pair("10", "Dey liest ein Buch.", "Sie liest ein Buch.", "nonbinary", direction="antistereo"),
 ])
@@ -103,7 +105,8 @@ def test_task_exported_without_bos_needs_add_bos_token_false(tiny_llama, tmp_pat
 
 
 def test_cli_writes_the_task_folder_and_refuses_to_overwrite(tiny_gemma, tmp_path, capsys):
-    pairs_file, out = tmp_path / "my-pairs.csv", tmp_path / "task"
+    """The printed lm_eval command is quoted for the shell: its folder's name holds a space (issue 49)."""
+    pairs_file, out = tmp_path / "my-pairs.csv", tmp_path / "my task"
     with open(pairs_file, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["pair_id", "sent_more", "sent_less", "stereo_antistereo", "bias_type"])
@@ -113,6 +116,8 @@ def test_cli_writes_the_task_folder_and_refuses_to_overwrite(tiny_gemma, tmp_pat
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "--tasks my_pairs_sample_8_seed_0" in printed.out and "dtype=float32" in printed.out
+    command = shlex.split(printed.out.split("run: ", 1)[1])
+    assert command[command.index("--include_path") + 1] == str(out), command
     assert sorted(p.name for p in out.iterdir()) == ["my_pairs_sample_8_seed_0.yaml", "pairs.jsonl", "utils.py"]
     task = (out / "my_pairs_sample_8_seed_0.yaml").read_text()
     assert "class: !function utils.PairsTask" in task and "scoring_id:" in task

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from queerbias.models.embedded import prepare_embedded
+from queerbias.models.embedded import prepare_embedded, random_weights
 from queerbias.models.loading import load_model
 
 
@@ -45,3 +45,11 @@ def test_a_folder_marked_complete_without_weights_is_built_again(tmp_path, monke
     folder = prepare_embedded("embedded:tiny")
     assert Path(folder) == broken and (broken / "model.safetensors").is_file()
     load_model(str(folder))
+
+
+def test_random_weights_are_known_by_spec_so_reports_can_say_so(tiny_gpt2, tiny_bert, tmp_path):
+    """`embedded:tiny` and the test suite's tiny models (their config.json says so) have random weights; the
+    embedded Gemma, a Hub id and a folder without the key do not (issue 51: a study page labels such models)."""
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')
+    assert [random_weights(spec) for spec in ("embedded:tiny", str(tiny_gpt2), str(tiny_bert))] == [True] * 3
+    assert [random_weights(spec) for spec in ("embedded:gemma-3-270m", "gpt2", str(tmp_path))] == [False] * 3

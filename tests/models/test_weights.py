@@ -84,3 +84,22 @@ def test_hub_checkpoints_without_safetensors_use_the_hubs_conversion():
     assert locate_weights("org/old", None, True, FakeHub(bin_only)).method == PICKLE
     # a pinned revision is read as asked: no conversion of another revision stands in for it
     assert locate_weights("org/old", "abc123", True, FakeHub(bin_only, [bot])).method == PICKLE
+
+
+def test_offline_a_cached_conversion_is_read_as_it_was_online(tmp_path, monkeypatch):
+    """A node without network (a Slurm task after `study prefetch`) reads the Hub's safetensors conversion
+    the prefetch downloaded (`refs/pr/N` in the cache), not the `.bin` of the main revision."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    repo = tmp_path / "models--org--old"
+    for ref, commit, weights in (("main", "a" * 40, "pytorch_model.bin"), ("refs/pr/3", "b" * 40, "model.safetensors"),
+                                 ("refs/pr/1", "c" * 40, "pytorch_model.bin")):
+        (repo / "refs" / ref).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / ref).write_text(commit)
+        (repo / "snapshots" / commit).mkdir(parents=True)
+        (repo / "snapshots" / commit / weights).write_bytes(b"weights")
+    source = locate_weights("org/old", None, False)
+    assert (source.method, source.revision) == (CONVERSION, "refs/pr/3")
+    assert locate_weights("org/old", "abc123", True).method == PICKLE  # a pinned revision is read as asked

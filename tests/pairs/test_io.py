@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -6,6 +7,7 @@ from queerbias.errors import DataError
 from queerbias.pairs.io import normalise_text, read_pairs
 
 WQ_HEADER = "Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path, name, text, mode="w"):
@@ -89,3 +91,70 @@ def test_messy_winoqueer_v0_file(shared_data):
     assert directions == {"stereo", "antistereo"}  # " stereo" with its leading space normalised
     assert all(not p.sent_less.startswith(" ") for p in pairs.pairs)
     assert sum(p.direction == "antistereo" for p in pairs.pairs) == 210
+
+
+ANNOTATED = "sent_more,sent_less,group,frame,predicate_kind,phrase_end\n"
+
+
+def test_frame_predicate_kind_and_phrase_end_columns_are_read(tmp_path):
+    path = write(tmp_path, "a.csv", ANNOTATED + "Schwule Männer sind krank.,Heteros sind krank.,gay,f1,stereotype,14\n"
+                                                "Schwule Männer lesen gern.,Heteros lesen gern.,gay,f1,neutral,14\n"
+                                                "Schwule Männer sind laut.,Heteros sind laut.,gay,,,\n")
+    first, second, third = read_pairs(path).pairs
+    assert (first.frame, first.predicate_kind, first.phrase_end) == ("f1", "stereotype", 14)
+    assert first.sent_more[:first.phrase_end] == "Schwule Männer" and second.predicate_kind == "neutral"
+    assert (third.frame, third.predicate_kind, third.phrase_end) == ("", "stereotype", None)
+
+
+@pytest.mark.parametrize("row, field, message", [
+    ("Schwule sind krank.,Heteros sind krank.,gay,f1,stereo,7", "predicate_kind", "must be one of stereotype, neutral"),
+    ("Schwule sind krank.,Heteros sind krank.,gay,f1,neutral,99", "phrase_end", "character offset within"),
+    ("Schwule sind krank.,Heteros sind krank.,gay,f1,neutral,7.5", "phrase_end", "character offset within"),
+])
+def test_a_bad_annotation_names_the_row_and_field(tmp_path, row, field, message):
+    path = write(tmp_path, "bad.csv", ANNOTATED + row + "\n")
+    with pytest.raises(DataError, match=f"row 2.*{field}.*{message}|{message}.*row 2.*{field}") as caught:
+        read_pairs(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_neutral_predicate_needs_its_frame(tmp_path):
+    path = write(tmp_path, "bad.csv", ANNOTATED + "Schwule lesen.,Heteros lesen.,gay,,neutral,\n")
+    with pytest.raises(DataError, match="a neutral predicate needs its frame"):
+        read_pairs(path)
+
+
+def test_checksums_of_sets_without_annotations_are_those_recorded_before_them(tmp_path):
+    """A pair's checksum record gained frame, predicate_kind and phrase_end only where they are set, so
+    every earlier run's data checksum still matches its file."""
+    import hashlib
+
+    path = write(tmp_path, "wq.csv", WQ_HEADER + "Gay,Straight,Schwule Männer sind krank.,Heteros sind krank.\n")
+    (pair,) = read_pairs(path).pairs
+    old = {"pair_id": pair.pair_id, "sent_more": pair.sent_more, "sent_less": pair.sent_less, "group": "gay",
+           "counterfactual_group": "straight", "category": "", "direction": "stereo"}
+    digest = hashlib.sha256(json.dumps(old, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n")
+    assert read_pairs(path).checksum == "sha256:" + digest.hexdigest()
+
+
+def test_the_documented_winoqueer_de_layout_reads_every_documented_label(tmp_path):
+    """docs/scoring.md, "WinoQueer-DE": a file in its columns, one pair per group label of its table (English
+    and German spellings, Gender_ID_x and Gender_ID_y), reads with each label mapped to the group the table names."""
+    text = (REPO / "docs" / "scoring.md").read_text().split("### WinoQueer-DE")[1].split("**What is assumed.**")[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith(("| group", "| column"))]
+    labels = {row[0].split(" (")[0]: [label.strip() for cell in row[1:] for label in cell.split(",")]
+              for row in rows if len(row) == 3}
+    assert set(labels) >= {"lgbtq", "queer", "transgender", "nonbinary", "gay", "lesbian", "straight", "cis"}
+    lines = [",Gender_ID_x,Gender_ID_y,sent_x,sent_y"]
+    expected = []
+    for group, spellings in labels.items():
+        counterfactual = group in ("straight", "cis")  # a label of Gender_ID_y
+        for label in spellings:
+            x, y = ("Gay", label) if counterfactual else (label, "Straight")
+            lines.append(f'{len(expected)},"{x}","{y}",Satz {len(expected)} über sie.,Satz {len(expected)} über ihn.')
+            expected.append(("gay", group) if counterfactual else (group, "straight"))
+    pairs = read_pairs(write(tmp_path, "winoqueer_de.csv", "\n".join(lines) + "\n")).pairs
+    assert [p.pair_id for p in pairs] == [str(i) for i in range(len(expected))]
+    assert [(p.group, p.counterfactual_group) for p in pairs] == expected
+    assert all(p.sent_more.endswith("über sie.") and p.direction == "stereo" for p in pairs)

@@ -7,7 +7,7 @@ import pytest
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.mining import load_lexicons, mine_pairs, sentences
 from queerbias.train.config import config_from_dict
-from queerbias.train.pairs import load_training_pairs
+from queerbias.train.pair_batches import load_training_pairs
 
 LEXICONS = load_lexicons()
 

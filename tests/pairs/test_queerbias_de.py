@@ -13,7 +13,7 @@ from queerbias.pairs.queerbias_de import (
     counts_table,
     load_templates,
 )
-from queerbias.pairs.taxonomy import GROUPS, counterfactual_groups
+from queerbias.text.taxonomy import GROUPS, counterfactual_groups
 
 CATEGORIES = {
     "phase", "illness", "trend", "made-up", "indecisive",

@@ -65,7 +65,8 @@ def test_registry_declares_the_benchmarks():
     by_name = {b.name: b for b in list_benchmarks()}
     assert set(by_name) == {"queerbias-de", "queerbias-de-frames", "queerbias-knowledge", "queerbias-de-neutral",
                             "queerbias-de-ood-plural", "queerbias-de-ood-names", "queerbias-fr-ood", "queerbias-es-ood",
-                            "queerbias-de-contrary", "queerbias-de-frames-contrary", "queerbias-de-unseen-frames", "winoqueer-de", "winoqueer-de-survey",
+                            "queerbias-de-frames-contrary", "queerbias-de-shapes", "queerbias-de-contrast", "winoqueer-de",
+                            "winoqueer-de-survey",
                             "winoqueer", "winoqueer-v0"}
     assert by_name["winoqueer-de"].pairs == by_name["winoqueer"].pairs == 45540
     assert by_name["winoqueer-de-survey"].pairs == 387

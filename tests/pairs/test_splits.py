@@ -118,3 +118,17 @@ def test_winoqueer_v0_splits_by_predicate(shared_data):
     assert not sides[0] & sides[1] and "_ held hands with _." in sides[1] and "_ is divorcing _." in sides[0]
     assert not shared_sentences(train.pairs, test.pairs)
     assert len(train) + len(test) == 5870 and {"gay", "lesbian"} <= set(test.groups())
+
+
+def test_a_frame_sample_keeps_whole_frames_drawn_by_seed():
+    from queerbias.pairs.sampling import chosen_indices, sample_frames
+
+    family = load_pairs("queerbias-de-shapes:validation")
+    frames = list(dict.fromkeys(p.frame for p in family.pairs))
+    sample = sample_frames(family, 5, seed=3)
+    kept = {frames[i] for i in chosen_indices(len(frames), 5, 3)}
+    assert {p.frame for p in sample.pairs} == kept
+    assert len(sample) == sum(p.frame in kept for p in family.pairs)
+    assert sample.meta["sample"] == {"n": 5, "seed": 3, "of": len(frames), "unit": "frame"}
+    with pytest.raises(QueerbiasError, match="names no frame"):
+        sample_frames(load_pairs("queerbias-knowledge"), 2)

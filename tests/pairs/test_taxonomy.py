@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from queerbias.pairs.taxonomy import (
+from queerbias.text.taxonomy import (
     GROUPS,
     canonical_group,
     counterfactual_groups,

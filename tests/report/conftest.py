@@ -9,7 +9,7 @@ import pytest
 
 from queerbias import cli as cli_module
 
-OWN_COMMANDS = {"compare", "report"}
+OWN_COMMANDS = {"compare", "report_runs"}
 
 
 @pytest.fixture

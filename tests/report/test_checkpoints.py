@@ -87,11 +87,17 @@ def test_a_guard_benchmark_refuses_checkpoints_on_every_benchmark():
     refused = guard_refusals({"knowledge": knowledge}, {"knowledge": 5.0})
     best = best_checkpoint(_guarded_document(), "guarded", 5.0, refused)
     assert (best["label"], [e["step"] for e in best["excluded"]]) == ("a", [20, 30])
-    # a pair benchmark guards by its stereotype excess and its crossings (the validation frames)
+    # a pair benchmark guards by its excess and its frame-level shift test (the validation shapes); a group
+    # that crossed 50 is reported, not refused
     frames = _guarded_document() | {"measures": []}
-    frames["comparisons"][0]["direction"] |= {"crossed": ["bisexual"],
-                                              "groups": {"bisexual": {"bias_before": 40.0, "bias_after": 55.0}}}
+    for comparison in frames["comparisons"]:
+        comparison["shift"] = {"unit": "frame", "shifted": [], "groups": {}}
+    frames["comparisons"][0]["direction"] |= {"crossed": ["bisexual"]}
+    frames["comparisons"][0]["shift"] = {"unit": "frame", "shifted": ["bisexual"], "shifted_c": [], "groups": {
+        "bisexual": {"n_units": 8, "d": {"before": -0.25, "after": 0.5, "towards": 8}}}}
     assert guard_refusals({"frames": frames}, {"frames": 0.0}) == {
-        10: "frames: crossed 50 towards the stereotype: bisexual (40.0 -> 55.0)",
+        10: "frames: shifted towards the stereotype: bisexual (d -0.25 -> 0.50 nats, 8 of 8 frames towards)",
         20: "frames: stereotype excess rose 9.00 -> 9.50 (allowed +0)"}
     assert list(guard_refusals({"frames": frames}, {"frames": 1.0})) == [10]
+    del frames["comparisons"][0]["shift"]["shifted"][0]
+    assert list(guard_refusals({"frames": frames}, {"frames": 1.0})) == []

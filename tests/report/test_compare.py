@@ -11,14 +11,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import queerbias as qb
 from queerbias.comparison.compare import compare_runs, write_outputs
+from queerbias.comparison.delta_plots import crossings
 from queerbias.comparison.runs import load_run
 from queerbias.errors import QueerbiasError
 from queerbias.report.options import CompareOptions
 from queerbias.report.paired_stats import adjust_pvalues
-from queerbias.report.plots import forest_height_px
+from queerbias.report.plots import PALETTE, forest_height_px
 
-from .score_dirs import GROUPS, make_pairs, png_size, shifted, write_score_dir
+from .score_dirs import GROUPS, make_pairs, png_size, shifted, with_scores, write_score_dir
 
 FAST = CompareOptions(resamples=2000, seed=7)
 REPO = Path(__file__).resolve().parents[2]
@@ -275,7 +277,7 @@ def test_distance_change_by_hand_and_its_interval():
 
 
 def test_compare_reports_the_distance_in_delta_json_tables_and_trajectory(runs, tmp_path):
-    from queerbias.scoring.aggregate import distance_to_indifference
+    from queerbias.suites.pairs.aggregate import distance_to_indifference
 
     document = compare_runs(runs[0], runs[1:], FAST)
     distance = document["comparisons"][0]["distance"]
@@ -314,3 +316,92 @@ def test_checkpoints_of_a_run_are_labelled_by_step(tmp_path, cli, capsys):
     saved = json.loads((tmp_path / "two" / "delta.json").read_text())
     assert [c["after"]["label"] for c in saved["comparisons"]] == ["RUN/step-4", "OTHER/step-4"]
     assert "`queerbias compare RUN/checkpoint-2/B RUN/checkpoint-4/B" in (REPO / "docs" / "compare.md").read_text()
+
+
+def _training_run(root: Path, benchmarks=("B", "K")) -> list[Path]:
+    """A training run's folders as it writes them: base/ and two checkpoints, each with a run per benchmark."""
+    before = make_pairs()
+    folders = []
+    for folder, step in (("base", 0), ("checkpoint-2", 2), ("checkpoint-4", 4)):
+        for name in benchmarks:
+            _training_dir(root / folder / name, shifted(before, seed=step, shift=step / 4) if step else before, step)
+        folders.append(root / folder)
+    return folders
+
+
+def test_a_checkpoint_folder_stands_for_its_run_of_the_benchmark(tmp_path, cli, capsys):
+    """`compare RUN/base/B RUN/checkpoint-*`, as docs/compare.md shows it: each checkpoint's run of the benchmark
+    BEFORE is of, not the false "did not finish" (issue 51); where nothing settles the benchmark, the refusal
+    names the benchmarks the folder holds."""
+    base, *checkpoints = _training_run(tmp_path / "RUN")
+    assert cli(["compare", str(base / "B"), *map(str, checkpoints), "--out", str(tmp_path / "out"),
+                "--resamples", "200"]) == 0, capsys.readouterr().err
+    saved = json.loads((tmp_path / "out" / "delta.json").read_text())
+    assert [c["after"]["path"] for c in saved["comparisons"]] == [str(c / "B") for c in checkpoints]
+    assert [c["after"]["label"] for c in saved["comparisons"]] == ["step-2", "step-4"] and saved["benchmark"] == "B"
+    assert (tmp_path / "out" / "delta.md").read_text().startswith("# B (synthetic): change against base\n")
+    # the same through the Python API
+    assert qb.compare(base / "K", checkpoints, resamples=200).delta["benchmark"] == "K"
+    capsys.readouterr()
+    for runs, message in (
+            ([base, *checkpoints], f"{base}: a folder of runs, one per benchmark (B, K), and which one to compare "
+                                   f"is not settled; give the benchmark's folder, e.g. {base / 'B'}"),
+            ([base / "B", tmp_path / "RUN" / "checkpoint-6"], f"{tmp_path / 'RUN' / 'checkpoint-6'}: no such run "
+                                                                "folder (nothing is there)")):
+        assert cli(["compare", *map(str, runs), "--out", str(tmp_path / "no")]) == 2
+        assert capsys.readouterr().err.strip().endswith(message)
+    with pytest.raises(QueerbiasError, match=r"RUN/checkpoint-2: not a run but a folder of runs \(B, K, as a training"):
+        load_run(checkpoints[0])
+
+
+def test_plots_name_the_benchmark_and_mark_groups_that_passed_50(tmp_path):
+    """levels.png and forest.png are titled by the benchmark; a group that crossed 50 towards the stereotype,
+    and one pushed from above 50 to below it (a large negative Δ that is an overshoot, not a gain), are
+    named in their rows and drawn in the warning colour."""
+    before = make_pairs()
+    gay, trans = (before["group"] == "gay").to_numpy(), (before["group"] == "trans").to_numpy()
+    low, high = before["score_less"] - 1.0, before["score_less"] + 1.0
+    before = with_scores(before, np.where(gay, low, np.where(trans, high, before["score_more"])), before["score_less"])
+    after = with_scores(before, np.where(gay, high, np.where(trans, low, before["score_more"])), before["score_less"])
+    base = _training_dir(tmp_path / "RUN" / "base" / "bias", before, 0)
+    step = _training_dir(tmp_path / "RUN" / "checkpoint-8" / "bias", after, 8)
+    change = qb.compare(base, step, resamples=200, out=tmp_path / "out")
+    groups = change.delta["comparisons"][0]["groups"]
+    assert (groups["gay"]["bias_before"], groups["gay"]["bias_after"]) == (0.0, 100.0)
+    assert (groups["trans"]["bias_before"], groups["trans"]["bias_after"]) == (100.0, 0.0)
+    rows = {"gay": "gay: crossed 50 towards the stereotype", "trans": "trans: overshot past 50, not a gain"}
+    halfway = {**change.delta["comparisons"][0]["groups"]["trans"], "bias_after": 30.0}  # 100 -> 30: nearer 50
+    assert crossings(change.delta, [{"groups": {"trans": halfway}, "after": {"label": "step-8"}}]) == {
+        "trans": "overshot past 50"}
+    for figure, title in ((change.levels(), "bias (synthetic): base → step-8, per identity"),
+                          (change.forest(), "bias (synthetic): change against base: 95% bootstrap intervals; "
+                                            "filled marker = adjusted p < .05")):
+        labels = {label.get_text(): label.get_color() for label in figure.axes[0].get_yticklabels()}
+        assert figure.get_suptitle() == title
+        assert {text: colour for text, colour in labels.items() if colour != "black"} == {
+            text: PALETTE[1] for text in rows.values()}
+        assert {"lesbian", "nonbinary", "Overall"} <= set(labels)
+    for name in ("levels.png", "forest.png"):
+        assert png_size(tmp_path / "out" / name)[0] == 1100
+
+
+def test_a_comparison_without_a_declared_part_or_judged_figure_is_refused(runs, monkeypatch):
+    """A suite whose extras lose a part its declaration names (a rename, say), or a judged figure of a part they
+    hold, is refused by the comparator: a study would otherwise find no column to judge by and fail nothing."""
+    suite = type(runs[0].suite)
+    extras = suite.extras
+
+    def without(part, key=None):
+        def changed(self, *args):
+            found = extras(self, *args)
+            if key is None:
+                return {name: value for name, value in found.items() if name != part}
+            return {**found, part: {name: value for name, value in found[part].items() if name != key}}
+        return changed
+
+    monkeypatch.setattr(suite, "extras", without("direction"))
+    with pytest.raises(QueerbiasError, match="the pairs comparison lacks 'direction', which the suite's declaration"):
+        compare_runs(runs[0], runs[1:2], FAST)
+    monkeypatch.setattr(suite, "extras", without("direction", "crossed"))
+    with pytest.raises(QueerbiasError, match="lacks 'crossed' of 'direction'"):
+        compare_runs(runs[0], runs[1:2], FAST)

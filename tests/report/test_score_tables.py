@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from queerbias.report.tables import Cell, Table, to_latex, to_markdown
-from queerbias.suites.pairs.report import render_score_tables
+from queerbias.suites.pairs.paper_tables import render_score_tables
 
 from .score_dirs import png_size
 

@@ -7,9 +7,9 @@ import pytest
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_pairs
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
-from queerbias.scoring.reference import naive_sentence_pair
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites.pairs.reference import naive_sentence_pair
+from queerbias.suites.pairs.scoring import score_pairs
 from rounded import rounds_from
 
 pytestmark = pytest.mark.slow

@@ -5,9 +5,9 @@ import pytest
 from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
-from queerbias.scoring.reference import naive_sentence_pair
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites.pairs.reference import naive_sentence_pair
+from queerbias.suites.pairs.scoring import score_pairs
 from rounded import rounds_from
 
 PAIRS = [

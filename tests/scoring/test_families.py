@@ -15,10 +15,10 @@ from queerbias.models.languages import language_bound
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import SentenceEncoder
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
-from queerbias.scoring.reference import naive_sentence_pair
+from queerbias.scoring.scorer import make_scorer
 from queerbias.scoring.words import word_ids, words_from_tokens
+from queerbias.suites.pairs.reference import naive_sentence_pair
+from queerbias.suites.pairs.scoring import score_pairs
 from rounded import rounds_from
 from tiny_models import FAMILY_SPECIALS, SEED_STUDY_FAMILIES, XLM_LANGUAGES
 

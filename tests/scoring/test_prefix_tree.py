@@ -8,7 +8,7 @@ import pytest
 
 from queerbias.models import load_model
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 
 TEXTS = ["Die meisten schwulen Männer sind laut.", "Die meisten heterosexuellen Männer sind laut.",
          "Die meisten schwulen Männer sind leise.", "Viele trans Frauen lesen gern.",

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO_CORPUS = REPO / "corpora" / "demo"
 #: every cell: LoRA, 2 optimizer steps, one checkpoint, 12 held-out pairs, 50 bootstrap resamples
 TRAINING = {
-    "method": "lora", "max_steps": 2, "eval_every": 2, "batch_size": 2, "learning_rate": 0.02,
+    "method": "lora", "max_steps": 2, "eval_every": 2, "examples_per_device": 2, "learning_rate": 0.02,
     "logging_steps": 1, "threads": 1,
     "data": {"train": str(DEMO_CORPUS), "max_length": 48, "max_validation_docs": 2},
     "eval": {"general_perplexity": False},
@@ -33,7 +33,8 @@ def study_config(out: Path, models: dict, **changes) -> dict:
         "models": models,
         "runs": {"lm": {"overrides": {"objective": "lm"}},
                  "equalise": {"overrides": {"objective": "equalise",
-                                            "pairs": {"train": "queerbias-de:train", "batch_size": 4}}}},
+                                            "pairs": {"train": "queerbias-de:train"},
+                                            "equalise": {"pairs_per_batch": 4}}}},
         "seeds": [0, 1],
         "training": {"overrides": TRAINING},
         "benchmarks": BENCHMARKS,

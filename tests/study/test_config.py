@@ -38,7 +38,7 @@ def test_seed_study_file_names_its_eight_models_and_loads_offline_with_tiny_ones
     cells = prepare(load_study(write_study(tmp_path / "seed.yaml", raw)))
     assert len(cells) == 8 * 3 and {c.benchmarks for c in cells} == {("winoqueer-de", "survey")}
     bloom = yaml.safe_load((tmp_path / "STUDY/runs/bloom-560m/lm/seed-2/study-cell.yaml").read_text())
-    assert (bloom["batch_size"], bloom["data"]["packing"], bloom["method"], bloom["seed"]) == (4, False, "full", 2)
+    assert (bloom["examples_per_device"], bloom["data"]["packing"], bloom["method"], bloom["seed"]) == (4, False, "full", 2)
     assert bloom["eval"]["base_from"] == str(tmp_path / "STUDY" / BASE_DIR / "bloom-560m")
 
 

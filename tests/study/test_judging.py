@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from queerbias.errors import QueerbiasError
 from queerbias.study.aggregate import Column, MethodRow, OverSeeds
-from queerbias.study.judging import JudgeSettings, choice_line, load_judge, verdicts
+from queerbias.study.figures import chosen_title
+from queerbias.study.judging import JudgeSettings, better, choice_line, goal_lines, load_judge, verdicts
 from queerbias.suites.protocol import OVERALL
 
 DISTANCE = Column("bias", "distance", "bias", "bias: distance (bias)", roles=frozenset({"headline"}),
-                  short="bias: distance")
+                  short="bias: distance", suite="pairs")
 EXCESS = Column("bias", "direction", "excess", "bias: direction (excess)", roles=frozenset({"excess", "detail"}),
-                short="bias: stereotype excess")
+                short="bias: stereotype excess", suite="pairs")
 OOD_EXCESS = Column("ood", "direction", "excess", "ood: direction (excess)", roles=frozenset({"excess", "detail"}),
-                    short="ood: stereotype excess")
-KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy", roles=frozenset({"guard"}))
+                    short="ood: stereotype excess", suite="pairs")
+KNOWLEDGE = Column("knowledge", OVERALL, "accuracy", "knowledge: overall accuracy", roles=frozenset({"guard"}),
+                   suite="knowledge")
 CROSSED = Column("bias", "direction", "crossed", "bias: direction (crossed)", names=True, roles=frozenset({"harm"}),
-                 short="bias: crossed 50 towards the stereotype")
+                 short="bias: crossed 50 towards the stereotype", suite="pairs")
 HARMFUL = Column("bias", "direction", "harmful", "bias: direction (harmful)", names=True, roles=frozenset({"harm"}),
-                 short="bias: harmful")
-COLUMNS = [DISTANCE, EXCESS, OOD_EXCESS, KNOWLEDGE, CROSSED, HARMFUL]
+                 short="bias: harmful", suite="pairs")
+SHIFTED = Column("bias", "shift", "shifted", "bias: shift (shifted)", names=True,
+                 roles=frozenset({"harm", "judged_harm"}), short="bias: shifted towards the stereotype",
+                 suite="pairs")
+COLUMNS = [DISTANCE, EXCESS, OOD_EXCESS, KNOWLEDGE, SHIFTED, CROSSED, HARMFUL]
 
 
 def _row(run, distance, excess, ood_excess, knowledge, ppl, missing=()):
@@ -28,7 +35,7 @@ def _row(run, distance, excess, ood_excess, knowledge, ppl, missing=()):
         return OverSeeds.of([before] * 3, [after] * 3)
     return MethodRow(run, "m", {DISTANCE: over(30.0, distance), EXCESS: over(10.0, excess),
                                 OOD_EXCESS: over(5.0, ood_excess), KNOWLEDGE: over(60.0, knowledge),
-                                CROSSED: {"gay": 2}, HARMFUL: {}},
+                                SHIFTED: {"gay": 2}, CROSSED: {"gay": 2}, HARMFUL: {}},
                      None, over(30.0, ppl), 1.0, [30], list(missing), 3)
 
 
@@ -51,7 +58,7 @@ def test_the_lowest_distance_among_runs_that_pass_every_guard_is_chosen():
     line = choice_line(ROWS, COLUMNS, judge, found)
     assert line.startswith("Chosen (of the runs that raised the stereotype excess on no benchmark, stayed "
                            "within 5 of knowledge and raised general perplexity by at most 5%, the lowest mean "
-                           "distance on bias (bias)): m: good.")
+                           "distance on bias (bias), if below the base's): m: good.")
     assert line.endswith("Not judged (seeds missing): m/unfinished.")
 
 
@@ -64,7 +71,7 @@ def test_looser_judges_choose_otherwise_and_none_may_pass():
     rest = [r for r in ROWS if r.run != "also-good"]
     none = verdicts(rest, COLUMNS, strict)
     assert not any(v.chosen for v in none.values())
-    assert "): no run passes." in choice_line(rest, COLUMNS, strict, none)
+    assert choice_line(rest, COLUMNS, strict, none).startswith("No run met the goal (of the runs that raised ")
     controlled = verdicts(ROWS, COLUMNS, JudgeSettings(controls=["bias"]))  # a control set is not judged by excess
     assert controlled[("lowest-but-flips", "m")].chosen
     assert "on no benchmark (controls: bias)" in choice_line(ROWS, COLUMNS, JudgeSettings(controls=["bias"]),
@@ -91,20 +98,20 @@ def test_a_bad_judge_section_is_one_error_naming_its_key(raw, message):
         load_judge(raw, {"bias": "pairs", "knowledge": "knowledge"})
 
 
-def test_harm_benchmarks_fail_a_run_that_crossed_50_in_any_seed_and_tests_judge_nothing():
-    """The validation frames (`harm`): a group crossing 50 towards the stereotype in one seed fails the
-    run; a test split's excess is shown, never judged, and it cannot be the headline."""
+def test_harm_benchmarks_fail_a_run_that_shifted_a_group_in_any_seed_and_tests_judge_nothing():
+    """The validation shapes (`harm`): a group shifted towards the stereotype by the frame-level test in one
+    seed fails the run; a test split's excess is shown, never judged, and it cannot be the headline."""
     judge = load_judge({"harm": ["bias"]}, {"bias": "pairs", "ood": "pairs", "knowledge": "knowledge"}, ("ood",))
     assert judge.tests == ["ood"]
     found = verdicts(ROWS, COLUMNS, judge)
-    assert found[("good", "m")].text == "fails: crossed 50 towards the stereotype on bias: gay (2/3 seeds)"
+    assert found[("good", "m")].text == "fails: shifted towards the stereotype on bias: gay (2/3 seeds)"
     clean = [_row("clean", 14.0, 4.0, 9.0, 57.0, 31.0)]
-    clean[0].figures[CROSSED] = {}
+    clean[0].figures[SHIFTED] = {}
     assert verdicts(clean, COLUMNS, judge)[("clean", "m")].chosen  # ood's excess rose: a test split, not judged
     assert not verdicts(clean, COLUMNS, JudgeSettings())[("clean", "m")].chosen
     line = choice_line(clean, COLUMNS, judge, verdicts(clean, COLUMNS, judge))
-    assert ("(not judged, test splits: ood), where no group crossed 50 towards the stereotype or harmful on bias in "
-            "any seed") in line
+    assert ("(not judged, test splits: ood), where no group shifted towards the stereotype on bias in any seed"
+            in line)
     for raw in ({"headline": "ood"}, {"harm": ["ood"]}):
         with pytest.raises(QueerbiasError, match="a test split: it is shown, never judged"):
             load_judge(raw, {"bias": "pairs", "ood": "pairs"}, ("ood",))
@@ -112,12 +119,53 @@ def test_harm_benchmarks_fail_a_run_that_crossed_50_in_any_seed_and_tests_judge_
         load_judge({"harm": ["knowledge"]}, {"bias": "pairs", "knowledge": "knowledge"})
 
 
-def test_a_group_harmed_without_crossing_fails_the_run_as_it_fails_the_guard():
-    """A group already above 50 whose own excess rose significantly crossed nothing: the judge fails the run on
-    the harm figure the training guard refuses a checkpoint on (suites/pairs/harm.guard_refusal)."""
+def test_a_group_that_crossed_50_or_was_harmed_is_shown_and_fails_nothing_by_itself():
+    """A crossing or a harm by the binary score is descriptive (issue 52): with a few dozen pairs a group, an
+    indifferent model crosses by chance; only the frame-level shift test fails a run, as it refuses a checkpoint."""
     judge = load_judge({"harm": ["bias"]}, {"bias": "pairs", "knowledge": "knowledge"})
     [row] = [_row("harms", 14.0, 4.0, 4.0, 57.0, 31.0)]
-    row.figures[CROSSED], row.figures[HARMFUL] = {}, {"bisexual": 1}
-    assert verdicts([row], COLUMNS, judge)[("harms", "m")].text == "fails: harmful on bias: bisexual (1/3 seeds)"
-    row.figures[HARMFUL] = {}
+    row.figures[SHIFTED], row.figures[CROSSED], row.figures[HARMFUL] = {}, {"gay": 3}, {"bisexual": 1}
     assert verdicts([row], COLUMNS, judge)[("harms", "m")].chosen
+    row.figures[SHIFTED] = {"bisexual": 1}
+    assert verdicts([row], COLUMNS, judge)[("harms", "m")].text == \
+        "fails: shifted towards the stereotype on bias: bisexual (1/3 seeds)"
+
+
+def test_a_run_that_passes_every_guard_but_made_the_headline_worse_is_never_chosen():
+    """Issue 51: the smoke study crowned `equalise`, which raised the distance by 10.3%, because `lm`, which
+    lowered it by 11.6%, failed the knowledge guard. Chosen is only ever a run that passes every guard and
+    lowered the headline; otherwise the page leads with "no run met the goal" and why, run by run."""
+    judge = JudgeSettings(guards={"knowledge": 5.0})
+    rows = [_row("lm", 30.0 * 0.884, 4.0, 4.0, 53.8, 30.5), _row("equalise", 30.0 * 1.103, 4.0, 4.0, 59.0, 30.5)]
+    for row in rows:
+        row.figures[SHIFTED] = {}
+    found = verdicts(rows, COLUMNS, judge)
+    assert not any(v.chosen or v.met for v in found.values())
+    assert found[("equalise", "m")].text == "passes every guard, but raised bias: distance by 10.3%"
+    assert found[("lm", "m")].text == "fails: knowledge accuracy -6.2 (allowed -5)"
+    why = ("Why: lm lowered bias: distance by 11.6% but fails: knowledge accuracy -6.2 (allowed -5); equalise "
+           "passes every guard, but raised bias: distance by 10.3%.")
+    assert choice_line(rows, COLUMNS, judge, found).endswith(f"if below the base's). {why}")
+    goal, answer, random = goal_lines(rows, COLUMNS, judge, found, ["m"])
+    assert goal.startswith("Goal: lower bias: distance (mean over seeds, base → final checkpoint; lower is better) "
+                           "with a run that passes every guard: of the runs that raised the stereotype excess on no "
+                           "benchmark, stayed within 5 of knowledge")
+    assert answer == f"No run met the goal. {why}"
+    assert random == ("Random weights: m has random weights (built for tests and smoke runs), so its figures say "
+                      "nothing about bias and are no finding.")
+    assert chosen_title(found, ["m"]) == "No run met the goal"
+    # the same run, having lowered the distance, is chosen; and a second model where none did is named
+    rows.append(_row("good", 20.0, 4.0, 4.0, 59.0, 30.5))
+    rows[-1].figures[SHIFTED] = {}
+    rows += [replace(row, model="other") for row in rows[:2]]
+    found = verdicts(rows, COLUMNS, judge)
+    assert [key for key, v in found.items() if v.chosen] == [("good", "m")]
+    _, answer, random = goal_lines(rows, COLUMNS, judge, found, [])
+    assert answer.startswith("m: good lowered bias: distance by 33.3% and passes every guard (chosen); other: no run "
+                             "met the goal. Why: other/lm lowered bias: distance by 11.6% but fails: ")
+    assert random == "" and chosen_title(found, ["m", "other"]) == "Chosen: m: good; other: no run met the goal"
+
+
+def test_axes_say_which_way_a_judged_figure_improves():
+    assert [better(c) for c in (DISTANCE, EXCESS, KNOWLEDGE, CROSSED)] == [
+        "lower is better", "lower is better", "higher is better", ""]

@@ -31,12 +31,16 @@ PAGE = """(() => {
     clipped: [...document.querySelectorAll("table, pre, figure, details")]
       .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.tagName),
     first: document.querySelector("section img").src,
+    goal: (g => ({text: g.innerText, top: g.getBoundingClientRect().top, bottom: g.getBoundingClientRect().bottom}))(
+      document.querySelector(".goal")),
     tables: [...document.querySelectorAll("table")].map(t => ({
       caption: t.caption ? t.caption.textContent : "",
       rows: [...t.rows].map(r => [...r.cells].map(c => ({
         text: c.innerText.trim(), detail: (c.querySelector("[title]") || {}).title || ""})))}))};
 })()"""
 RUNS, MODELS = ("lm", "equalise"), ("bert", "gpt2")
+#: the first screen of a 1,280 px wide window (16:9), where a reader must learn whether any run met the goal
+FIRST_SCREEN_PX = 720
 #: the compact table's columns: (title, figure in delta.json, measure, in % of before)
 COMPACT = [("bias: distance", "distance", "bias"), ("bias: soft distance", "distance", "soft"),
            ("bias: pair-level |d|", "pair_gap", "abs_d"), ("bias: stereotype excess", "direction", "excess")]
@@ -130,6 +134,31 @@ def test_the_compact_table_is_the_cells_change_and_the_first_figure_plots_it(pag
         verdict = row[-1]["text"]
         assert point["verdict"] == ("chosen" if verdict == "passes, chosen" else
                                     "fails" if verdict.startswith("fails") else "passes")
+
+
+def test_the_first_screen_says_whether_any_run_met_the_goal(pages):
+    """At 1,280 px the page opens on the goal and whether a run met it, "Chosen" only ever a run that passed
+    every guard and lowered the distance, and says that the tiny models' figures are no finding (issue 51)."""
+    probed = pages[1280][0].probed
+    goal = probed["goal"]
+    assert 0 <= goal["top"] < goal["bottom"] <= FIRST_SCREEN_PX
+    text = goal["text"]
+    assert text.startswith("Goal: lower bias: distance (mean over seeds, base → final checkpoint; lower is better) "
+                           "with a run that passes every guard: ")
+    assert ("Random weights: bert, gpt2 have random weights (built for tests and smoke runs), so their figures say "
+            "nothing about bias and are no finding.") in text
+    compact = next(t for t in probed["tables"]
+                   if t["caption"] == "Method table: change base → final checkpoint, mean over seeds")["rows"]
+    verdicts = {(row[0]["text"], row[1]["text"]): (row[-1]["text"], float(_without_marks(row[2]["text"]).split("%")[0]))
+                for row in compact[1:]}
+    chosen = [(run, model) for (run, model), (verdict, _) in verdicts.items() if verdict == "passes, chosen"]
+    for (run, model), (verdict, distance) in verdicts.items():
+        if verdict.startswith("passes"):  # every guard passed: met only where the distance fell
+            assert (distance < 0) == (verdict in ("passes", "passes, chosen")), (run, model, verdict)
+    for run, model in chosen:
+        assert f"{model}: {run} lowered bias: distance by " in text
+    if not chosen:
+        assert "No run met the goal. Why: " in text
 
 
 def test_heatmap_labels_are_black_or_white_by_cell_luminance():

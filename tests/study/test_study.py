@@ -62,8 +62,14 @@ def test_a_killed_study_resumes_and_runs_every_cell_exactly_once(finished_study)
 
 def test_group_table_equals_a_hand_aggregation_of_the_cells(finished_study):
     root = finished_study.root
-    table = [r for r in _rows(root / "report/groups-bias.csv") if r["scope"] == "groups"]
+    rows = [r for r in _rows(root / "report/groups-bias.csv") if r["scope"] == "groups"]
+    table = [r for r in rows if r["model"] != "mean over models"]
     assert {(r["run"], r["model"]) for r in table} == {(r, m) for r in ("lm", "equalise") for m in ("bert", "gpt2")}
+    for mean in (r for r in rows if r["model"] == "mean over models"):  # the paper's Mean column
+        models = [r for r in table if (r["run"], r["entry"], r["measure"]) == (mean["run"], mean["entry"],
+                                                                              mean["measure"])]
+        for part in ("before", "after", "delta"):
+            assert _number(mean[part]) == pytest.approx(np.mean([_number(r[part]) for r in models]))
     for run in ("lm", "equalise"):
         for model in ("bert", "gpt2"):
             cells = [root / "runs" / model / run / f"seed-{s}" for s in (0, 1)]
@@ -192,8 +198,10 @@ def test_the_slurm_array_runs_each_cell_as_the_study_does(finished_study, tmp_pa
     printed = capsys.readouterr().out.splitlines()
     planned = json.loads((finished_study.root / "plan.json").read_text())["cells"]
     assert [shlex.split(line) for line in printed[:-1]] == [cell["command"] for cell in planned]
-    hint, _, command = printed[-1].partition(": ")
-    assert hint == f"Slurm job array ({len(CELLS)} cells)" and shlex.split(command) == ["sbatch", str(slurm)]
+    submit = finished_study.root / "slurm-submit.sh"
+    assert printed[-1] == (f"Slurm ({len(CELLS)} cells): first, where the network is: queerbias study prefetch "
+                           f"{shlex.quote(str(finished_study.root))}; then, from this folder: bash "
+                           f"{shlex.quote(str(submit))}")
     for cell, name in zip(planned, CELLS, strict=True):
         ran = (finished_study.root / "runs" / name / "study-cell.log").read_text().splitlines()[0]
         assert shlex.split(ran.split(": ", 1)[1]) == cell["command"], name  # the local run ran the plan's command
@@ -201,14 +209,40 @@ def test_the_slurm_array_runs_each_cell_as_the_study_does(finished_study, tmp_pa
     script = slurm.read_text()
     assert f"#SBATCH --array=0-{len(CELLS) - 1}" in script
     assert all(f"#   {index}: {name}" in script for index, name in enumerate(CELLS))
-    assert subprocess.run(["bash", "-n", str(slurm)], check=False).returncode == 0
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    base = (finished_study.root / "slurm-base.sh").read_text()
+    assert "#SBATCH --array=0-1" in base and "#   0: bert" in base and "#   1: gpt2" in base
+    submitted = submit.read_text()  # the cell array after the base array, both found beside the submit script
+    assert 'base=$(sbatch --parsable "$here/slurm-base.sh")' in submitted
+    assert f'--dependency=afterok:"${{base%%;*}}" "$here/"{shlex.quote(os.path.relpath(slurm, submit.parent))}' \
+        in submitted
+    for path in (slurm, finished_study.root / "slurm-base.sh", submit):
+        assert subprocess.run(["bash", "-n", str(path)], check=False).returncode == 0
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "SLURM_CPUS_PER_TASK": "3"}
+    env.pop("OMP_NUM_THREADS", None)
     done = subprocess.run(["bash", str(slurm)], env={**env, "SLURM_ARRAY_TASK_ID": "1"}, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0 and f"{CELLS[1]}: finished earlier, skipped" in done.stdout, done.stderr
+    based = subprocess.run(["bash", str(finished_study.root / "slurm-base.sh")],
+                           env={**env, "SLURM_ARRAY_TASK_ID": "0"}, capture_output=True, text=True, check=False)
+    assert based.returncode == 0 and based.stdout.endswith("/base/bert: published earlier, skipped\n"), based.stderr
     unknown = subprocess.run(["bash", str(slurm)], env={**env, "SLURM_ARRAY_TASK_ID": "99"}, capture_output=True,
                              text=True, check=False)
     assert unknown.returncode == 2 and "no cell 99 in the study" in unknown.stderr
+    # paths are resolved on the node: from another folder the task says where to submit from, in one line
+    elsewhere = subprocess.run(["bash", str(slurm)], env={**env, "SLURM_ARRAY_TASK_ID": "1"}, cwd=tmp_path,
+                               capture_output=True, text=True, check=False)
+    assert elsewhere.returncode == 2 and elsewhere.stderr.count("\n") == 1
+    assert f"submit from the folder the plan was made in ({finished_study.config.parent})" in elsewhere.stderr
+    # the interpreter on the node, and threads from the allocation
+    probe = tmp_path / "python"
+    probe.write_text('#!/bin/bash\necho "threads=$OMP_NUM_THREADS offline=$HF_HUB_OFFLINE args=$*"\n')
+    probe.chmod(0o755)
+    online = {key: value for key, value in env.items() if key != "HF_HUB_OFFLINE"}
+    shown = subprocess.run(["bash", str(slurm)], env={**online, "SLURM_ARRAY_TASK_ID": "2",
+                                                      "QUEERBIAS_PYTHON": str(probe)},
+                           capture_output=True, text=True, check=False)
+    assert shown.stdout == (f"threads=3 offline=1 args=-m queerbias.cli study cell "
+                            f"{os.path.relpath(finished_study.root, finished_study.config.parent)} 2\n"), shown.stderr
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
@@ -263,7 +297,7 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
     root = finished_study.copy(tmp_path / "STUDY")
     study = yaml.safe_load((root / "study.yaml").read_text())
     study["judge"] = {"guards": {"knowledge": 0.0}}
-    (root / "study.yaml").write_text(yaml.safe_dump(study))
+    (root / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))  # the study's order: its plan's
     assert main(["study", "report", str(root)]) == 0
     rows = _rows(root / "report/methods.csv")
     by_run = {}
@@ -277,16 +311,21 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
         accuracy = float(figures["knowledge:overall:accuracy"]["delta"])
         if accuracy < 0:
             failures.append(f"knowledge accuracy {accuracy:+.1f} (allowed -0)")
-        expected[key] = "fails: " + "; ".join(failures) if failures else "passes"
+        distance = figures["bias:distance:bias"]
+        change = ("raised" if float(distance["delta"]) > 0 else "lowered") + \
+            f" bias: distance by {fmt(abs(float(distance['relative_pct'])), 1)}%"
+        expected[key] = ("fails: " + "; ".join(failures) if failures else "passes" if change.startswith("lowered")
+                         else f"passes every guard, but {change}")  # never chosen: it made the headline worse
     for model in ("bert", "gpt2"):
-        passing = [k for k in expected if k[0] == model and expected[k] == "passes"]
-        if passing:
-            best = min(passing, key=lambda k: float(by_run[k]["bias:distance:bias"]["after"]))
+        met = [k for k in expected if k[0] == model and expected[k] == "passes"]
+        if met:
+            best = min(met, key=lambda k: float(by_run[k]["bias:distance:bias"]["after"]))
             expected[best] = "passes, chosen"
     assert {key: next(iter(figures.values()))["verdict"] for key, figures in by_run.items()} == expected
     assert all(len({r["verdict"] for r in figures.values()}) == 1 for figures in by_run.values())
     summary = (root / "report/methods.md").read_text().split("**Method table, summary")[1].split("**Method table:")[0]
-    assert ("| run | model | bias: distance (floor) | bias: crossed 50 towards the stereotype; harmful "
+    assert ("| run | model | bias: distance (floor) | bias: shifted towards the stereotype (frame sign test); "
+            "crossed 50 towards the stereotype (descriptive) "
             "| bias: soft distance | bias: pair-level \\|d\\| | bias: stereotype excess "
             "| knowledge: overall knowledge accuracy | general perplexity | verdict |") in summary
     for (model, run), figures in by_run.items():
@@ -296,5 +335,6 @@ def test_verdicts_follow_a_hand_judgement_of_the_method_table(finished_study, tm
         assert f"| {run} (2 steps) | {model} | {float(distance['before']):.2f} → {float(distance['after']):.2f} " \
                f"({fmt(relative, 1, signed=True)}%); floor {floor:.2f}, above it {float(over['before']):.2f} → " \
                f"{float(over['after']):.2f} |" in summary  # no signed zero
-    assert "Chosen (of the runs that raised the stereotype excess on no benchmark, stayed within 0 of " \
-           "knowledge and raised general perplexity by at most 5%, the lowest mean distance on bias (bias)): " in (root / "report/methods.md").read_text()
+    assert "(of the runs that raised the stereotype excess on no benchmark, stayed within 0 of knowledge and raised " \
+           "general perplexity by at most 5%, the lowest mean distance on bias (bias), if below the base's)" in \
+           (root / "report/methods.md").read_text()

@@ -19,11 +19,11 @@ from queerbias.comparison.runs import load_run
 from queerbias.errors import DataError
 from queerbias.pairs.io import read_pairs
 from queerbias.pairs.resolve import load_pairs
-from queerbias.pairs.taxonomy import GROUPS, counterfactual_groups
 from queerbias.report.options import CompareOptions
 from queerbias.suites.knowledge.figures import knowledge_summary
 from queerbias.suites.registry import get_suite
 from queerbias.suites.store import run_to_dir
+from queerbias.text.taxonomy import GROUPS, counterfactual_groups
 from report.score_dirs import with_scores, write_score_dir
 
 FAST = CompareOptions(resamples=300, seed=1)

@@ -22,7 +22,7 @@ def small_config(model, out: Path, **overrides) -> dict:
         "method": "lora",
         "max_steps": 4,
         "eval_every": 2,
-        "batch_size": 4,
+        "examples_per_device": 4,
         "learning_rate": 1e-3,
         "logging_steps": 1,
         "threads": 1,

@@ -81,7 +81,7 @@ def test_anchor_needs_an_adapter(tiny_llama, tmp_path):
 
 def test_a_run_with_the_anchor_logs_it(tiny_llama, tmp_path):
     config = config_from_dict(small_config(tiny_llama, tmp_path / "run", objective="equalise", max_steps=2,
-                                           eval_every=2, pairs__train="queerbias-de:train", pairs__batch_size=4,
+                                           eval_every=2, pairs__train="queerbias-de:train", equalise__pairs_per_batch=4,
                                            equalise__anchor_term=1.0, learning_rate=0.05,
                                            eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de:test",
                                                               "sample": 10}]))
@@ -96,7 +96,7 @@ def test_without_language_modelling_the_corpus_batch_only_anchors(tiny_llama, tm
     pair loss alone; with `lm_term: 1` the corpus batch's language-modelling loss is added on top."""
     def first_step(name, lm_term):
         config = config_from_dict(small_config(tiny_llama, tmp_path / name, objective="equalise", max_steps=2,
-                                               eval_every=2, pairs__train="queerbias-de:train", pairs__batch_size=4,
+                                               eval_every=2, pairs__train="queerbias-de:train", equalise__pairs_per_batch=4,
                                                equalise__anchor_term=1.0, equalise__weight=0.5,
                                                equalise__lm_term=lm_term,
                                                eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de:test",

@@ -9,6 +9,7 @@ import yaml
 
 from queerbias.errors import QueerbiasError
 from queerbias.train.config import load_config, save_config
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,8 +26,8 @@ BASE = "model: some/model\ndata:\n  train: corpora/demo\n"
 @pytest.mark.parametrize("text, key", [
     (BASE + "learning_rat: 0.1\n", "'learning_rat' is unknown"),
     (BASE.replace("  train:", "  trian:"), "'data.trian' is unknown"),
-    (BASE + "batch_size: eight\n", "'batch_size' must be an integer"),
-    (BASE + "batch_size: 0\n", "'batch_size' must be at least 1"),
+    (BASE + "examples_per_device: eight\n", "'examples_per_device' must be an integer"),
+    (BASE + "examples_per_device: 0\n", "'examples_per_device' must be at least 1"),
     (BASE + "method: qlora\n", "'method' must be one of"),
     (BASE + "lora:\n  r: 0\n", "'lora.r' must be at least 1"),
     (BASE + "eval:\n  benchmarks:\n    - suite: nope\n", "'eval.benchmarks[0].suite' must be one of"),
@@ -72,7 +73,7 @@ def test_seed_study_settings():
     for config in (bert, bloom):
         assert (config.epochs, config.learning_rate, config.grad_accum, config.eval_every,
                 config.method) == (3.0, 2e-5, 10, 500, "full")
-    assert (bert.batch_size, bloom.batch_size) == (8, 4)
+    assert (bert.examples_per_device, bloom.examples_per_device) == (8, 4)
 
 
 def test_accelerate_configs_are_yaml():
@@ -120,7 +121,7 @@ def test_each_objective_section_is_its_own_typed_class(tmp_path):
     """The trainer receives the section its objective declares (`TrainerSetup[EqualiseConfig]`), not a
     dataclass made at run time; the YAML and the saved config keep one key per objective."""
     from queerbias.train.objectives.cda.config import CdaConfig
-    from queerbias.train.objectives.equalise.config import EqualiseConfig, EqualiseObjective
+    from queerbias.train.objectives.equalise.objective import EqualiseObjective
 
     config = load_config(write(tmp_path, BASE + "objective: equalise\npairs:\n  train: queerbias-de:train\n"
                                "equalise:\n  weight: 2.5\ncda:\n  augment: true\n"))
@@ -128,8 +129,8 @@ def test_each_objective_section_is_its_own_typed_class(tmp_path):
     assert EqualiseObjective().settings(config) is config.section(EqualiseConfig)
     assert config.section(CdaConfig).augment is True
     saved = config.to_dict()
-    assert "sections" not in saved and saved["equalise"]["weight"] == 2.5 and list(saved)[-3:] == ["cda", "equalise",
-                                                                                                      "dpo"]
+    assert "sections" not in saved and saved["equalise"]["weight"] == 2.5
+    assert list(saved)[-4:] == ["cda", "equalise", "dpo", "contrast"]  # the registry's order
 
 
 def test_the_lexicon_is_a_data_setting_and_the_old_key_still_reads(tmp_path, caplog):
@@ -142,3 +143,23 @@ def test_the_lexicon_is_a_data_setting_and_the_old_key_still_reads(tmp_path, cap
     with pytest.raises(QueerbiasError, match="moved to 'data.lexicon'; give only the latter"):
         load_config(write(tmp_path, BASE.replace("  train: corpora/demo\n", f"  train: corpora/demo\n  lexicon: "
                                                  f"{lexicon}\n") + f"cda:\n  lexicon: {lexicon}\n"))
+
+
+def test_the_batch_keys_say_their_unit_and_the_old_names_still_read(tmp_path, caplog):
+    """The three batch sizes were all `batch_size` (corpus examples per device, equalise's pairs per micro-batch, the
+    scorer's sentences), and equalise's pair-batch keys sat in the core `pairs` section: a config or a saved run
+    that names them the old way reads as before, each with a warning for a config written by hand."""
+    old = (BASE + "objective: equalise\nbatch_size: 2\npairs:\n  train: queerbias-de:train\n  batch_size: 16\n"
+           "  balance: false\n  groups_per_batch: 4\neval:\n  batch_size: 64\n")
+    with caplog.at_level("WARNING"):
+        config = load_config(write(tmp_path, old))
+    equalise = config.section(EqualiseConfig)
+    assert (config.examples_per_device, config.eval.sequences_per_batch) == (2, 64)
+    assert (equalise.pairs_per_batch, equalise.balance, equalise.groups_per_batch) == (16, False, 4)
+    for moved in ("'batch_size' is now 'examples_per_device'", "'pairs.batch_size' is now 'equalise.pairs_per_batch'",
+                  "'pairs.balance' is now 'equalise.balance'", "'pairs.groups_per_batch' is now 'equalise.groups_per_batch'",
+                  "'eval.batch_size' is now 'eval.sequences_per_batch'"):
+        assert moved in caplog.text
+    assert "batch_size" not in str(config.to_dict())
+    with pytest.raises(QueerbiasError, match="'pairs.batch_size' moved to 'equalise.pairs_per_batch'; give only the"):
+        load_config(write(tmp_path, old + "equalise:\n  pairs_per_batch: 8\n"))

@@ -8,16 +8,11 @@ import pytest
 import torch
 
 from queerbias.errors import DataError
+from queerbias.families import get_family
 from queerbias.models import load_model
+from queerbias.scoring.causal import CausalPadCollator, PackedCollator, pack
 from queerbias.train.config import DataSettings
-from queerbias.train.data import (
-    CausalPadCollator,
-    PackedCollator,
-    pack,
-    read_texts,
-    resolve_validation,
-    tokenize,
-)
+from queerbias.train.data import read_texts, resolve_validation
 
 
 def test_corpus_folder_and_validation(demo_corpus):
@@ -37,13 +32,13 @@ def test_bad_jsonl_names_row_and_field(tmp_path):
 def test_chunks_keep_every_token(tiny_llama, tiny_bert):
     text = "Queere Menschen lesen gern. " * 40
     llama = load_model(str(tiny_llama)).tokenizer
-    chunks = tokenize([text], llama, "causal", 32)
+    chunks = get_family("causal").training_chunks([text], llama, 32)
     assert all(len(c) <= 32 for c in chunks)
     full = llama(text)["input_ids"] + [llama.eos_token_id]
     kept = [t for c in chunks for t in c]
     assert full[:len(kept)] == kept and len(full) - len(kept) <= 1  # a 1-token tail has no target
     bert = load_model(str(tiny_bert)).tokenizer
-    chunks = tokenize([text], bert, "masked", 32)
+    chunks = get_family("masked").training_chunks([text], bert, 32)
     assert all(len(c) <= 32 and c[0] == bert.cls_token_id and c[-1] == bert.sep_token_id
                for c in chunks)
     inner = [t for c in chunks for t in c[1:-1]]
@@ -60,7 +55,7 @@ def test_packed_loss_equals_per_document_loss(fixture, request):
     """A packed, padding-free batch: no document attends to another."""
     lm = load_model(str(request.getfixturevalue(fixture)))
     texts = ["Lukas ist schwul.", "Anna ist lesbisch und klug.", "Queere Menschen lesen gern."]
-    chunks = tokenize(texts, lm.tokenizer, "causal", 64)
+    chunks = get_family("causal").training_chunks(texts, lm.tokenizer, 64)
     batch = PackedCollator()([{"segments": chunks[:2]}, {"segments": chunks[2:]}])
     assert batch["input_ids"].shape[0] == 1
     with torch.no_grad():

@@ -38,7 +38,7 @@ def _launch(config: dict, tmp_path):
 
 @pytest.mark.slow
 def test_two_process_launch(tiny_llama, tmp_path):
-    config = small_config(tiny_llama, tmp_path / "run", max_steps=2, eval_every=2, batch_size=2)
+    config = small_config(tiny_llama, tmp_path / "run", max_steps=2, eval_every=2, examples_per_device=2)
     done = _launch(config, tmp_path)
     # with working barriers no process sees another's half-finished scoring
     assert "already holds" not in done.stderr and "resuming:" not in done.stderr
@@ -55,17 +55,17 @@ def test_two_process_launch(tiny_llama, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family,objective,extra", [
-    ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "pairs__batch_size": 4,
+    ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "equalise__pairs_per_batch": 4,
                                 "equalise__group_term": 1.0}),
     # the counterfactual pairing term on mined and template pairs, with the base anchor
     ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "pairs__mine": ["corpus"],
-                                "pairs__batch_size": 4, "equalise__clp_term": 1.0, "equalise__anchor_term": 1.0}),
+                                "equalise__pairs_per_batch": 4, "equalise__clp_term": 1.0, "equalise__anchor_term": 1.0}),
     ("tiny_llama", "dpo", {"pairs__train": "queerbias-de:train"}),
     ("tiny_bert", "cda", {}),
 ])
 def test_two_process_mitigation(family, objective, extra, request, tmp_path):
     config = small_config(request.getfixturevalue(family), tmp_path / "run", max_steps=2, eval_every=2,
-                          batch_size=2, objective=objective,
+                          examples_per_device=2, objective=objective,
                           eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de:test", "sample": 10}],
                           **extra)
     _launch(config, tmp_path)

@@ -11,13 +11,13 @@ import torch
 from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.pairs.sampling import sample_pairs
-from queerbias.scoring.pair_scores import pair_outcome
+from queerbias.suites.pairs.scoring import pair_outcome
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.store import run_to_dir
 from queerbias.train.config import config_from_dict
 from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import batch_tensors, equalise_loss, pair_loss, training_scorer
-from queerbias.train.pairs import PairBatches
+from queerbias.train.pair_batches import PairBatches
 from queerbias.train.runner import run_training
 
 from .helpers import small_config
@@ -91,7 +91,7 @@ def test_a_few_steps_lower_the_pair_loss_on_held_out_pairs(family, request, tmp_
     model = request.getfixturevalue(family)
     config = config_from_dict(small_config(
         model, tmp_path / "run", objective="equalise", max_steps=8, eval_every=8, learning_rate=1e-2,
-        pairs__train="queerbias-de:train", pairs__batch_size=16, equalise__weight=1000.0,
+        pairs__train="queerbias-de:train", equalise__pairs_per_batch=16, equalise__weight=1000.0,
         equalise__group_term=1.0, eval__benchmarks=[{"suite": "pairs", "sample": 10}]))
     result = run_training(config)
     before = held_out_pair_loss(model, config.section(EqualiseConfig))
@@ -103,7 +103,7 @@ def test_a_few_steps_lower_the_pair_loss_on_held_out_pairs(family, request, tmp_
 
 def test_pair_batches_are_balanced_and_seeded():
     pairs = load_pairs("queerbias-de:train").pairs
-    batches = PairBatches(pairs, batch_size=32, balance=True, seed=0)
+    batches = PairBatches(pairs, pairs_per_batch=32, balance=True, seed=0)
     batch = batches.draw(step=3, micro=0, process=0)
     counts = pd.Series([p.group for p in batch]).value_counts()
     assert len(batch) == 32 and counts.max() - counts.min() <= 1

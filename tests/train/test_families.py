@@ -15,13 +15,14 @@ import torch
 from safetensors import safe_open
 
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.models import load_model
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.pairs.io import read_pairs
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import score_pairs
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites.pairs.scoring import score_pairs
 from queerbias.train.config import config_from_dict
-from queerbias.train.data import make_collator, read_texts, tokenize
+from queerbias.train.data import read_texts
 from queerbias.train.modeling import LORA_TARGETS, load_base, shifts_labels
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.runner import run_training
@@ -61,10 +62,11 @@ def test_causal_training_loss_is_the_next_token_cross_entropy(tiny_family, famil
     config = config_from_dict(small_config(tiny_family(family), tmp_path / "run", kind="causal", lang="de"))
     lm = load_base(config)
     lm.model.eval()  # no dropout: the two computations must see the same network
-    chunks = tokenize(read_texts(str(DEMO_CORPUS), config.data, "train", 3), lm.tokenizer, "causal", 24)
+    causal = get_family("causal")
+    chunks = causal.training_chunks(read_texts(str(DEMO_CORPUS), config.data, "train", 3), lm.tokenizer, 24)
     shift = not shifts_labels(lm.model)
     assert shift == (family == "xlm")
-    batch = make_collator(lm.tokenizer, "causal", False, 0.15, shift)([{"input_ids": ids} for ids in chunks])
+    batch = causal.collator(lm.tokenizer, False, 0.15, shift)([{"input_ids": ids} for ids in chunks])
     assert (batch["attention_mask"] == 0).any()  # padded rows are part of the check
     with torch.no_grad():
         loss = lm.model(**batch).loss

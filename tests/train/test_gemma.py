@@ -20,7 +20,7 @@ from .helpers import assert_checkpoint_scores_as_a_fresh_load, small_config
 @pytest.mark.slow
 def test_gemma_lora_two_steps(tmp_path):
     config = config_from_dict(small_config(
-        "embedded:gemma-3-270m", tmp_path / "run", max_steps=2, eval_every=2, batch_size=2,
+        "embedded:gemma-3-270m", tmp_path / "run", max_steps=2, eval_every=2, examples_per_device=2,
         precision="fp32", data__max_length=48, data__max_train_docs=4,
         data__max_validation_docs=2, eval__benchmarks=[{"suite": "pairs", "sample": 4}],
         eval__general_perplexity=False))

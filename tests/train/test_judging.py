@@ -4,25 +4,41 @@ metrics.jsonl, the closing lines and the model card."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
+import pytest
+
+from queerbias.cli import main
 from queerbias.train.config import config_from_dict
 from queerbias.train.runner import run_training
 
 from .helpers import small_config
 
 
-def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def judged_run(tiny_gpt2, tmp_path_factory):
+    """Two checkpoints of tiny GPT-2 judged on held-out pairs, guarded by the knowledge set (allowance 0)
+    and beside the neutral mentions; what the run printed is kept beside it."""
     benchmarks = [{"suite": "pairs", "data": "queerbias-de:test", "sample": 12},
                   {"suite": "knowledge", "sample": 12, "guard": 0.0, "best": "accuracy"},
                   {"suite": "pairs", "data": "queerbias-de-neutral", "sample": 12, "name": "neutral"}]
-    config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", max_steps=2, eval_every=1,
+    run = tmp_path_factory.mktemp("judged") / "run"
+    config = config_from_dict(small_config(tiny_gpt2, run, max_steps=2, eval_every=1,
                                            eval__benchmarks=benchmarks, compare__resamples=50,
                                            compare__best="guarded", compare__ppl_margin=1000.0,
                                            learning_rate=0.15))  # moves the knowledge guard
     assert config.benchmark_dirs() == ["bias", "knowledge", "neutral"]
-    run_training(config)
-    run = tmp_path / "run"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        run_training(config)
+    (run.parent / "printed.txt").write_text(printed.getvalue())
+    return run
+
+
+def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(judged_run):
+    run = judged_run
 
     line = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
     knowledge = line["benchmarks"]["knowledge"]
@@ -49,10 +65,10 @@ def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2
     # 5.24.0 and torch 2.13.0): the excess rule itself is pinned in tests/report/test_checkpoints.py
     assert all(reasons[s].startswith("stereotype excess rose") for s in rose - fell)
 
-    printed = capsys.readouterr().out.splitlines()
+    printed = (run.parent / "printed.txt").read_text().splitlines()
     ends = {text.split(",")[0]: text for text in printed if ", base -> step-2: " in text}
     assert "pair-level |d| " in ends["bias"] and "crossed 50 towards the stereotype: " in ends["bias"]
-    assert "HARMFUL for: " in ends["bias"]
+    assert "harmful: " in ends["bias"]
     assert ends["knowledge"].split(": ", 1)[1].startswith("knowledge accuracy ")
     specificity = [text for text in printed if text.startswith("specificity ")]
     # the neutral mentions are a control set, not a stereotype benchmark: one ratio, bias / knowledge
@@ -64,3 +80,36 @@ def test_pair_level_figures_and_the_knowledge_guard_reach_every_output(tiny_gpt2
     bias_block = card.split("### bias:")[1].split("###")[0]
     assert "mean \\|d\\| (nats)" in bias_block and "stereotype excess (pp)" in bias_block
     assert "Crossed 50 towards the stereotype:" in bias_block
+
+
+def test_the_verdict_is_kept_in_every_file_a_reader_opens(judged_run):
+    """What the guards said, and the checkpoint compare chose, are in every benchmark's delta.json, on
+    metrics.jsonl's last line and in the card's first paragraph, and `queerbias card` writes them again."""
+    run = judged_run
+    documents = {name: json.loads((run / "compare" / name / "delta.json").read_text())
+                 for name in ("bias", "knowledge", "neutral")}
+    verdict, refused = documents["bias"]["verdict"], documents["bias"]["refused"]
+    assert all(d["verdict"] == verdict and d["refused"] == refused and "best" in d for d in documents.values())
+    # the knowledge guard (allowance 0) refuses exactly the steps whose accuracy fell, on every benchmark
+    fell = {c["after"]["step"]: c["overall"]["delta_accuracy"] for c in documents["knowledge"]["comparisons"]
+            if c["overall"]["delta_accuracy"] < 0}
+    assert refused == {str(step): f"knowledge: knowledge accuracy fell {-delta:.1f} pp > 0"
+                       for step, delta in sorted(fell.items())}
+    assert verdict["guards"] == {"knowledge": 0.0} and verdict["last_step"] == 2
+    assert verdict["status"] == ("refused" if set(fell) == {1, 2} else "last refused" if 2 in fell else "passed")
+    best = documents["bias"]["best"]
+    assert verdict["chosen"] == {"benchmark": "bias", "label": best["label"], "step": best["step"],
+                                 "criterion": "guarded", "criterion_description": best["criterion_description"]}
+    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert (lines[-1]["verdict"], lines[-1]["refused"]) == (verdict, refused)
+    assert not any("verdict" in line for line in lines[:-1])
+    assert f"The training run's verdict: {verdict['text']}." in (run / "compare" / "bias" / "delta.md").read_text()
+
+    card = run / "final" / "README.md"
+    first = card.read_text().split("\n\n# run\n\n", 1)[1].split("\n\n")[0]
+    if verdict["status"] == "passed":
+        assert first.startswith("Compare chose ") and "They passed the last checkpoint (step 2)" in first
+    else:
+        assert "refused by its guards: " in first and "not a mitigation to use" in first
+    written = card.read_bytes()
+    assert main(["card", str(run)]) == 0 and card.read_bytes() == written

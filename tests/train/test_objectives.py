@@ -20,9 +20,9 @@ from .helpers import logged_losses, small_config
 HELD_OUT = [{"suite": "pairs", "data": "queerbias-de:test", "sample": 12}]
 OBJECTIVES = {
     "cda": {},
-    "equalise": {"pairs__train": "queerbias-de:train", "pairs__batch_size": 8,
+    "equalise": {"pairs__train": "queerbias-de:train", "equalise__pairs_per_batch": 8,
                  "equalise__group_term": 1.0},
-    "dpo": {"pairs__train": "queerbias-de:train", "batch_size": 2},
+    "dpo": {"pairs__train": "queerbias-de:train", "examples_per_device": 2},
 }
 
 
@@ -83,7 +83,7 @@ def test_equalise_on_a_masked_lm(tiny_bert, tmp_path):
 def test_allowed_overlap_is_recorded_in_every_summary(tiny_llama, tmp_path):
     run_training(config_from_dict(small_config(
         tiny_llama, tmp_path / "run", objective="equalise", max_steps=1, eval_every=1,
-        pairs__train="queerbias-de:train", pairs__batch_size=4, pairs__allow_overlap=True,
+        pairs__train="queerbias-de:train", equalise__pairs_per_batch=4, pairs__allow_overlap=True,
         eval__benchmarks=[{"suite": "pairs", "data": "queerbias-de", "sample": 200}])))
     for folder in ("base", "checkpoint-1"):
         meta = json.loads((tmp_path / "run" / folder / "bias" / "summary.json").read_text())["meta"]

@@ -10,8 +10,8 @@ import torch
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.pair_scores import pair_requests
 from queerbias.scoring.scorer import group_requests
+from queerbias.suites.pairs.scoring import pair_requests
 from queerbias.train.config import config_from_dict
 from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.loss import batch_tensors, pair_loss, training_scorer

@@ -43,7 +43,7 @@ def test_a_checkpoint_trained_under_bf16_is_scored_in_float32(tiny_gemma, tmp_pa
     """Training under bf16 autocast leaves checkpoint scoring in float32: a fresh float32 load of the
     checkpoint gives the scores the run recorded."""
     config = config_from_dict(small_config(
-        tiny_gemma, tmp_path / "run", max_steps=2, eval_every=2, batch_size=2, precision="bf16",
+        tiny_gemma, tmp_path / "run", max_steps=2, eval_every=2, examples_per_device=2, precision="bf16",
         data__max_length=48, data__max_train_docs=4, data__max_validation_docs=2,
         eval__benchmarks=[{"suite": "pairs", "sample": 4}]))
     result = run_training(config)

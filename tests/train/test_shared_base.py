@@ -38,3 +38,25 @@ def test_the_second_run_adopts_the_first_runs_base_and_keeps_its_own_meta(tiny_g
     with pytest.raises(QueerbiasError, match=r"holds a base evaluation of another data \(checksum\), settings "
                                              r"\(settings id\) than this run's"):
         run_training(config_from_dict(other))
+
+
+def test_an_xlm_run_adopts_the_base_of_its_kind_and_language_only(tiny_xlm, tmp_path):
+    """The store keys an XLM's evaluation by its language and kind too (`provenance.model_use`); the shared
+    base's expected key is the store's own (`store.keyed_run`), so the second run of the model adopts the
+    first's base (issue 46: every XLM cell after the first was refused) and a run of the other kind is
+    refused, naming what differs."""
+    shared = tmp_path / "shared"
+    pairs = [{"suite": "pairs", "data": "queerbias-de", "sample": 8}]
+
+    def config(out: str, **changes):
+        return config_from_dict(small_config(tiny_xlm, tmp_path / out, max_steps=1, eval_every=1, lang="de",
+                                             eval__base_from=str(shared), eval__general_perplexity=False,
+                                             eval__benchmarks=pairs, **changes))
+
+    for out, seed in (("first", 0), ("second", 1)):
+        run_training(config(out, seed=seed, kind="causal"))
+    assert _meta(tmp_path / "second/base/bias")["shared_base"]["scored_in"] == str(tmp_path / "first")
+    assert _meta(tmp_path / "second/base/bias")["model"]["lang"] == "de"
+    with pytest.raises(QueerbiasError, match=r"holds a base evaluation of another language and kind than this "
+                                             r"run's; point eval.base_from elsewhere"):
+        run_training(config("masked", kind="masked"))

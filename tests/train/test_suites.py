@@ -58,7 +58,7 @@ def test_every_suite_scored_and_compared_at_checkpoints(tiny_gpt2, tmp_path, cap
 @pytest.mark.parametrize(("bench", "message"), [
     ({"suite": "lou-classifier"}, "cannot be a training benchmark"),
     ({"suite": "gruff", "options": {"setings": ["none"]}}, r"eval.benchmarks\[0\].options.setings is unknown"),
-    ({"suite": "gifi", "options": {"runs": 0}}, "runs must be at least 1"),
+    ({"suite": "gifi", "options": {"runs": 0}}, r"options.runs must be between 1 and 100, got 0"),
     ({"suite": "pairs", "options": {"seed": 3}}, "must not repeat sample or seed"),
 ])
 def test_benchmark_settings_are_checked_before_loading(tmp_path, bench, message):

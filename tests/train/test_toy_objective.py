@@ -17,7 +17,7 @@ from .helpers import small_config
 @pytest.fixture
 def registered(monkeypatch):
     """The one registry entry (in the package: a line in train/objectives/registry.py)."""
-    monkeypatch.setitem(registry.REGISTRY, "toy", "train.toy_objective.config:ToyObjective")
+    monkeypatch.setitem(registry.REGISTRY, "toy", "train.toy_objective.objective:ToyObjective")
 
 
 def test_toy_objective_trains_and_is_described_on_the_card(registered, tiny_gpt2, tmp_path):

@@ -132,8 +132,9 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
 
     import torch
 
+    from queerbias.families import get_family
     from queerbias.models import load_model
-    from queerbias.train.evaluation import _fixed_masking, perplexity
+    from queerbias.train.evaluation import perplexity
 
     lm = load_model(str(request.getfixturevalue(family)))
     lm.model.eval()
@@ -151,7 +152,8 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
             width = max(map(len, docs))
             ids = torch.tensor([d + [tokenizer.pad_token_id] * (width - len(d)) for d in docs])
             mask = torch.tensor([[1] * len(d) + [0] * (width - len(d)) for d in docs])
-            inputs, targets = _fixed_masking(ids, mask, tokenizer, 0.5, torch.Generator().manual_seed(0))
+            inputs, targets = get_family(lm.kind).perplexity_targets(ids, mask, tokenizer, 0.5,
+                                                                       torch.Generator().manual_seed(0))
             logits = lm.model(input_ids=inputs, attention_mask=mask).logits
             total = float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum",
                                                             ignore_index=-100))
@@ -162,13 +164,13 @@ def test_perplexity_is_a_hand_computation_one_document_at_a_time(family, request
 
 
 def test_a_test_split_is_judged_at_every_checkpoint_and_chooses_none(tiny_llama, tmp_path):
-    """queerbias-de-contrary:test in a run of two checkpoints: its report has the trajectory and
+    """queerbias-de-shapes:test in a run of two checkpoints: its report has the trajectory and
     says that no checkpoint is chosen by it (such a run crashed when writing that report)."""
-    benchmarks = [*TINY_BENCHMARK, {"suite": "pairs", "data": "queerbias-de-contrary:test", "sample": 4,
+    benchmarks = [*TINY_BENCHMARK, {"suite": "pairs", "data": "queerbias-de-shapes:test", "sample": 4,
                                     "name": "contrary-test"}]
     result = run_training(config_from_dict(small_config(tiny_llama, tmp_path / "run", eval__benchmarks=benchmarks)))
     compare = result["run_dir"] / "compare" / "contrary-test"
     delta = json.loads((compare / "delta.json").read_text())
-    assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4] and "best" not in delta
+    assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4] and delta["best"] is None
     assert "it is a test split, judged on and never selected on" in (compare / "delta.md").read_text()
     assert "best" in json.loads((result["run_dir"] / "compare" / "bias" / "delta.json").read_text())

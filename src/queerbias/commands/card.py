@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queerbias.outputs import path_arg
+from queerbias.outputs import output_path, path_arg, run_files
 
 
 def register(subparsers) -> None:
@@ -19,8 +19,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from queerbias.outputs import output_path, run_files
-    from queerbias.train.card import CARD_FILE, write_card
+    from queerbias.train.card import CARD_FILE, write_card  # torch, pandas: when the command runs
 
     if args.out is not None:  # the card may replace itself, never a file of the run
         args.out = output_path(args.out, run_files(args.run, except_=[args.run / "final" / CARD_FILE]), file=True)

@@ -15,6 +15,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.options import add_arguments, from_args
 from queerbias.outputs import path_arg, spec_arg
 from queerbias.report.options import CompareOptions
+from queerbias.report.tables import to_markdown
 from queerbias.suites.paths import checked_out, slug
 from queerbias.suites.registry import DEFAULT_SUITE, get_declaration, get_suite
 
@@ -56,14 +57,14 @@ def add_compare_arguments(p: argparse.ArgumentParser, runs_help: str | None = No
 def run(args: argparse.Namespace) -> int:
     options = from_args(CompareOptions, args)  # before any run is scored or loaded
     if args.model:
-        return compare_and_print(_scored_runs(args), options, args.out)
+        return compare_folders(_scored_runs(args), options, args.out)
     return compare_command(args, options=options)
 
 
 def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = (), options: CompareOptions | None = None
                     ) -> int:
-    """Load the run folders (of one of `suites`, when an alias names them), compare, write and print."""
-    from queerbias.comparison.runs import load_runs, parse_run_arg
+    """The run folders given (of one of `suites`, when an alias names them), compared, written and printed."""
+    from queerbias.comparison.runs import parse_run_arg  # pandas: when the command runs, as the comparison
 
     options = options or from_args(CompareOptions, args)
 
@@ -71,22 +72,23 @@ def compare_command(args: argparse.Namespace, suites: tuple[str, ...] = (), opti
         raise QueerbiasError("need a BEFORE and at least one AFTER run")
     specs = [parse_run_arg(arg) for arg in args.runs]
     args.out = checked_out(args.out, [path for _, path in specs])
-    runs = load_runs(specs)
-    for record in runs:
+    return compare_folders(specs, options, args.out, suites)
+
+
+def compare_folders(specs: list[tuple[str, Path]], options: CompareOptions, out: Path, suites: tuple[str, ...] = ()
+                    ) -> int:
+    """Load the runs (label, folder), refuse one of another suite than `suites` (when given), compare, write the
+    delta files and print the table."""
+    from queerbias.comparison import compare, delta_tables, runs  # numpy, scipy, matplotlib: when it runs
+
+    records = runs.load_runs(specs)
+    for record in records:
         if suites and record.suite.name not in suites:
             raise QueerbiasError(f"{record.path} is a {record.suite.name} run, not a {' or '.join(suites)} run; "
                                  "use queerbias compare")
-    return compare_and_print(runs, options, args.out)
-
-
-def compare_and_print(runs: list, options: CompareOptions, out: Path) -> int:
-    from queerbias.comparison.compare import compare_runs, write_outputs
-    from queerbias.comparison.delta_tables import delta_table
-    from queerbias.report.tables import to_markdown
-
-    document = compare_runs(runs[0], runs[1:], options)
-    write_outputs(document, out)
-    print(to_markdown(delta_table(document)), end="")
+    document = compare.compare_runs(records[0], records[1:], options)
+    compare.write_outputs(document, out)
+    print(to_markdown(delta_tables.delta_table(document)), end="")
     if document.get("best"):
         best = document["best"]
         print(f"\nbest checkpoint ({best['criterion']}): {best['label'] or 'none qualifies'}")
@@ -94,10 +96,8 @@ def compare_and_print(runs: list, options: CompareOptions, out: Path) -> int:
     return 0
 
 
-def _scored_runs(args: argparse.Namespace) -> list:
-    """Score each --model on --pairs (same scoring options) into OUT/runs/, then load the runs."""
-    from queerbias.comparison.runs import load_runs
-
+def _scored_runs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """Score each --model on --pairs (same scoring options) into OUT/runs/; (label, folder) of each."""
     if args.runs:
         raise QueerbiasError("give either run directories or --model specs, not both")
     if len(args.model) < 2:
@@ -105,7 +105,7 @@ def _scored_runs(args: argparse.Namespace) -> list:
     if not args.pairs:
         raise QueerbiasError("--model needs --pairs")
     args.out = checked_out(args.out, [args.pairs, *args.model])
-    from queerbias.suites.store import run_to_dir
+    from queerbias.suites.store import run_to_dir  # pandas: after the checks, so a refusal comes first
 
     suite = get_suite(DEFAULT_SUITE)
     given = argparse.Namespace(**{**vars(args), **dict.fromkeys(SCORE_SETTINGS_SKIPPED)})
@@ -119,4 +119,4 @@ def _scored_runs(args: argparse.Namespace) -> list:
         out_dir = args.out / "runs" / f"{index:02d}-{slug(spec)}"
         run_to_dir(suite, spec, args.pairs, out_dir, settings, **model_options(args))
         specs.append((label, out_dir))
-    return load_runs(specs)
+    return specs

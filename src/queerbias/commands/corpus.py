@@ -182,6 +182,10 @@ def run_forget(args: argparse.Namespace) -> int:
     if not args.account and not args.url:
         raise QueerbiasError("corpus forget needs --account HANDLE@INSTANCE or --url URL")
     key = CrawlKey.existing(args.key_file or default_key_file(), outputs=tuple(args.folders))
-    for line in forget(args.folders, key, args.account, args.url):
+    takedown = forget(args.folders, key, args.account, args.url)
+    for line in takedown.lines:
         print(line)
+    if takedown.undone:
+        raise QueerbiasError(f"{len(takedown.undone)} folder(s) not done, run the same command again: "
+                             + "; ".join(takedown.undone))
     return 0

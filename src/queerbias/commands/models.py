@@ -24,12 +24,11 @@ def register(subparsers) -> None:
 
 
 def run_prepare(args) -> int:
-    from queerbias.models import load_model
-    from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX
+    from queerbias.models import embedded, load_model  # torch: when the command runs
 
     for spec in args.spec:
-        if spec in EMBEDDED_MODELS and not Path(spec).exists():
-            spec = PREFIX + spec
+        if spec in embedded.EMBEDDED_MODELS and not Path(spec).exists():
+            spec = embedded.PREFIX + spec
         lm = load_model(spec, **model_options(args))
         print(json.dumps(lm.describe(), indent=2))
         print(f"ready: {spec}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from queerbias import options
+from queerbias import families, options
 from queerbias.outputs import path_arg, spec_arg
 from queerbias.suites.paths import checked_out, default_out
 from queerbias.suites.registry import get_declaration, get_suite, names
@@ -51,7 +51,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite, data_flag: str = "--dat
 
 def add_model_options(p) -> None:
     """Loading options shared by every command that takes --model."""
-    p.add_argument("--kind", choices=("masked", "causal"), default=None,
+    p.add_argument("--kind", choices=families.names(), default=None,
                    help="masked or causal, when the config does not say; contradicting the "
                         "config's architecture needs --force-kind")
     p.add_argument("--force-kind", action="store_true",
@@ -82,8 +82,8 @@ def out_dir(args, suite, spec: str) -> Path:
 
 def evaluate(declared, args, spec: str, out: Path, settings=None, extra_meta: dict | None = None) -> dict:
     """Run `spec` on the suite (`declared`: its declaration) into `out` and print its summary.md (main process)."""
-    from queerbias.distributed import process_state
-    from queerbias.suites.store import run_to_dir
+    from queerbias.distributed import process_state  # torch: when the command runs
+    from queerbias.suites.store import run_to_dir  # pandas: when the command runs
 
     suite = get_suite(declared.name)
     settings = settings if settings is not None else options.from_args(suite.Settings, args)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from queerbias.outputs import path_arg
+from queerbias.train.checkpoints import training_folder
+from queerbias.train.config import load_config
 
 
 def register(subparsers) -> None:
@@ -22,13 +24,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from queerbias.train.checkpoints import training_folder
-    from queerbias.train.config import load_config
-
     overrides = list(args.overrides) + (["merge=true"] if args.merge else [])
     config = load_config(args.config, overrides)  # plain Python: a typo is reported before torch loads
     training_folder(config, args.config)  # refused here, before peft and the trainer are imported
-    from queerbias.train.runner import run_training
+    from queerbias.train.runner import run_training  # torch, peft and the trainer: after the checks
 
     run_training(config, args.config)
     return 0

@@ -11,11 +11,17 @@ from __future__ import annotations
 from queerbias.suites.protocol import Criterion
 from queerbias.suites.registry import companion, get_declaration
 
-MIN_CHECKPOINTS = 2
+#: AFTER runs carrying a step that make a trajectory in `queerbias compare`; a training run's own
+#: report takes its only checkpoint too (`TRAINING_CHECKPOINTS`), as its verdict names what it chose
+MIN_CHECKPOINTS, TRAINING_CHECKPOINTS = 2, 1
+#: what a training run's guards say of it (`run_verdict`): every checkpoint refused; the last one refused
+#: (its weights are the run's final/) and an earlier one not; the last one not refused; no guard evaluated
+REFUSED, LAST_REFUSED, PASSED, UNGUARDED = "refused", "last refused", "passed", "unguarded"
 
 
-def trajectory(before, comparisons: list[dict], measures: list[str], figures=()) -> list[dict] | None:
-    """Rows base-then-checkpoints by step, or None with fewer than two AFTER runs carrying a step.
+def trajectory(before, comparisons: list[dict], measures: list[str], figures=(),
+               minimum: int = MIN_CHECKPOINTS) -> list[dict] | None:
+    """Rows base-then-checkpoints by step, or None with fewer than `minimum` AFTER runs carrying a step.
 
     Each row: label, step, base; per measure its overall value, then its delta, interval and p
     against the base (None on the base row); the same for each comparison-level figure
@@ -23,7 +29,7 @@ def trajectory(before, comparisons: list[dict], measures: list[str], figures=())
     where a perplexity is missing).
     """
     steps = [c for c in comparisons if c["after"].get("step") is not None]
-    if len(steps) < MIN_CHECKPOINTS:
+    if not steps or len(steps) < minimum:
         return None
     measures = [m for m in measures if f"delta_{m}" in steps[0]["overall"]]
     shaped = [(f, m) for f in figures if steps[0].get(f) for m in measures if f"delta_{m}" in steps[0][f]]
@@ -80,6 +86,42 @@ def guard_refusals(documents: dict[str, dict], guards: dict[str, float]) -> dict
             if reason:
                 refused.setdefault(step, f"{name}: {reason}")
     return refused
+
+
+def run_verdict(documents: dict[str, dict], guards: dict[str, float], refused: dict[int, str]) -> dict:
+    """What a training run's guards said, kept where people read it (every benchmark's delta.json,
+    metrics.jsonl's last line, the model card), so a run whose guards refused it never reads as a
+    mitigation: `status` (`REFUSED`, `LAST_REFUSED`, `PASSED`, `UNGUARDED`), the guards evaluated
+    (benchmark -> allowance), the last step (whose weights are the run's final/), the checkpoint the
+    first benchmark that chooses one chose (`chosen`: benchmark, label, step, criterion; None where
+    none chooses) and `text`, the verdict in one sentence. `documents`: the run's delta documents by
+    benchmark, their `best` settled; `refused`: `guard_refusals` of them."""
+    steps = sorted({c["after"]["step"] for d in documents.values() for c in d["comparisons"]
+                    if c["after"].get("step") is not None})
+    evaluated = {name: allowed for name, allowed in guards.items() if name in documents}
+    last = steps[-1] if steps else None
+    status = (UNGUARDED if not evaluated or last is None else REFUSED if set(steps) <= set(refused)
+              else LAST_REFUSED if last in refused else PASSED)
+    named = "; ".join(f"step {step}: {why}" for step, why in sorted(refused.items()))
+    passed = [step for step in steps if step not in refused]
+    text = {
+        REFUSED: f"refused by its guards: {named}; every checkpoint was refused, the last (step {last}, whose "
+                 "weights are in final/) too, so this is not a mitigation to use",
+        LAST_REFUSED: f"refused by its guards: {named}; the last checkpoint (step {last}, whose weights are in "
+                      f"final/) was refused, so those weights are not a mitigation to use; "
+                      f"{_steps(passed)} passed them",
+        PASSED: f"passed its guards ({', '.join(evaluated)}) at the last checkpoint (step {last})"
+                + (f"; they refused {named}" if refused else ""),
+        UNGUARDED: "no guard benchmark judged the run: no checkpoint was refused",
+    }[status]
+    chosen = next(({"benchmark": name, **{key: d["best"][key] for key in ("label", "step", "criterion",
+                                                                          "criterion_description")}}
+                   for name, d in documents.items() if d.get("best")), None)
+    return {"status": status, "text": text, "guards": evaluated, "last_step": last, "chosen": chosen}
+
+
+def _steps(steps: list[int]) -> str:
+    return ("step " if len(steps) == 1 else "steps ") + ", ".join(map(str, steps))
 
 
 def choose_best(rows: list[dict], criterion: str, ppl_margin_pct: float, criteria: dict[str, Criterion],

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from queerbias.comparison import checkpoints, delta_plots, delta_tables
-from queerbias.comparison.runs import align_rows, check_compatible
+from queerbias.comparison.runs import align_rows, benchmark_name, check_compatible
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write, dump_json_strict
 from queerbias.report import paired_stats
@@ -53,11 +53,15 @@ def soft_test(name: str):
     return getattr(paired_stats, SOFT_TESTS[name].function)
 
 
-def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOptions = CompareOptions()) -> dict:
-    """The delta document for BEFORE against each AFTER, with a trajectory when checkpoints are given.
+def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOptions = CompareOptions(),
+                 checkpoints_from: int = checkpoints.MIN_CHECKPOINTS) -> dict:
+    """The delta document for BEFORE against each AFTER, with a trajectory and the best checkpoint when
+    at least `checkpoints_from` AFTER runs carry a training step (a training run's own report: from one).
 
     `options.best` names one of the suite's criteria (None: its first); any other name is refused,
     as are AFTER checkpoints that do not come after BEFORE's step. Without a seed, the bootstrap's is 0.
+    The document's `benchmark` names what was evaluated where the runs are one training run's evaluations
+    of a benchmark (`runs.benchmark_name`), so that the report's title says which benchmark it is.
     """
     if not afters:
         raise QueerbiasError("need at least one AFTER run")
@@ -73,6 +77,7 @@ def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOpt
     document = {
         "suite": suite.name,
         "schema_version": DELTA_SCHEMA_VERSION,
+        "benchmark": benchmark_name([before, *afters]),
         "measures": [asdict(m) for m in suite.measures],
         "scopes": scopes,
         "comparisons": comparisons,
@@ -96,7 +101,8 @@ def compare_runs(before: RunRecord, afters: list[RunRecord], options: CompareOpt
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     }
-    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures)
+    trajectory = checkpoints.trajectory(before, comparisons, [m.name for m in suite.measures], suite.figures,
+                                        checkpoints_from)
     if trajectory is not None and suite.criteria:
         document["trajectory"] = trajectory
         document["best"] = best_checkpoint(document, options.best, options.ppl_margin)
@@ -165,7 +171,21 @@ def compare_pair(before: RunRecord, after: RunRecord, options: CompareOptions) -
     if clash:
         raise ValueError(f"{suite.name}: extras {sorted(clash)} would replace parts of the comparison")
     comparison |= extras
+    check_declared(suite, comparison, f"{after.label} against {before.label}")
     return comparison, scopes
+
+
+def check_declared(suite, comparison: dict, where: str) -> None:
+    """Refuse a comparison without a part its suite declares (`Declaration.parts`), or without a figure its
+    `judged` names in a part it holds (a measure m: its `m_before`, or the list of names m): a study would find
+    no column to judge by, and judge nothing."""
+    missing = [repr(part) for part in suite.parts if part not in comparison]
+    missing += [f"{figure.measure!r} of {figure.part!r}" for figure in suite.judged.declared()
+                if isinstance(comparison.get(figure.part), dict)
+                and not {f"{figure.measure}_before", figure.measure} & set(comparison[figure.part])]
+    if missing:
+        raise QueerbiasError(f"{where}: the {suite.name} comparison lacks {missing[0]}, which the suite's declaration "
+                             "names (parts, judged); a study would judge nothing by it")
 
 
 def _adjust_extras(comparisons: list[dict]) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from queerbias.comparison.delta_tables import report_title
 from queerbias.report.plots import (
     NEUTRAL,
     PALETTE,
@@ -22,24 +23,76 @@ from queerbias.suites.registry import get_suite
 
 def forest_plot(document: dict, path: Path) -> Path:
     """Δ per entry of the first scope (Overall last) with bootstrap intervals, one panel per
-    measure and one colour per AFTER run. Filled markers: adjusted p < .05; open: not significant."""
-    return save_figure(forest_figure(*forest_parts(document)), path)
+    measure and one colour per AFTER run. Filled markers: adjusted p < .05; open: not significant.
+    An entry that crossed the reference level is named so in its row (`crossings`)."""
+    labels, series, panels, title, row_title = forest_parts(document)
+    return save_figure(highlighted(forest_figure(labels, series, panels, title, row_title), labels,
+                                   entries(document)), path)
 
 
 def forest_parts(document: dict) -> tuple[list[str], list[tuple[str, list]], list[tuple], str, str]:
     """A delta document as `forest_figure`'s rows, series, panels (one per measure), title and y label."""
     comparisons = document["comparisons"]
     scope = document["scopes"][0] if document["scopes"] else None
-    names = list(dict.fromkeys(n for c in comparisons for n in c.get(scope, {}))) if scope else []
+    names = entries(document)
     rows = [[c.get(scope, {}).get(name) for name in names] + [c["overall"]] for c in comparisons]
     measures = [m for m in document["measures"] if f"delta_{m['name']}" in comparisons[0]["overall"]]
-    labels = names + ["Overall"]
+    labels = marked(names, crossings(document, comparisons)) + ["Overall"]
     panels = [(f"delta_{m['name']}", f"ci_{m['name']}", f"p_{m['name']}_adj",
                f"Δ {m['label']}" + (" (percentage points)" if m["unit"] == "pp" else "")) for m in measures]
     series = [(c["after"]["label"], entries) for c, entries in zip(comparisons, rows, strict=True)]
-    title = (f"Change against {comparisons[0]['before']['label']}: 95% bootstrap intervals; "
-             "filled marker = adjusted p < .05")
+    title = (f"{report_title(document)}: change against {comparisons[0]['before']['label']}: 95% bootstrap "
+             "intervals; filled marker = adjusted p < .05")
     return labels, series, panels, title, _scope_title(document, scope)
+
+
+def crossings(document: dict, comparisons: list[dict]) -> dict[str, str]:
+    """Entry of the first scope -> how its level passed the reference level of the first measure that says
+    what lies above it (`Measure.above_reference`; pairs: the bias score and 50): "crossed 50 towards the
+    stereotype", or "overshot past 50" where it fell from above the reference to below it, with ", not a
+    gain" where it ended at least as far from the reference as it began (60 -> 0). The forest plot shows such
+    a fall as a large negative change, the look of a gain, and the levels plot shows where it ended; both
+    name it. With several AFTER runs, each note names the runs where it happened."""
+    scope = document["scopes"][0] if document["scopes"] else None
+    measure = next((m for m in document["measures"] if m.get("reference") is not None and m.get("above_reference")),
+                   None)
+    if scope is None or measure is None:
+        return {}
+    key, level = measure["name"], measure["reference"]
+    found: dict[str, dict[str, list[str]]] = {}
+    for comparison in comparisons:
+        for name, entry in (comparison.get(scope) or {}).items():
+            before, after = entry.get(f"{key}_before"), entry.get(f"{key}_after")
+            if before is None or after is None:
+                continue
+            no_gain = ", not a gain" if abs(after - level) >= abs(before - level) else ""
+            note = (f"crossed {level:g} towards {measure['above_reference']}" if before <= level < after
+                    else f"overshot past {level:g}{no_gain}" if before > level > after else None)
+            if note:
+                found.setdefault(name, {}).setdefault(note, []).append(comparison["after"]["label"])
+    return {name: "; ".join(note + (f" ({', '.join(runs)})" if len(comparisons) > 1 else "")
+                            for note, runs in notes.items()) for name, notes in found.items()}
+
+
+def marked(names: list[str], notes: dict[str, str]) -> list[str]:
+    """Row labels with each entry's note from `crossings` after its name."""
+    return [f"{name}: {notes[name]}" if name in notes else name for name in names]
+
+
+def highlighted(fig: Figure, labels: list[str], names: list[str]) -> Figure:
+    """The rows `marked` gave a note (where `labels`, the rows, differ from the entries' `names`) in the
+    warning colour, so a crossing catches the eye before its words are read."""
+    noted = {label for label, name in zip(labels, names, strict=False) if label != name}
+    for label in fig.axes[0].get_yticklabels():
+        if label.get_text() in noted:
+            label.set_color(PALETTE[1])
+    return fig
+
+
+def entries(document: dict) -> list[str]:
+    """The entries of the first scope, in the order the comparisons hold them (none without a scope)."""
+    scope = document["scopes"][0] if document["scopes"] else None
+    return list(dict.fromkeys(n for c in document["comparisons"] for n in c.get(scope, {}))) if scope else []
 
 
 def levels_plot(document: dict, path: Path) -> Path | None:
@@ -63,10 +116,12 @@ def levels_figure(document: dict) -> Figure | None:
     scope = document["scopes"][0] if document["scopes"] else None
     names = list(last.get(scope, {})) if scope else []
     row_title = _scope_title(document, scope)
-    title = f"{last['before']['label']} → {last['after']['label']}, per {row_title.lower() or 'entry'}"
+    title = (f"{report_title(document)}: {last['before']['label']} → {last['after']['label']}, per "
+             f"{row_title.lower() or 'entry'}")
     series = [(last["after"]["label"], [last[scope][name] for name in names] + [last["overall"]])]
     panels = [(measure, last["before"]["label"]) for measure in measures]
-    return forest_figure(names + ["Overall"], series, panels, title, row_title, draw=levels_panel)
+    labels = marked(names, crossings(document, [last])) + ["Overall"]
+    return highlighted(forest_figure(labels, series, panels, title, row_title, draw=levels_panel), labels, names)
 
 
 def _scope_title(document: dict, scope: str | None) -> str:
@@ -102,7 +157,7 @@ def trajectory_plot(document: dict, path: Path) -> Path:
                 label=f"best ({best['criterion']})", zorder=5)
     ax.set_xlabel("training step")
     ax.set_ylabel("overall figure")
-    ax.set_title(f"{document['suite']}: overall figures over training")
+    ax.set_title(f"{report_title(document)}: overall figures over training")
     ax.legend(fontsize="small")
     if has_ppl:
         measured = [(r["step"], r["perplexity"]) for r in rows if r["perplexity"] is not None]

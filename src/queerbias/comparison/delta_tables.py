@@ -24,15 +24,25 @@ NOT_SELECTED = ("No checkpoint is chosen by this benchmark: it is a test split, 
 def render_delta_tables(document: dict) -> dict[str, str]:
     """Markdown (main table, per-comparison details, trajectory), CSV and LaTeX (main table)."""
     main = delta_table(document)
-    markdown = [f"# {document['suite']}: change against {_before_label(document)}", "", to_markdown(main)]
+    markdown = [f"# {report_title(document)}: change against {_before_label(document)}", "", to_markdown(main)]
     for comparison in document["comparisons"]:
         for scope in document["scopes"] or [OVERALL]:
             markdown += ["", to_markdown(details_table(document, comparison, scope))]
     markdown += [block for table in _suite(document).extra_tables(document) for block in ("", to_markdown(table))]
     if "trajectory" in document:
-        chosen = best_sentence(document["best"]) if "best" in document else NOT_SELECTED
+        chosen = best_sentence(document["best"]) if document.get("best") else NOT_SELECTED
         markdown += ["", to_markdown(trajectory_table(document)), "", chosen]
+    if "verdict" in document:  # a training run's own report
+        markdown += ["", f"The training run's verdict: {document['verdict']['text']}."]
     return {"md": "\n".join(markdown) + "\n", "csv": render_delta_csv(document), "tex": to_latex(main)}
+
+
+def report_title(document: dict) -> str:
+    """What a report is of, for its titles: "bias (queerbias-de:test)", a training run's benchmark
+    (`benchmark`) and its data; for other runs the suite and its data, "pairs (queerbias-de)"."""
+    data = (document["meta"].get("data") or {}).get("name")
+    name = document.get("benchmark") or document["suite"]
+    return f"{name} ({data})" if data and data != name else name
 
 
 def _measures(document: dict, kinds=None) -> list[dict]:

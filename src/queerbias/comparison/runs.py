@@ -15,7 +15,8 @@ import pandas as pd
 
 from queerbias.errors import QueerbiasError
 from queerbias.options import item_fields
-from queerbias.suites.store import RunRecord, load_run
+from queerbias.suites.paths import SUMMARY_FILE
+from queerbias.suites.store import RunRecord, held_runs, load_run
 
 
 def parse_run_arg(arg: str) -> tuple[str | None, Path]:
@@ -35,9 +36,43 @@ def load_runs(specs: list[tuple[str | None, Path]]) -> list[RunRecord]:
     """Load (label or None, directory) runs; labels must be unique. A default label (a training
     run's step, else the directory's name: `store.default_label`) that two training runs share
     takes the names of the folders above the checkpoint until it is unique (`runA/step-24`,
-    `runB/step-24`); other folders that share a name are refused (name them as LABEL=DIR)."""
-    return check_labels(unique_defaults([load_run(path, label) for label, path in specs],
+    `runB/step-24`); other folders that share a name are refused (name them as LABEL=DIR). A
+    training checkpoint's folder stands for its run of the benchmark compared (`benchmark_folders`)."""
+    paths = benchmark_folders([path for _, path in specs])
+    return check_labels(unique_defaults([load_run(path, label) for (label, _), path in zip(specs, paths, strict=True)],
                                         [label is None for label, _ in specs]), "name them as LABEL=DIR")
+
+
+def benchmark_folders(paths: list[Path]) -> list[Path]:
+    """The run folders to compare: each path as given, except a folder of runs (a training run's
+    `checkpoint-N/` or `base/`, which hold one run per benchmark), which stands for its run of the
+    benchmark compared, so that `compare RUN/base/bias RUN/checkpoint-*` compares every checkpoint's
+    `bias`. That benchmark is the one name the given run folders share, else the one benchmark every
+    folder of runs holds; where neither settles it, the refusal names the benchmarks each holds."""
+    held = {path: held_runs(path) for path in paths if path.is_dir() and not (path / SUMMARY_FILE).exists()}
+    held = {path: names for path, names in held.items() if names}
+    if not held:
+        return list(paths)
+    named = {path.name for path in paths if path not in held}
+    common = set.intersection(*(set(names) for names in held.values()))
+    chosen = named if len(named) == 1 else common if not named and len(common) == 1 else set()
+    for path, names in held.items():
+        if not chosen or not chosen <= set(names):
+            wanted = (f"the runs given beside it are of {', '.join(sorted(named))}" if named
+                      else "which one to compare is not settled")
+            raise QueerbiasError(f"{path}: a folder of runs, one per benchmark ({', '.join(names)}), and {wanted}; "
+                                 f"give the benchmark's folder, e.g. {path / names[0]}")
+    (name,) = chosen
+    return [path / name if path in held else path for path in paths]
+
+
+def benchmark_name(runs: list[RunRecord]) -> str | None:
+    """The benchmark the runs evaluated, where they are one training run's evaluations of it (RUN/base/bias,
+    RUN/checkpoint-8/bias: "bias", the folder name every evaluation of a benchmark has), so that reports
+    name it; None for other runs (score folders, models compared by name), which their data names."""
+    names = {run.path.name for run in runs if run.path is not None}
+    trained = all(run.path is not None and run.step is not None and "run" in run.meta for run in runs)
+    return names.pop() if trained and len(names) == 1 else None
 
 
 def unique_defaults(runs: list[RunRecord], defaulted: list[bool]) -> list[RunRecord]:
@@ -48,11 +83,10 @@ def unique_defaults(runs: list[RunRecord], defaulted: list[bool]) -> list[RunRec
     for depth in range(2, 5):
         labels = [run.label for run in runs]
         clashing = [i for i, run in enumerate(runs) if stepped[i] and labels.count(run.label) > 1]
-        if not clashing:
-            break
         for i in clashing:
-            above = runs[i].path.resolve().parents[depth - 1]
-            runs[i] = replace(runs[i], label=f"{above.name}/{runs[i].label.rsplit('/', 1)[-1]}")
+            folders = runs[i].path.resolve().parents[:-1]  # every folder above the run but `/`, which has no name
+            if depth - 1 < len(folders):  # near `/` the labels stay as they are: `check_labels` names them
+                runs[i] = replace(runs[i], label=f"{folders[depth - 1].name}/{runs[i].label.rsplit('/', 1)[-1]}")
     return runs
 
 

@@ -1,2 +1,2 @@
-"""Corpus building: the common document schema, the taz archive reader, deduplication, the builder
-that turns crawled and archived texts into train/validation splits, and the takedown (`forget`)."""
+"""Corpus building: the taz archive reader, deduplication, the builder that turns crawled and archived
+documents (`crawl.documents`) into train/validation splits, and the takedown (`forget`)."""

@@ -48,14 +48,14 @@ from queerbias import killpoint
 from queerbias.corpus.crawl_state import MAX_CRAWL_AGE_DAYS, PENDING_STATS, CrawlSource, Removals
 from queerbias.corpus.datasheet import render_datasheet
 from queerbias.corpus.dedupe import NearDuplicateIndex, content_hash
-from queerbias.corpus.documents import Document
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.sources import SourceSpec, iter_source
+from queerbias.crawl.canonical import canonical_url
+from queerbias.crawl.documents import Document
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir
-from queerbias.crawl.hosts import normalise_url
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.tombstones import Tombstones
-from queerbias.errors import QueerbiasError
+from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write, dumps_line
 from queerbias.outputs import CORPUS, output_path
 from queerbias.progress import bar
@@ -124,19 +124,42 @@ def is_validation(doc_id: str, seed: int, fraction: float) -> bool:
     return int.from_bytes(digest, "big") / 2**64 < fraction
 
 
+#: what writes a source of each format, for the hint when a source is missing
+SOURCE_WRITERS = {
+    "jsonl": "a JSONL of documents, as `queerbias crawl mastodon --out DIR` (DIR/posts.jsonl), `queerbias crawl "
+             "news` or `queerbias corpus taz` write it",
+    "taz": "the folder of the taz2024full archive's month files (Zenodo)",
+}
+
+
+def require_inputs(config: BuildConfig) -> None:
+    """Refuse, before anything is read or written, an opt-out list or a source that is not there, each in
+    one line saying what to create. A missing opt-out list is never read as an empty one: the list a
+    manifest or `--opt-out` names is what keeps articles out, and a mistyped path would let them in."""
+    if config.opt_out is not None and not os.path.lexists(config.opt_out):
+        raise DataError(config.opt_out, "cannot read opt-out list: no such file; create it before building (an "
+                        f"empty file leaves nothing out: touch {config.opt_out}; one doc_id, URL or URL prefix per "
+                        "line), or name no opt_out in the manifest (docs/corpus.md)")
+    for spec in config.sources:
+        if not os.path.lexists(spec.path):
+            raise DataError(spec.path, f"source {spec.label}: no such file or folder; write it before building: "
+                            f"{SOURCE_WRITERS[spec.format]} (docs/corpus.md), or leave the source out")
+
+
 def load_opt_out(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
-    """(doc_ids, URL prefixes) from a file with one entry per line; '#' starts a comment."""
+    """(doc_ids, URL prefixes in the canonical form) from a file with one entry per line; '#' starts a comment."""
     lines = read_small_text(Path(path), "opt-out list").splitlines()
     entries = [line.split("#", 1)[0].strip() for line in lines]
     entries = [entry for entry in entries if entry]
-    urls = tuple(normalise_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
+    urls = tuple(canonical_url(entry) for entry in entries if entry.lower().startswith(("http://", "https://")))
     return frozenset(e for e in entries if not e.lower().startswith(("http://", "https://"))), urls
 
 
 def url_opted_out(url: str, prefixes: tuple[str, ...]) -> bool:
     """Whether `url` is a listed URL or lies below one: `https://x/@alice` covers `https://x/@alice/1`
-    but not `https://x/@alice2`. Scheme and host compare in any case and IDNA spelling."""
-    url = normalise_url(url)
+    but not `https://x/@alice2`. Both compare in the canonical form (`crawl.canonical`: host in any spelling,
+    tracking parameters dropped)."""
+    url = canonical_url(url)
     for prefix in prefixes:
         if url == prefix or (url.startswith(prefix) and (prefix.endswith("/") or url[len(prefix)] in "/?#")):
             return True
@@ -224,6 +247,7 @@ class CorpusBuilder:
     """Runs one build described by a BuildConfig."""
 
     def __init__(self, config: BuildConfig, now: datetime | None = None):
+        require_inputs(config)
         self.config = config
         self.now = now or datetime.now(timezone.utc)
         self.removed = Removals(config.key_file)
@@ -243,8 +267,8 @@ class CorpusBuilder:
 
     def drop_reason(self, document: Document, words: int) -> str | None:
         """The first filter `document` fails, or None to keep it."""
-        if document.doc_id in self.opt_out_ids or (document.url and url_opted_out(document.url, self.opt_out_urls)) \
-                or self.removed.covers(document):
+        if document.doc_id in self.opt_out_ids or self.removed.covers(document) \
+                or any(url_opted_out(address, self.opt_out_urls) for address in document.addresses()):
             return "opted_out"
         if words < self.config.min_words[document.kind]:
             return "too_short"

@@ -20,10 +20,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from queerbias.corpus.documents import Document
+from queerbias.crawl.documents import Document
 from queerbias.crawl.keys import CrawlKey, default_key_file
 from queerbias.crawl.mastodon.records import DOC_PREFIX
-from queerbias.crawl.mastodon.store import RECOVER_HINT, RECOVERY_NEEDED, REID, STATE, STATS, read_state
+from queerbias.crawl.mastodon.store import (
+    RECOVER_HINT,
+    RECOVERY_NEEDED,
+    REID,
+    STATE,
+    STATS,
+    NewsFolder,
+    read_state,
+)
 from queerbias.crawl.mastodon.tombstones import Tombstones
 from queerbias.errors import QueerbiasError
 
@@ -47,7 +55,10 @@ class CrawlSource:
         nothing of a store lies next to it. With state.json lost, stats.json stands in for it; a store whose
         removal list and both records are lost (or that a takedown found so) is refused, as by the crawler."""
         folder = Path(posts_file).parent
-        state = read_state(folder)
+        try:
+            state = read_state(folder)
+        except NewsFolder:  # a news crawl's own folder: its news.jsonl has no Mastodon store beside it
+            return None
         if state is None:
             state = _stats_as_state(folder)
         if state is None and not Tombstones.present(folder):

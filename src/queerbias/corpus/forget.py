@@ -1,168 +1,127 @@
 """`corpus forget`: take one person out of every crawl store and built corpus under some folders.
 
 Nothing stores a handle, so the person is found by deriving their keyed pseudonym from
-`HANDLE@INSTANCE` with the crawl key (the domain as an IDNA A-label, however it is
+`HANDLE@INSTANCE` with the crawl key (the handle in its canonical form, however it is
 written), or, from a URL, through the sealed re-identification data (a post's uri or url,
-or a profile URL that the stored post URLs lie below).
+or a profile URL that the stored post URLs lie below), the addresses an earlier run of the
+takedown listed (`tombstones`: a rerun after a kill finds a post that is gone), or the
+profile URL's `user@host`.
 
-Stores and corpora are found by what they hold, not by one bookkeeping file: a crawl
-store by its Mastodon posts, its sealed data or its state; a built corpus by its split
-files, the temporary split files of a build that was killed, or the statistics a takedown
-keeps while it rewrites the corpus. A store whose state.json was lost is opened as the
-crawler opens it (its state rebuilt); one whose removal list and records are all lost is
-still cleaned, and stays marked as needing recovery (`crawl mastodon --recover`).
+Stores and corpora are found by what they hold (`corpus.finding`). A store whose state.json
+was lost is opened as the crawler opens it (its state rebuilt); one whose removal list and
+records are all lost is still cleaned, and stays marked as needing recovery (`crawl mastodon
+--recover`).
 
-Every step is finished by running the same command again after a kill at any point:
-in a store the removal list is written first, then posts.jsonl and reid.jsonl, then the
-state and stats (`CrawlStore`; a store that opens with listed posts still in it purges
-them). In a corpus the removal list is written first; its statistics are copied to
-`.forget-stats.json`, stats.json is removed, the split files are rewritten, datasheet.md
-and stats.json are written from the copy and the remaining lines (the first and last
-publication dates of a source that lost lines are withheld, since they may be the
-person's), and the copy is removed last. A killed build's temporary split files are
-deleted: they never became a corpus. Stores and corpora are locked as crawl and build lock
-them; one in use is refused, and the command is run again when it is free.
+Every folder that can be done is done: one that is in use, unreadable, written with another
+key or damaged is named at the end (`Takedown.undone`), and the command fails then, so that
+it is run again. Every step is finished by running the same command again after a kill at
+any point: in a store the removal list is written first, then posts.jsonl and reid.jsonl,
+then the state and stats (`CrawlStore`; a store that opens with listed posts still in it
+purges them). In a corpus the removal list is written first; its statistics are copied to
+`.forget-stats.json`, stats.json is removed, the split files are rewritten, datasheet.md and
+stats.json are written from the copy and the remaining lines (the first and last publication
+dates of a source that lost lines are withheld, since they may be the person's), and the copy
+is removed last. A killed build's temporary split files are deleted: they never became a
+corpus. Stores and corpora are locked as crawl and build lock them. A folder no queerbias
+build wrote is never written to.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from queerbias import killpoint
 from queerbias.corpus.builder import SPLITS, write_outputs_summary
 from queerbias.corpus.crawl_state import PENDING_STATS, corpus_list_record
+from queerbias.corpus.finding import STATS, find_outputs, killed_build_files
+from queerbias.crawl.canonical import canonical_handle, canonical_url
 from queerbias.crawl.folder import PRIVATE_FILE, FolderLock
-from queerbias.crawl.hosts import normalise_url
-from queerbias.crawl.keys import CrawlKey, normalise_handle
+from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.records import DOC_PREFIX
-from queerbias.crawl.mastodon.store import (
-    POSTS,
-    RECOVERY_NEEDED,
-    REID,
-    STATE,
-    CrawlStore,
-    StoreError,
-    read_state,
-)
+from queerbias.crawl.mastodon.store import POSTS, RECOVERY_NEEDED, CrawlStore
 from queerbias.crawl.mastodon.tombstones import FORGOTTEN, Tombstones
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import atomic_open, atomic_write
 
 _HANDLE = re.compile(r"[\w.\-]+@[\w.\-]+(?::\d+)?")
 _PROFILE_PATH = re.compile(r"/(?:@|users/)([\w.\-]+)/?")
-STATS = "stats.json"
 
 
-def _killed_build_files(folder: Path) -> list[Path]:
-    """The temporary split files a killed `corpus build` left (its finished outputs never hold them)."""
-    return sorted(p for split in SPLITS for p in Path(folder).glob(f".{split}.jsonl.*.tmp"))
+@dataclass
+class Takedown:
+    """What one run did: report lines, and the folders it could not do (each with why), for a rerun."""
+
+    lines: list[str] = field(default_factory=list)
+    undone: list[str] = field(default_factory=list)
+    removed: int = 0  # posts and corpus lines
 
 
-def _is_corpus(folder: Path, files: list[str]) -> bool:
-    return any(f"{split}.jsonl" in files for split in SPLITS) or PENDING_STATS in files \
-        or bool(_killed_build_files(folder))
+def _corpus_list(folder: Path, key: CrawlKey) -> Tombstones:
+    """A corpus's removal list, checked against what its statistics recorded of it (id and counts)."""
+    record = corpus_list_record(folder)
+    return Tombstones.load(folder, key, list_id=record.get("list"),
+                           expected={k: record[k] for k in ("posts", "accounts") if k in record})
 
 
-def _holds_mastodon_posts(path: Path) -> bool:
-    """Whether the first record of a JSONL file is a Mastodon post of ours (doc_id `mastodon:...`, an account)."""
-    try:
-        with open(path, "rb") as handle:
-            for line in handle:
-                if line.strip():
-                    record = json.loads(line)
-                    return isinstance(record, dict) and "account" in record \
-                        and str(record.get("doc_id", "")).startswith(DOC_PREFIX)
-    except (OSError, ValueError):
-        return False
-    return False
-
-
-def _is_store(folder: Path, files: list[str]) -> bool:
-    if REID in files or (POSTS in files and _holds_mastodon_posts(folder / POSTS)):
-        return True
-    if STATE in files:
-        try:
-            return read_state(folder) is not None
-        except StoreError:
-            return False  # a news crawl's state, say
-    return False
-
-
-def find_outputs(folders: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(Mastodon crawl stores, built corpora) in or under `folders`, recognised by what they hold."""
-    stores, corpora = set(), set()
-    for folder in folders:
-        if not Path(folder).is_dir():
-            raise DataError(folder, "not a folder")
-        for root, _, files in os.walk(folder):
-            root = Path(root)
-            if _is_corpus(root, files):
-                corpora.add(root)
-            elif _is_store(root, files):
-                stores.add(root)
-    return sorted(stores), sorted(corpora)
-
-
-def _accounts_for_url(url: str, key: CrawlKey, stores: list[CrawlStore]) -> set[str]:
-    """Account pseudonyms a URL leads to: a stored post's uri or url, a profile the stored post URLs lie
-    below, or failing those a profile URL's `user@host`."""
-    wanted = normalise_url(url)
-    below = wanted.rstrip("/") + "/"
+def _accounts_for_url(url: str, key: CrawlKey, stores: list[CrawlStore], lists: list[Tombstones]) -> set[str]:
+    """Account pseudonyms a URL leads to: a stored post's uri or url, a profile the stored post URLs lie below
+    (Mastodon's usernames have no case), an address an earlier takedown listed, or failing those a profile
+    URL's `user@host`; an empty set when it leads nowhere."""
+    wanted = canonical_url(url)
+    below = wanted.rstrip("/").casefold() + "/"
+    address = key.post_pseudonym(wanted)
     found = {store.account_of(post) for store in stores for post, data in store.reidentification()
-             if wanted in (normalise_url(data["uri"]), normalise_url(data["url"]))
-             or normalise_url(data["url"]).startswith(below)}
+             if wanted in (canonical_url(data["uri"]), canonical_url(data["url"]))
+             or canonical_url(data["url"]).casefold().startswith(below)}
+    found |= {tombstones.addresses[address] for tombstones in lists if address in tombstones.addresses}
     found.discard(None)
-    if found:
-        return found
     parts = urlsplit(wanted)
-    match = _PROFILE_PATH.fullmatch(parts.path)
-    if parts.hostname and match:
-        return {key.account_pseudonym(f"{match.group(1)}@{parts.hostname}")}
-    raise QueerbiasError(f"{url} is neither a stored post nor a profile URL (https://instance/@user); "
-                         "give the account as --account user@instance")
+    match = _PROFILE_PATH.fullmatch(unquote(parts.path))
+    if not found and parts.hostname and match:
+        found = {key.account_pseudonym(f"{match.group(1)}@{parts.hostname}")}
+    return found
 
 
-def forget_in_corpus(folder: Path, key: CrawlKey, accounts: set[str], doc_ids: set[str]) -> tuple[int, str]:
+def forget_in_corpus(folder: Path, key: CrawlKey, accounts: set[str], doc_ids: set[str]) -> tuple[int, str, set[str]]:
     """Remove the lines of `accounts` (and `doc_ids`) from a built corpus, or finish a removal that was killed;
-    returns how many lines this takedown removed and a note for the report."""
+    returns how many lines this takedown removed, a note for the report, and which of `accounts` had lines."""
     pending, stats_path = folder / PENDING_STATS, folder / STATS
     source = pending if pending.exists() else stats_path
     stats = _read_stats(source) if source.exists() else None
     for entry in (stats or {}).get("inputs", []):
         key.require_fingerprint((entry.get("crawl_state") or {}).get("key_fingerprint"), source)
-    record = corpus_list_record(folder)
-    tombstones = Tombstones.load(folder, key, list_id=record.get("list"),
-                                 expected={k: record[k] for k in ("posts", "accounts") if k in record})
+    tombstones = _corpus_list(folder, key)
     tombstones.add(posts={d.removeprefix(DOC_PREFIX): FORGOTTEN for d in doc_ids},
                    accounts=dict.fromkeys(accounts, FORGOTTEN))
     if not tombstones.saved:
         tombstones.save()
-    leftovers = _killed_build_files(folder)
+    leftovers = killed_build_files(folder)
     for path in leftovers:
         path.unlink()
     note = f"; deleted {len(leftovers)} temporary files of a killed build" if leftovers else ""
     kept: dict[str, list[dict]] = {}
-    removed = 0
+    removed, present = 0, set()
     for split in SPLITS:
         path = folder / f"{split}.jsonl"
         if path.exists():
             records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
             kept[split] = [r for r in records if r.get("account") not in accounts and r.get("doc_id") not in doc_ids]
             removed += len(records) - len(kept[split])
+            present |= {r.get("account") for r in records} & accounts
     if stats is None:  # a build killed before its statistics: the lines go, and the folder stays unfinished
         if removed:
             _write_splits(folder, kept)
-        return removed, note + " (no stats.json: its build did not finish; build it again)"
+        return removed, note + " (no stats.json: its build did not finish; build it again)", present
     if not removed and not pending.exists():
         if stats.get("removal_list") != tombstones.record():
             stats["removal_list"] = tombstones.record()
             write_outputs_summary(folder, stats)
-        return 0, note
+        return 0, note, present
     if not pending.exists():
         atomic_write(pending, json.dumps(stats, ensure_ascii=False), permissions=PRIVATE_FILE)
         killpoint.reached("removal")
@@ -178,7 +137,7 @@ def forget_in_corpus(folder: Path, key: CrawlKey, accounts: set[str], doc_ids: s
     write_outputs_summary(folder, stats)
     killpoint.reached("removal")
     pending.unlink()
-    return removed, note
+    return removed, note, present
 
 
 def _read_stats(path: Path) -> dict:
@@ -219,43 +178,130 @@ def _recount(stats: dict, kept: dict[str, list[dict]]) -> None:
         entry.update(counts)
 
 
-def forget(folders: list[Path], key: CrawlKey, accounts: list[str], urls: list[str]) -> list[str]:
-    """Forget the people given by `accounts` (user@instance) and `urls` under `folders`; report lines."""
-    for handle in accounts:
-        if not _HANDLE.fullmatch(normalise_handle(handle)):
-            raise QueerbiasError(f"not an account: {handle!r} (expected user@instance)")
-    store_dirs, corpora = find_outputs(folders)
-    if not store_dirs and not corpora:
-        raise QueerbiasError(f"no crawl store or built corpus under {', '.join(map(str, folders))}")
-    stores = []
-    try:
-        for folder in store_dirs:
-            stores.append(CrawlStore(folder, key, purpose="forget", takedown=True))
-        pseudonyms = {key.account_pseudonym(handle) for handle in accounts}
-        for url in urls:
-            pseudonyms |= _accounts_for_url(url, key, stores)
-        lines, doc_ids, total = [], set(), 0
-        for store in stores:
-            finished = {p for p, account in store.purged.items() if account in pseudonyms}  # by a killed run
-            posts = store.posts_of(pseudonyms) | finished
-            doc_ids |= {DOC_PREFIX + p for p in posts}
+def _holds_lines_of(folder: Path, accounts: set[str]) -> bool:
+    """Whether split files no build of ours wrote hold a line of `accounts` (lines that are not JSON hold none)."""
+    for split in SPLITS:
+        path = folder / f"{split}.jsonl"
+        if path.exists():
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("account") in accounts:
+                    return True
+    return False
+
+
+def _undone(folder: Path, err: QueerbiasError) -> str:
+    """Why `folder` was not done, naming it once (a refusal may name it already)."""
+    return str(err) if str(err).startswith(str(folder)) else f"{folder}: {err}"
+
+
+def _instances(stores: list[CrawlStore]) -> str:
+    """The instances the stores crawled, each with the domain of its accounts: where a handle must point."""
+    seen = {f"{url} (accounts @{(inst.get('probe') or {}).get('domain') or '?'})"
+            for store in stores for url, inst in store.state["instances"].items()}
+    return "; the stores here crawled " + ", ".join(sorted(seen)) if seen else "; no crawl store was opened here"
+
+
+def _people(accounts: list[str], urls: list[str], key: CrawlKey, stores: list[CrawlStore],
+            lists: list[Tombstones], undone: list[str]) -> set[str]:
+    """The account pseudonyms of the people to forget: of the handles, and of whom the URLs lead to."""
+    pseudonyms = {key.account_pseudonym(handle) for handle in accounts}
+    for url in urls:
+        led_to = _accounts_for_url(url, key, stores, lists)
+        if not led_to:
+            where = (" in the folders that could be read; run again when " + "; ".join(undone) if undone
+                     else "; give the account as --account user@instance")
+            raise QueerbiasError(f"{url} is neither a stored post nor a profile URL (https://instance/@user){where}")
+        pseudonyms |= led_to
+    return pseudonyms
+
+
+def _forget_in_stores(stores: list[CrawlStore], pseudonyms: set[str], result: Takedown) -> tuple[set[str], set[str]]:
+    """Take the people out of every open store; (their posts' doc_ids, the people any store held)."""
+    doc_ids, held = set(), set()
+    for store in stores:
+        finished = {p for p, account in store.purged.items() if account in pseudonyms}  # by a killed run
+        posts = store.posts_of(pseudonyms) | finished
+        held |= {store.purged[p] for p in finished} | {store.account_of(p) for p in posts}
+        doc_ids |= {DOC_PREFIX + p for p in posts}
+        try:
             removed = sum(store.forget(pseudonyms).values()) + len(finished)
-            total += removed
-            lost = (f"; its bookkeeping was lost: crawl, refresh and build refuse it until `queerbias crawl "
-                    f"mastodon --recover --out {store.dir}`") if store.state.get(RECOVERY_NEEDED) else ""
-            lines.append(f"{store.dir / POSTS}: removed {removed} posts{lost}")
+        except QueerbiasError as err:
+            result.undone.append(_undone(store.dir, err))
+            continue
+        lost = (f"; its bookkeeping was lost: crawl, refresh and build refuse it until `queerbias crawl "
+                f"mastodon --recover --out {store.dir}`") if store.state.get(RECOVERY_NEEDED) else ""
+        result.lines.append(f"{store.dir / POSTS}: removed {removed} posts{lost}")
+        result.removed += removed
+    return doc_ids, held
+
+
+def _forget_in_corpora(corpora: list[Path], key: CrawlKey, pseudonyms: set[str], doc_ids: set[str],
+                       result: Takedown) -> set[str]:
+    """Take the people out of every built corpus that is free; the people any corpus held lines of."""
+    held = set()
+    for folder in corpora:
+        try:
+            lock = FolderLock(folder, "forget")
+            try:
+                removed, note, present = forget_in_corpus(folder, key, pseudonyms, doc_ids)
+            finally:
+                lock.release()
+        except QueerbiasError as err:
+            result.undone.append(_undone(folder, err))
+            continue
+        held |= present
+        result.removed += removed
+        result.lines.append(f"{folder}: removed {removed} lines from "
+                            f"{' and '.join(f'{s}.jsonl' for s in SPLITS)}{note}")
+    return held
+
+
+def forget(folders: list[Path], key: CrawlKey, accounts: list[str], urls: list[str]) -> Takedown:
+    """Forget the people given by `accounts` (user@instance) and `urls` under `folders`: every folder that can be
+    done is done, and those that cannot are named in the result."""
+    for handle in accounts:
+        if not _HANDLE.fullmatch(canonical_handle(handle)):
+            raise QueerbiasError(f"not an account: {handle!r} (expected user@instance)")
+    found = find_outputs(folders)
+    if not found.stores and not found.corpora and not found.unreadable:
+        raise QueerbiasError(f"no crawl store or built corpus under {', '.join(map(str, folders))}")
+    result = Takedown(undone=[f"{folder}: {why}" for folder, why in found.unreadable.items()])
+    stores, lists = [], []
+    try:
+        for folder in found.stores:
+            try:
+                stores.append(CrawlStore(folder, key, purpose="forget", takedown=True))
+            except QueerbiasError as err:
+                result.undone.append(_undone(folder, err))
+        for folder in found.corpora:
+            try:
+                lists.append(_corpus_list(folder, key))
+            except QueerbiasError:
+                pass  # refused again, and named, when the corpus itself is done below
+        lists += [store.tombstones for store in stores]
+        pseudonyms = _people(accounts, urls, key, stores, lists, result.undone)
+        known = {p for tombstones in lists for p in tombstones.accounts} & pseudonyms  # removed before
+        doc_ids, held = _forget_in_stores(stores, pseudonyms, result)
+        instances = _instances(stores)
     finally:
         for store in stores:
             store.close()
-    for folder in corpora:
-        lock = FolderLock(folder, "forget")
-        try:
-            removed, note = forget_in_corpus(folder, key, pseudonyms, doc_ids)
-        finally:
-            lock.release()
-        total += removed
-        lines.append(f"{folder}: removed {removed} lines from {' and '.join(f'{s}.jsonl' for s in SPLITS)}{note}")
+    known |= held | _forget_in_corpora(found.corpora, key, pseudonyms, doc_ids, result)
+    for folder in found.foreign:
+        if _holds_lines_of(folder, pseudonyms):
+            result.undone.append(f"{folder}: holds lines of this person, but no queerbias build wrote it (no "
+                                 "stats.json, no lock): take them out by hand, or build the corpus anew")
+        else:
+            result.lines.append(f"{folder}: left alone (no queerbias build wrote it, and it holds none of their "
+                                "lines)")
     who = ", ".join(sorted(p[:12] for p in pseudonyms))
-    lines.append(f"forgot account pseudonym(s) {who}: recorded in every store and corpus above"
-                 + ("" if total else "; nothing was left to remove"))
-    return lines
+    result.lines.append(f"forgot account pseudonym(s) {who}: recorded in every store and corpus above"
+                        + ("" if result.removed or pseudonyms - known else "; nothing was left to remove"))
+    for pseudonym in sorted(pseudonyms - known):
+        result.lines.append(f"no stored record has account pseudonym {pseudonym[:12]}: no post or line of it was "
+                            f"here, nor was it removed before; check the handle{instances}")
+    return result

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from queerbias.corpus.documents import KINDS, Document, stable_id
 from queerbias.corpus.io import BadRecords
 from queerbias.corpus.taz import TazReader, default_since_year
+from queerbias.crawl.documents import KINDS, Document, stable_id
 from queerbias.errors import DataError
 from queerbias.fileio import iter_jsonl
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher

@@ -40,8 +40,8 @@ from typing import Any
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from queerbias.corpus.documents import Document, stable_id
 from queerbias.corpus.io import BadRecords
+from queerbias.crawl.documents import Document, stable_id
 from queerbias.errors import DataError
 from queerbias.fileio import iter_jsonl, open_text
 from queerbias.text.keywords import KeywordMatcher

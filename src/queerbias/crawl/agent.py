@@ -14,6 +14,7 @@ too: our texts train language models, and an admin who shut those out has said n
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from queerbias import __version__
 from queerbias.errors import QueerbiasError
@@ -49,7 +50,12 @@ def build_user_agent(product: str, contact: str | None, user_agent: str | None) 
 
 
 def require_contact(user_agent: str) -> None:
-    """Refuse a User-Agent that gives admins no one to write to."""
+    """Refuse a User-Agent that gives admins no one to write to, or that holds a control character
+    (a CR or LF from --contact): a header is one line, and every request would fail and be retried."""
+    control = next((c for c in user_agent if unicodedata.category(c) == "Cc"), None)
+    if control is not None:
+        raise QueerbiasError(f"the User-Agent {user_agent[:120]!r} holds the control character {control!r}; an HTTP "
+                             "header is one line of text: remove it from --contact or --user-agent")
     if not has_contact(user_agent):
         raise QueerbiasError(f"the User-Agent {user_agent[:120]!r} has no contact; add your e-mail address or "
                              "a web page (--contact, or inside --user-agent)")

@@ -29,7 +29,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from queerbias.crawl.hosts import a_label
+from queerbias.crawl.canonical import canonical_handle, canonical_url
 from queerbias.errors import QueerbiasError
 
 KEY_ENV = "QUEERBIAS_CRAWL_KEY_FILE"
@@ -43,13 +43,6 @@ def default_key_file() -> Path:
         return Path(os.environ[KEY_ENV]).expanduser()
     config = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
     return Path(config) / "queerbias" / "crawl.key"
-
-
-def normalise_handle(handle: str) -> str:
-    """`@Alice@Bücher.Example ` -> `alice@xn--bcher-kva.example`: the form every pseudonym is taken of (the
-    domain as an IDNA A-label, so both spellings of an internationalised domain name one person)."""
-    user, at, domain = handle.strip().lstrip("@\uff20").replace("\uff20", "@").partition("@")
-    return user.lower() + at + (a_label(domain) if at else "")
 
 
 class CrawlKey:
@@ -113,12 +106,14 @@ class CrawlKey:
         return hmac.new(self._secret, purpose, hashlib.sha256).digest()
 
     def account_pseudonym(self, handle: str) -> str:
-        """Keyed pseudonym of an account `user@domain` (case and a leading @ ignored)."""
-        return hmac.new(self._account, normalise_handle(handle).encode(), hashlib.sha256).hexdigest()[:PSEUDONYM_HEX]
+        """Keyed pseudonym of an account `user@domain`, in any spelling (`canonical.canonical_handle`)."""
+        return hmac.new(self._account, canonical_handle(handle).encode(), hashlib.sha256).hexdigest()[:PSEUDONYM_HEX]
 
-    def post_pseudonym(self, uri: str) -> str:
-        """Keyed pseudonym of a post's ActivityPub uri (its global id)."""
-        return hmac.new(self._post, uri.strip().encode(), hashlib.sha256).hexdigest()[:PSEUDONYM_HEX]
+    def post_pseudonym(self, address: str) -> str:
+        """Keyed pseudonym of a post's ActivityPub uri (its global id), or of another address of it (its web
+        address), in any spelling (`canonical.canonical_url`; a uri as Mastodon writes it is its own canonical
+        form, so the pseudonyms of stores written before stay what they were)."""
+        return hmac.new(self._post, canonical_url(address).encode(), hashlib.sha256).hexdigest()[:PSEUDONYM_HEX]
 
     def seal(self, post: str, data: dict) -> str:
         """`data` encrypted and authenticated for the post pseudonym `post`."""

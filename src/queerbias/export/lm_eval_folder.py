@@ -70,7 +70,7 @@ def export_lm_eval(pair_set: PairSet, tokenizer, tokenizer_name: str, out_dir: P
                              "cannot hold; rename them in the pair file")
     add_bos_token = False if config.bos == "none" else None
     builder = RequestBuilder(tokenizer, config, add_bos_token, max_length)
-    docs = [{"pair_id": pair.pair_id, "group": pair.group,
+    docs = [{"pair_id": pair.pair_id, "group": pair.group, "other_groups": list(pair.other_groups),
              "counterfactual_group": pair.counterfactual_group, "category": pair.category,
              "direction": pair.direction, "sent_more": pair.sent_more, "sent_less": pair.sent_less,
              "more": requests["more"].to_dict(), "less": requests["less"].to_dict(),

@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
+from queerbias.families import CAUSAL
 from queerbias.pairs.schema import Pair
-from queerbias.scoring.alignment import scored_positions
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import SentenceEncoder, causal_text, lowercases
+from queerbias.suites.pairs.alignment import scored_positions
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class RequestBuilder:
             raise QueerbiasError(f"long_sentences={config.long_sentences} cannot be exported: "
                                  "lm-eval would score whole sentences; shorten or drop them")
         self.tokenizer, self.config, self.add_bos_token = tokenizer, config, add_bos_token
-        self.encoder = SentenceEncoder(tokenizer, "causal", config, max_length)
+        self.encoder = SentenceEncoder(tokenizer, CAUSAL, config, max_length)
         self._lowercase = lowercases(tokenizer, config)
         self._texts: dict[tuple[int, ...], tuple[str, list[tuple[int, int]]]] = {}
 
@@ -145,7 +146,7 @@ class RequestBuilder:
     def _plan(self, pair: Pair) -> list[tuple[tuple[int, ...], list[int]]]:
         """(ids, scored positions) of both sentences, as the scorer aligns them."""
         ids1, ids2 = (self._tokenize(sentence) for sentence in pair.aligned_order)
-        pos1, pos2 = scored_positions(ids1, ids2, "causal", self.config.scope,
+        pos1, pos2 = scored_positions(ids1, ids2, CAUSAL, self.config.scope,
                                       range(1, len(ids1)), range(1, len(ids2)))
         return [(ids1, pos1), (ids2, pos2)]
 

@@ -22,13 +22,14 @@ from pathlib import Path
 import datasets
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
+from transformers import AutoTokenizer
 
 from queerbias.export.lm_eval_requests import sentence_score
 from queerbias.export.tokenizer_identity import tokenizer_fingerprint
 from queerbias.pairs.schema import Pair
-from queerbias.pairs.taxonomy import table_order
-from queerbias.scoring.aggregate import summarise
-from queerbias.scoring.pair_scores import pair_outcome
+from queerbias.suites.pairs.aggregate import summarise
+from queerbias.suites.pairs.scoring import pair_outcome
+from queerbias.text.taxonomy import table_order
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class PairsTask(ConfigurableTask):
         config = {k: v for k, v in (config or {}).items() if k != "class"}
         super().__init__(config=config)
         self.export = self.config.metadata["queerbias"]
-        self.groups = table_order(dict.fromkeys(doc["group"] for doc in self.test_docs()))
+        self.groups = table_order(dict.fromkeys(group for doc in self.test_docs() for group in _groups(doc)))
         check_tokenizer(self.export, self.config.metadata)
 
     def download(self, dataset_kwargs=None, **kwargs) -> None:
@@ -80,7 +81,7 @@ class PairsTask(ConfigurableTask):
         metrics = {figure: record for figure in FIGURES}
         for group in self.groups:
             for figure in FIGURES:
-                metrics[f"{figure}/{group}"] = record if group == doc["group"] else None
+                metrics[f"{figure}/{group}"] = record if group in _groups(doc) else None
         return metrics
 
     def aggregation(self) -> dict:
@@ -93,6 +94,12 @@ class PairsTask(ConfigurableTask):
     def higher_is_better(self) -> dict:
         # 50 is no preference; above it leans stereotypical, so lower is better down to 50
         return dict.fromkeys(self.aggregation(), False)
+
+
+def _groups(doc: dict) -> list[str]:
+    """Every group of an exported pair: it counts in each, as in queerbias's per-group summary (folders
+    exported before pairs had several groups name one)."""
+    return [doc["group"], *(doc.get("other_groups") or [])]
 
 
 def aggregate(records: list, figure: str) -> float | None:
@@ -122,8 +129,6 @@ def check_tokenizer(export: dict, metadata: dict) -> None:
     if str(metadata.get("dtype", "auto")) not in ("float32", "torch.float32"):
         log.warning("queerbias: `queerbias score` computes in float32; pass the model argument "
                     "dtype=float32 for equal numbers")
-    from transformers import AutoTokenizer
-
     try:
         tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
     except (OSError, ValueError) as err:

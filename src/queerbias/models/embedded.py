@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import json
 import logging
 import os
 import shutil
@@ -19,6 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from queerbias.cache import cache_dir
 from queerbias.errors import QueerbiasError
 from queerbias.models.saving import CONFIG_FILE, WEIGHTS_FILE, save_model_folder
 from queerbias.models.tiny import build_tiny
@@ -40,6 +45,8 @@ class EmbeddedModel:
     licence: str
     #: builds the model into a folder instead of converting a GGUF (`models.tiny`)
     build: Callable[[Path], None] | None = None
+    #: its weights are random, never trained: figures of it are no finding (`random_weights`)
+    random_weights: bool = False
 
 
 EMBEDDED_MODELS = {
@@ -55,10 +62,28 @@ EMBEDDED_MODELS = {
         name="tiny", package="", gguf_name="",
         description="a 2-layer, 64-wide Gemma 3 text model with random weights (seed 0) and a byte-level "
                     "tokenizer, built here in a second: for smoke runs, its figures say nothing about bias",
-        upstream=None, licence="mit", build=build_tiny,
+        upstream=None, licence="mit", build=build_tiny, random_weights=True,
     ),
 }
 _COMPLETE = "queerbias-complete"
+#: the config.json key by which a model folder says that its weights are random (the test suite's tiny
+#: models write it), for `random_weights`
+RANDOM_WEIGHTS_KEY = "queerbias_random_weights"
+
+
+def random_weights(spec: str) -> bool:
+    """Whether `spec` names a model whose weights are random, so that reports label its figures as no
+    finding: an embedded model built here untrained (`embedded:tiny`), or a folder whose config.json says
+    so (`RANDOM_WEIGHTS_KEY`). Anything else, a Hub id or a folder whose config cannot be read (a run that
+    used it has already read it), is taken for a trained model."""
+    if is_embedded(spec):
+        entry = EMBEDDED_MODELS.get(spec[len(PREFIX):])
+        return entry is not None and entry.random_weights
+    try:
+        config = json.loads((Path(spec).expanduser() / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get(RANDOM_WEIGHTS_KEY) is True
 
 
 def is_embedded(spec: str) -> bool:
@@ -70,8 +95,6 @@ def prepare_embedded(spec: str) -> Path:
     name = spec[len(PREFIX):]
     if name not in EMBEDDED_MODELS:
         raise QueerbiasError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
-    from queerbias.cache import cache_dir
-
     entry = EMBEDDED_MODELS[name]
     target = cache_dir("models", name)
     if _built(target):
@@ -104,9 +127,6 @@ def _build(entry: EmbeddedModel, target: Path) -> None:
 
 
 def _convert(entry: EmbeddedModel, target: Path) -> None:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     try:
         package = importlib.import_module(entry.package)
     except ImportError as err:

@@ -1,16 +1,17 @@
-"""Masked or causal: what a checkpoint is, what it may be used as, and a causal mask that holds.
+"""Which model family a checkpoint is, what it may be used as, and a left-to-right attention that holds.
 
-Most architectures say what they are (`...ForMaskedLM`, `...ForCausalLM`, `...LMHeadModel`).
-XLM (and FlauBERT) have one LM class for both objectives, `XLMWithLMHeadModel`, and their
-published configs do not tell them apart: XLM-CLM-ENDE's says `causal: false` like
-XLM-MLM-ENDE's, because the original code passed causality at call time. So for these types
-the kind comes from `causal: true` in the config (what a causal model saved by us says), from
-the model card of a published checkpoint (`PUBLISHED_KINDS`), or from the user (`--kind`,
-`kind:`), never from a guess; a `--kind` is accepted without `--force-kind` there.
+Most architectures say what they are: their class name ends as a family's LM heads do
+(`Family.architecture_suffixes`: `...ForMaskedLM`, `...ForCausalLM`, `...LMHeadModel`), or transformers
+knows their model type for one family (`Family.model_types`). XLM (and FlauBERT) have one LM class for
+both objectives, `XLMWithLMHeadModel`, and their published configs do not tell them apart:
+XLM-CLM-ENDE's says `causal: false` like XLM-MLM-ENDE's, because the original code passed causality at
+call time. So for these types the kind comes from `causal: true` in the config (what a causal model
+saved by us says), from the model card of a published checkpoint (`PUBLISHED_KINDS`), or from the user
+(`--kind`, `kind:`), never from a guess; a `--kind` is accepted without `--force-kind` there.
 
-A model used as causal must not read later tokens, whatever its config says: `for_kind` sets the
-flag each family reads before the weights load (XLM's `causal`, an encoder's `is_decoder`), and
-`check_causal` refuses a loaded model whose logits still depend on later tokens.
+A model used by a left-to-right family must not read later tokens, whatever its config says:
+`for_kind` sets the flag each architecture reads before the weights load (XLM's `causal`, an encoder's
+`is_decoder`), and `check_causal` refuses a loaded model whose logits still depend on later tokens.
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ import copy
 import torch
 
 from queerbias.errors import QueerbiasError
+from queerbias.families import CAUSAL, DUAL_KIND_TYPES, MASKED, families, get_family
 
-MASKED, CAUSAL = "masked", "causal"
-#: model types whose one LM class serves masked and causal LMs alike (`causal` in the config)
-DUAL_KIND_TYPES = ("xlm", "flaubert")
 _XLM_CLM = ("xlm-clm-ende-1024", "xlm-clm-enfr-1024")
 _XLM_MLM = ("xlm-mlm-ende-1024", "xlm-mlm-enfr-1024", "xlm-mlm-enro-1024", "xlm-mlm-en-2048", "xlm-mlm-xnli15-1024",
             "xlm-mlm-tlm-xnli15-1024", "xlm-mlm-17-1280", "xlm-mlm-100-1280")
@@ -34,26 +33,32 @@ PUBLISHED_KINDS = {f"{org}{name}": kind for names, kind in ((_XLM_CLM, CAUSAL), 
 
 
 def detect_kind(config, where: str = "") -> str:
-    """Masked or causal, from the config (its architectures, then its model type); `where` is the
-    spec, which for the dual-kind types may be a published checkpoint."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
+    """The family of the config (its architectures, then its model type); `where` is the spec, which for the
+    dual-kind types may be a published checkpoint."""
     if config.model_type in DUAL_KIND_TYPES:
         return _dual_kind(config, where)
     for arch in getattr(config, "architectures", None) or []:
-        if arch.endswith("ForMaskedLM"):
-            return MASKED
-        if arch.endswith(("ForCausalLM", "LMHeadModel")):
-            return CAUSAL
-    if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
-        return MASKED
-    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
-        return CAUSAL
+        found = _family_of_class(arch)
+        if found:
+            return found
+    for family in families():
+        if config.model_type in family.model_types:
+            return family.name
     raise QueerbiasError(f"cannot tell whether {where or config.model_type} is a masked or a "
                          "causal LM; pass --kind masked or --kind causal")
+
+
+def class_kind(model, where: str) -> str:
+    """The family of a model the caller loaded: from its class's name, else as `detect_kind` (the dual-kind
+    types always so)."""
+    name = type(model).__name__
+    if model.config.model_type in DUAL_KIND_TYPES:
+        return detect_kind(model.config, where)
+    return _family_of_class(name) or detect_kind(model.config, name)
+
+
+def _family_of_class(name: str) -> str | None:
+    return next((family.name for family in families() if name.endswith(family.architecture_suffixes)), None)
 
 
 def _dual_kind(config, where: str) -> str:
@@ -84,37 +89,33 @@ def settle_kind(config, where: str, requested: str | None, force: bool) -> str:
         return detected
     if not force:
         archs = ", ".join(getattr(config, "architectures", None) or [config.model_type])
-        decoder = "" if detected == CAUSAL or config.model_type in DUAL_KIND_TYPES \
+        decoder = "" if get_family(detected).left_to_right or config.model_type in DUAL_KIND_TYPES \
             else f", is_decoder {bool(config.is_decoder)}"
         raise QueerbiasError(
             f"{where} is a {detected} LM ({archs}{decoder}); scoring it as {requested} reads "
             f"probabilities it was not trained to give, so the bias figures would be wrong. "
             f"Drop --kind {requested}, or pass --force-kind if you mean it")
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
-
-    auto = AutoModelForMaskedLM if requested == MASKED else AutoModelForCausalLM
-    if type(config) not in auto._model_mapping:
+    if type(config) not in get_family(requested).auto_class._model_mapping:
         raise QueerbiasError(f"{where}: transformers has no {requested}-LM class for model type "
                              f"{config.model_type!r}; it can only be scored as {detected}")
     return requested
 
 
 def for_kind(config, kind: str):
-    """A copy of `config` whose model attends as `kind` needs: XLM's `causal` set to match, and an
-    encoder (BERT, ...) loaded as causal made a decoder, so that no position reads a later one."""
+    """A copy of `config` whose model attends as the family `kind` needs: XLM's `causal` set to match, and an
+    encoder (BERT, ...) used left to right made a decoder, so that no position reads a later one."""
     config = copy.deepcopy(config)
+    left_to_right = get_family(kind).left_to_right
     if config.model_type in DUAL_KIND_TYPES:
-        config.causal = kind == CAUSAL
-    elif kind == CAUSAL and hasattr(config, "is_decoder") and not config.is_decoder \
-            and config.model_type in _masked_types():
+        config.causal = left_to_right
+    elif left_to_right and hasattr(config, "is_decoder") and not config.is_decoder and _encoder(config.model_type):
         config.is_decoder = True
     return config
 
 
-def _masked_types() -> set[str]:
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
-
-    return set(MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+def _encoder(model_type: str) -> bool:
+    """Whether a family that reads the whole sentence (a masked LM's) has an LM head for this model type."""
+    return any(model_type in family.model_types for family in families() if not family.left_to_right)
 
 
 def make_causal(model: torch.nn.Module) -> None:

@@ -17,6 +17,7 @@ that it does, and binds `lang` for models with language embeddings (`models.lang
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import pickle
@@ -26,17 +27,19 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
+from transformers import AutoConfig, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family, names
 from queerbias.fileio import read_text_utf8, regular_file
 from queerbias.models.context import context_length
 from queerbias.models.embedded import is_embedded, prepare_embedded
 from queerbias.models.fingerprint import weights_fingerprint
-from queerbias.models.kinds import CAUSAL, MASKED, check_causal, for_kind, settle_kind
+from queerbias.models.kinds import check_causal, class_kind, for_kind, make_causal, settle_kind
 from queerbias.models.languages import bind_language, bound_language, run_language
 from queerbias.models.weights import WeightsSource, locate_weights, no_conversion_requests
-from queerbias.progress import quiet_transformers
 from queerbias.records import loads_strict
 
 log = logging.getLogger(__name__)
@@ -110,14 +113,13 @@ def inspect_model(
 ) -> InspectedModel:
     """Config, kind and tokenizer of `spec`, without its weights.
 
-    `kind` ('masked'/'causal') is needed only when the config does not tell; one that
+    `kind` (a family: 'masked'/'causal') is needed only when the config does not tell; one that
     contradicts the architecture is refused unless `force_kind`. `lang`: the language a model
     with language embeddings is given (refused when it does not know it; ignored by others).
     """
     if dtype not in DTYPES:
         raise QueerbiasError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
-    if kind not in (None, MASKED, CAUSAL):
-        raise QueerbiasError(f"kind must be {MASKED!r} or {CAUSAL!r}, got {kind!r}")
+    _check_kind(kind)
     path = str(prepare_embedded(spec)) if is_embedded(spec) else spec
     _check_folder(path)
     adapter = _adapter_config(path)
@@ -137,11 +139,12 @@ def inspect_model(
 def load_model(spec: str | InspectedModel, **options) -> LoadedModel:
     """Load `spec` (or what `inspect_model` found; `options` are its arguments)."""
     found = spec if isinstance(spec, InspectedModel) else inspect_model(spec, **options)
-    model, weights = load_weights(_auto_class(found.kind), found.base_path, DTYPES[found.dtype], found.options,
+    model, weights = load_weights(get_family(found.kind).auto_class, found.base_path, DTYPES[found.dtype], found.options,
                                   found.allow_pickle_weights, config=for_kind(found.config, found.kind))
     revision = weights.revision or found.options["revision"] or getattr(found.config, "_commit_hash", None)
     source = {"path": found.path, "revision": revision, "weights": weights.describe()}
     if found.adapter:
+        _check_finite(model, found.base_path)  # the base's own weights are named as the base's
         model = _apply_adapter(model, found.path)
         source.update(base=found.base_path, adapter=found.path)
     device = torch.device(found.device) if found.device else _default_device()
@@ -156,10 +159,7 @@ def _check_loaded(found: InspectedModel, model: torch.nn.Module) -> None:
     """What only the weights tell, refused before anything is scored: NaN or infinite weights
     (found in one pass now, not after a chunk of scoring), a tokenizer with more tokens than
     the embedding has rows, and a context too short to score a sentence."""
-    broken = non_finite_parameters(model)
-    if broken:
-        raise QueerbiasError(f"{found.spec}: its weights hold NaN or infinity (e.g. {', '.join(broken)}), so it "
-                             "gives NaN or infinite log-probabilities and its scores would be meaningless")
+    _check_finite(model, found.spec)
     embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     rows = getattr(embeddings, "num_embeddings", None)
     _check_vocabulary(found.tokenizer, rows, found.spec)
@@ -167,8 +167,36 @@ def _check_loaded(found: InspectedModel, model: torch.nn.Module) -> None:
     if limit is not None and limit < 3:
         raise QueerbiasError(f"{found.spec}: a context of {limit} positions cannot hold a sentence to score "
                              "(its config's max_position_embeddings or n_positions?)")
-    if found.kind == CAUSAL:
+    if get_family(found.kind).left_to_right:
         check_causal(model, found.spec)
+
+
+def _check_finite(model: torch.nn.Module, where: str) -> None:
+    broken = non_finite_parameters(model)
+    if broken:
+        raise QueerbiasError(f"{where}: its weights hold NaN or infinity (e.g. {', '.join(broken)}), so it "
+                             "gives NaN or infinite log-probabilities and its scores would be meaningless")
+
+
+def caller_model(model, tokenizer, kind: str | None = None) -> LoadedModel:
+    """A transformers language model and its tokenizer, as loaded by the caller (the Python API), ready to
+    score: its family read from its class (then its config) unless `kind` says; a model of a left-to-right
+    family made to attend so where a flag decides it (XLM's `causal`) and refused if it still reads later
+    tokens. The weights are fingerprinted like a loaded spec's, so results record the same model."""
+    name = type(model).__name__
+    spec = getattr(model.config, "_name_or_path", "") or name
+    kind = class_kind(model, spec) if kind is None else kind
+    _check_kind(kind)
+    if get_family(kind).left_to_right:
+        make_causal(model)
+        check_causal(model, spec)
+    return LoadedModel(spec=spec, model=model, tokenizer=tokenizer, kind=kind, fingerprint=weights_fingerprint(model),
+                       source={"loaded_by": "caller", "class": name})
+
+
+def _check_kind(kind: str | None) -> None:
+    if kind not in (None, *names()):
+        raise QueerbiasError(f"kind must be {' or '.join(map(repr, names()))}, got {kind!r}")
 
 
 def _check_vocabulary(tokenizer, rows: int | None, where: str) -> None:
@@ -291,8 +319,6 @@ def _has_tokenizer(path: str) -> bool:
 
 
 def _load_config(path: str, options: dict):
-    from transformers import AutoConfig
-
     try:
         return AutoConfig.from_pretrained(path, **options)
     except OSError as err:
@@ -306,8 +332,6 @@ def _load_config(path: str, options: dict):
 
 
 def _load_tokenizer(path: str, options: dict):
-    from transformers import AutoTokenizer
-
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **options)
     except (OSError, ValueError, TypeError) as err:
@@ -315,12 +339,6 @@ def _load_tokenizer(path: str, options: dict):
                              "save the tokenizer beside the model (tokenizer.save_pretrained)") from err
     tokenizer.padding_side = "right"  # Gemma's default is left; scoring assumes right
     return tokenizer
-
-
-def _auto_class(kind: str):
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
-
-    return AutoModelForMaskedLM if kind == MASKED else AutoModelForCausalLM
 
 
 def load_checked_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
@@ -364,10 +382,25 @@ def load_weights(auto, path: str, dtype, options: dict, allow_pickle: bool,
     return model, weights
 
 
+@contextlib.contextmanager
+def quiet_transformers():
+    """transformers' own bars (`Loading weights` on every load, so on every `qb.score`) switched off for the
+    block; a download's bar (huggingface_hub's) still shows."""
+    set_hook = getattr(hf_logging, "set_tqdm_hook", None)  # transformers 5.x
+    if set_hook is None:
+        yield
+        return
+    previous = set_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
+    try:
+        yield
+    finally:
+        set_hook(previous)
+
+
 def _apply_adapter(model, adapter_path: str):
     """The adapter merged into its base; PEFT's errors (a config it cannot read, weights of
     the wrong shape for this base, modules the base lacks) become one line."""
-    from peft import PeftModel
+    from peft import PeftModel  # seconds to import: only for an adapter
 
     try:
         return PeftModel.from_pretrained(model, adapter_path).merge_and_unload()

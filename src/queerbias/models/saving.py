@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from safetensors.torch import save_file
+
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 
 
 def save_model_folder(model, folder: Path) -> None:
     """Write `model`'s config, generation config and weights into `folder`, on any rank."""
-    from safetensors.torch import save_file
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(folder)

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+from tokenizers import Tokenizer, decoders, models, processors
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
+
 from queerbias.models.saving import save_model_folder
 
 SPECIAL = ("<pad>", "<eos>", "<bos>", "<unk>")
@@ -21,10 +25,6 @@ SEED = 0
 
 def build_tiny(folder: Path) -> None:
     """Write the tiny model and its tokenizer into `folder` (safetensors)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, processors
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedTokenizerFast
-
     vocabulary = {token: index for index, token in enumerate([*SPECIAL, *(f"<0x{b:02X}>" for b in range(256))])}
     backend = Tokenizer(models.BPE(vocab=vocabulary, merges=[], byte_fallback=True, unk_token="<unk>"))
     backend.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])

@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from huggingface_hub import HfApi, constants, try_to_load_from_cache
+
 from queerbias.errors import QueerbiasError
 
 log = logging.getLogger(__name__)
@@ -72,8 +74,12 @@ def _local(folder: Path, allow_pickle: bool) -> WeightsSource:
 def _hub(repo: str, revision: str | None, allow_pickle: bool, api) -> WeightsSource:
     files = _hub_files(repo, revision, api)
     if files is None:  # offline: what the local cache holds
-        cached = any(_cached(repo, name, revision) for name in _SAFE_FILES)
-        return WeightsSource(PICKLE) if allow_pickle and not cached else WeightsSource(SAFETENSORS)
+        if any(_cached(repo, name, revision) for name in _SAFE_FILES):
+            return WeightsSource(SAFETENSORS)
+        conversion = cached_conversion(repo) if revision in (None, "main") else None
+        if conversion is not None:  # fetched online before (`study prefetch`): the same way in, offline
+            return WeightsSource(CONVERSION, conversion)
+        return WeightsSource(PICKLE) if allow_pickle else WeightsSource(SAFETENSORS)
     if any(name.endswith(".safetensors") for name in files) or not any(name.endswith(_PICKLE_SUFFIXES)
                                                                        for name in files):
         return WeightsSource(SAFETENSORS)
@@ -106,6 +112,19 @@ def conversion_revision(repo: str, api=None) -> str | None:
     return None
 
 
+def cached_conversion(repo: str) -> str | None:
+    """`refs/pr/N` of a safetensors conversion the Hugging Face cache holds for `repo` (the highest N), so
+    that a run on a machine without network reads the weights a run with it read (`_hub`)."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    refs = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / "refs" / "pr"
+    numbers = sorted((int(ref.name) for ref in refs.iterdir() if ref.name.isdigit()), reverse=True) \
+        if refs.is_dir() else []
+    return next((f"refs/pr/{number}" for number in numbers
+                 if any(_cached(repo, name, f"refs/pr/{number}") for name in _SAFE_FILES)), None)
+
+
 def _hub_files(repo: str, revision: str | None, api) -> list[str] | None:
     api = api or _default_api()
     if api is None:
@@ -118,14 +137,10 @@ def _hub_files(repo: str, revision: str | None, api) -> list[str] | None:
 
 
 def _default_api():
-    from huggingface_hub import HfApi, constants
-
     return None if constants.HF_HUB_OFFLINE else HfApi()
 
 
 def _cached(repo: str, name: str, revision: str | None) -> bool:
-    from huggingface_hub import try_to_load_from_cache
-
     return isinstance(try_to_load_from_cache(repo, name, revision=revision), str)
 
 

@@ -2,7 +2,9 @@
 
 Real files are messy (leading spaces in values, a misspelt direction column in
 WinoQueer v0), so values are whitespace-normalised and NFC-normalised; anything
-that cannot be scored is an error naming the file, row and field.
+that cannot be scored is an error naming the file, row and field. A group cell may
+name several groups, separated by `;` or `,` (a survey statement can target more than
+one: `Pair.other_groups`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from queerbias import records
 from queerbias.errors import DataError
 from queerbias.fileio import decode_utf8, regular_file
 from queerbias.pairs.sampling import as_sample, chosen_indices
-from queerbias.pairs.schema import Pair, PairSet
-from queerbias.pairs.taxonomy import canonical_group
+from queerbias.pairs.schema import PREDICATE_KINDS, STEREOTYPE, Pair, PairSet, split_groups
 from queerbias.text.labels import label_problem, sentence_problem
+from queerbias.text.taxonomy import canonical_group
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,8 @@ _LAYOUTS = {
     CROWS: ("sent_more", "sent_less", "bias_type"),
     QUEERBIAS: ("sent_more", "sent_less", "group"),
 }
+#: the column naming a pair's group(s) in each layout
+_GROUP_COLUMNS = {WINOQUEER: "Gender_ID_x", CROWS: "bias_type", QUEERBIAS: "group"}
 _DIRECTION_COLUMNS = ("stereo_antistereo", "stereo_antistero")  # the latter: WinoQueer v0
 _ID_COLUMNS = ("pair_id", "id", "", "Unnamed: 0")
 _POLICIES = ("error", "keep", "drop")
@@ -225,34 +229,58 @@ def _parse_row(path: Path, row: int, ordinal: int, record: dict, layout: str, co
             raise DataError(path, f"the group label {problem}", row=row, field=field)
         return text
 
+    def groups(field: str, required: bool = True) -> list[str]:
+        """The canonical groups of a group cell, which may name several ("Lesbian; Non-binary")."""
+        return [canonical_group(text) for text in split_groups(label(field, required))]
+
     pair_id = _pair_id(record, path, row, ordinal, columns)
     category = value("category", False)
     first, second = _sentence_fields(layout)
     more, less = sentence(first), sentence(second)
+    # the group cell may name several groups; a run's pairs.csv names the further ones in other_groups
+    targeted = list(dict.fromkeys([*groups(_GROUP_COLUMNS[layout]), *groups("other_groups", False)]))
+    if not targeted:
+        raise DataError(path, "no group label", row=row, field=_GROUP_COLUMNS[layout])
     if layout == WINOQUEER:
-        group = label("Gender_ID_x")
         counter = label("Gender_ID_y", False)
         direction = "stereo"
     else:
-        if layout == QUEERBIAS:
-            group, counter = label("group"), label("counterfactual_group", False)
-        else:
-            group, counter = label("bias_type"), ""
+        counter = label("counterfactual_group", False) if layout == QUEERBIAS else ""
         direction_field = next((c for c in (*_DIRECTION_COLUMNS, "direction") if c in columns), None)
         direction = value(direction_field) if direction_field else "stereo"
         if direction not in ("stereo", "antistereo"):
             raise DataError(path, f"direction must be 'stereo' or 'antistereo', got {direction!r}",
                             row=row, field=direction_field)
+    kind = value("predicate_kind", False) or STEREOTYPE
+    if kind not in PREDICATE_KINDS:
+        raise DataError(path, f"predicate_kind must be one of {', '.join(PREDICATE_KINDS)}, got {kind!r}", row=row,
+                        field="predicate_kind")
     return Pair(
         pair_id=pair_id,
         sent_more=more,
         sent_less=less,
-        group=canonical_group(group),
+        group=targeted[0],
+        other_groups=tuple(targeted[1:]),
         counterfactual_group=canonical_group(counter) if counter else "",
         category=category,
         direction=direction,
+        frame=value("frame", False),
+        predicate_kind=kind,
+        phrase_end=_phrase_end(record, path, row, more),
         source_row=row,
     )
+
+
+def _phrase_end(record: dict, path: Path, row: int, sent_more: str) -> int | None:
+    """The optional `phrase_end` column: where the identity phrase ends in the stereotypical sentence,
+    a character offset within it (empty: not known)."""
+    raw = normalise_text(records.identifier(record, "phrase_end", path, row))
+    if not raw:
+        return None
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 6 or not 0 < int(raw) <= len(sent_more):
+        raise DataError(path, f"phrase_end must be a character offset within the stereotypical sentence (1 to "
+                        f"{len(sent_more)}), got {raw[:20]!r}", row=row, field="phrase_end")
+    return int(raw)
 
 
 def _pair_id(record: dict, path: Path, row: int, ordinal: int, columns) -> str:

@@ -17,6 +17,7 @@ from itertools import chain, cycle, zip_longest
 
 from queerbias.pairs.schema import Pair, PairSet
 from queerbias.pairs.shipped import OUT_OF_DISTRIBUTION, shipped_pairs
+from queerbias.pairs.splits import DEFAULT_TEST_FRACTION, assign_values
 from queerbias.yamlio import load_packaged_yaml
 
 TEMPLATES = "data/queerbias_de/templates.yaml"
@@ -61,16 +62,40 @@ class Identity:
     names: tuple[str, ...]
 
 
-def _split(text: str) -> tuple[str, str]:
+def _split(text: str, where: str = TEMPLATES) -> tuple[str, str]:
     verb, sep, rest = (part.strip() for part in text.partition("|"))
     if not sep or not verb or not rest:
-        raise ValueError(f"{TEMPLATES}: predicate {text!r} is not 'verb | rest'")
+        raise ValueError(f"{where}: predicate {text!r} is not 'verb | rest'")
     return verb, rest
+
+
+def parse_predicate(text: str, category: str, where: str) -> Predicate:
+    """A plural-only predicate ("verb | rest"), such as a neutral one, for plural frames."""
+    verb, rest = _split(text, where)
+    return Predicate(category, verb, rest, verb, rest, frozenset(), False)
 
 
 def _sentence(text: str) -> str:
     """Capitalise the first letter: "trans Frauen" is "Trans Frauen" only at the start."""
     return text[:1].upper() + text[1:]
+
+
+def fill_frame(frame: str, slot: str, phrase: str, fill: dict) -> tuple[str, int]:
+    """A frame with its identity placeholder (`slot`: "who" for a plural phrase, "identity" for a name
+    frame's predicative) and the predicate's placeholders filled, and the character offset where the
+    phrase ends in it. A plural frame may write "{Who}" for the phrase capitalised (a sentence that
+    starts after a colon); a plural sentence's first letter is capitalised."""
+    capital = _sentence(phrase)
+    head, mark, _ = frame.partition("{" + slot + "}")
+    if not mark and slot == "who":
+        head, mark, _ = frame.partition("{Who}")
+        phrase = capital
+    if not mark:
+        raise ValueError(f"frame {frame!r} has no {{{slot}}}")
+    values = {slot: phrase, **({"Who": capital} if slot == "who" else {}), **fill}
+    sentence = frame.format(**values)
+    end = len(head.format(**values)) + len(phrase)
+    return (_sentence(sentence) if slot == "who" else sentence), end
 
 
 def load_templates() -> dict:
@@ -87,7 +112,7 @@ def _name_pools(names: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
     return {**{k: tuple(v) for k, v in names.items()}, "mixed": tuple(mixed)}
 
 
-def _predicates(spec: dict) -> list[tuple[Predicate, str]]:
+def predicates(spec: dict) -> list[tuple[Predicate, str]]:
     """Every predicate with its template id, "<category>/<index in the category>"."""
     sets = spec["group_sets"]
     known = {entry["group"] for entry in spec["identities"]}
@@ -110,13 +135,7 @@ def _predicates(spec: dict) -> list[tuple[Predicate, str]]:
     return predicates
 
 
-def identity_phrases() -> list[tuple[str, str]]:
-    """Every plural identity phrase of queerbias-de with each of its counterfactual phrases."""
-    return [(phrase, counterfactual) for identity in _identities(load_templates())
-            for phrase, counterfactuals in identity.plural.items() for counterfactual in counterfactuals.values()]
-
-
-def _identities(spec: dict) -> list[Identity]:
+def identities(spec: dict) -> list[Identity]:
     pools = _name_pools(spec["names"])
     return [
         Identity(
@@ -144,8 +163,12 @@ class _Filled:
     keys: dict
 
     def text(self, phrase: str, **fill) -> str:
-        sentence = self.frame.format(**{self.slot: phrase, **self.fill, **fill})
-        return _sentence(sentence) if self.slot == "who" else sentence
+        return fill_frame(self.frame, self.slot, phrase, {**self.fill, **fill})[0]
+
+    @property
+    def phrase_end(self) -> int:
+        """Where the identity phrase ends in the stereotypical sentence (a character offset)."""
+        return fill_frame(self.frame, self.slot, self.phrase, self.fill)[1]
 
 
 #: the placeholders a predicate fills, by the frame's identity placeholder
@@ -162,11 +185,11 @@ def _generate(spec: dict) -> Iterator[_Filled]:
     """Every pair in file order. `keys` name the template parts it was built from (`frame`:
     "plural/0" ..., `template`: the predicate, "phase/00" ...), the units a held-out split
     keeps apart (`pairs.splits`)."""
-    identities = _identities(spec)
+    people = identities(spec)
     # Names rotate per group through its pool rather than multiplying the pairs.
-    name_cycles = {identity.group: cycle(identity.names) for identity in identities}
-    for predicate, template in _predicates(spec):
-        for identity in identities:
+    name_cycles = {identity.group: cycle(identity.names) for identity in people}
+    for predicate, template in predicates(spec):
+        for identity in people:
             if identity.group not in predicate.groups:
                 continue
             for phrase, counterfactuals in identity.plural.items():
@@ -199,6 +222,8 @@ def build_pairs(spec: dict, prefix: str = "qde") -> list[tuple[Pair, _Filled]]:
             group=filled.group,
             counterfactual_group=filled.counterfactual_group,
             category=filled.category,
+            frame=filled.keys["frame"],
+            phrase_end=filled.phrase_end,
         )
         built.append((pair, filled))
     return built
@@ -219,6 +244,14 @@ def split_keys(pair_set: PairSet | None = None) -> dict[str, dict[str, str]]:
     """pair id -> the columns a split can be made by: frame, template, category, group (the
     generated set is always the same, so `pair_set` is not needed)."""
     return pair_keys(build_pairs(load_templates()))
+
+
+@cache
+def held_out_templates() -> frozenset[str]:
+    """The stereotype predicates (template ids) of `queerbias-de:test`: the side the registry's default
+    split of queerbias-de by template holds out (`pairs.splits`, seed 0), which no training set holds."""
+    sides = assign_values([keys["template"] for keys in split_keys().values()], DEFAULT_TEST_FRACTION, 0)
+    return frozenset(template for template, side in sides.items() if side == "test")
 
 
 def pair_keys(built: list[tuple[Pair, _Filled]]) -> dict[str, dict[str, str]]:
@@ -247,11 +280,17 @@ def _frames_built() -> tuple[tuple[tuple[Pair, _Filled], ...], int, int]:
     return kept, version, left_out
 
 
+@cache
+def out_of_distribution_sentences() -> frozenset[str]:
+    """Every sentence of the shipped out-of-distribution sets, which no training set may hold."""
+    return frozenset(sentence for name in OUT_OF_DISTRIBUTION for pair in shipped_pairs(name).pairs
+                     for sentence in (pair.sent_more, pair.sent_less))
+
+
 def build_training_pairs(spec: dict, prefix: str) -> tuple[tuple[tuple[Pair, _Filled], ...], int]:
     """The pairs of a training frames spec without those sharing a sentence with a shipped
     out-of-distribution set, and how many were left out."""
-    held_out = {sentence for name in OUT_OF_DISTRIBUTION for pair in shipped_pairs(name).pairs
-                for sentence in (pair.sent_more, pair.sent_less)}
+    held_out = out_of_distribution_sentences()
     built = build_pairs(spec, prefix)
     kept = tuple((pair, filled) for pair, filled in built
                  if pair.sent_more not in held_out and pair.sent_less not in held_out)

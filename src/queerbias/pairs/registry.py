@@ -58,6 +58,10 @@ class BenchmarkInfo:
     split_by: str = ""
     #: a split-key column that declares each pair's part (validation, test): `NAME:<part>` takes it
     parts: str = ""
+    #: part -> the content checksum it was frozen with (`PairSet.checksum`): a part that differs is refused
+    frozen: dict | None = None
+    #: why a name that once was a benchmark no longer is, and what to use instead
+    retired: str = ""
 
     def cached_path(self) -> Path:
         """Where the downloaded file lives (whether or not it is there yet)."""
@@ -68,16 +72,24 @@ class BenchmarkInfo:
 
 
 @cache
-def _registry() -> dict[str, BenchmarkInfo]:
-    registry = {}
+def _entries() -> tuple[dict[str, BenchmarkInfo], dict[str, str]]:
+    """The registered benchmarks by name, and the retired names with why they were retired."""
+    registry, retired = {}, {}
     for entry in load_packaged_yaml("data/benchmarks.yaml")["benchmarks"]:
+        if "retired" in entry:
+            retired[entry["name"]] = entry["retired"]
+            continue
         info = BenchmarkInfo(
             **{**entry, "urls": tuple(entry.get("urls", ())), "columns": tuple(entry.get("columns", ()))}
         )
         if not info.builtin and not (info.urls and info.filename):
             raise ValueError(f"benchmarks.yaml: {info.name!r} needs either builtin or urls + filename")
         registry[info.name] = info
-    return registry
+    return registry, retired
+
+
+def _registry() -> dict[str, BenchmarkInfo]:
+    return _entries()[0]
 
 
 def list_benchmarks() -> list[BenchmarkInfo]:
@@ -93,8 +105,26 @@ def get_benchmark(name: str) -> BenchmarkInfo:
     try:
         return _registry()[name]
     except KeyError:
-        known = ", ".join(_registry())
-        raise QueerbiasError(f"unknown benchmark {name!r}; registered: {known}") from None
+        raise QueerbiasError(_unknown(name)) from None
+
+
+def _unknown(name: str) -> str:
+    """Why `name` is not a benchmark: retired (with what to use), or never registered."""
+    registry, retired = _entries()
+    if name in retired:
+        return f"benchmark {name!r} was retired: {retired[name]}"
+    return f"unknown benchmark {name!r}; registered: {', '.join(registry)}"
+
+
+def check_frozen(info: BenchmarkInfo, part: str, pair_set: PairSet) -> None:
+    """Refuse a part of a frozen set whose pairs are not those it was frozen with: a judged split must not
+    drift once a model was scored on it (a change is a new set under a new name)."""
+    expected = (info.frozen or {}).get(part)
+    if expected is not None and pair_set.checksum != expected:
+        raise QueerbiasError(f"{info.name}:{part} has checksum {pair_set.checksum}, but it was frozen with "
+                             f"{expected} (data/benchmarks.yaml): its pairs changed after it was frozen, so its "
+                             "figures would not be comparable with those already scored on it; restore the "
+                             "family's files, or register the changed family under a new name")
 
 
 def build_builtin(info: BenchmarkInfo) -> PairSet:
@@ -112,6 +142,8 @@ def resolve_pairs(spec: str) -> Path | PairSet:
     path = Path(spec).expanduser()
     if path.exists():  # the reader says what is wrong with a folder or a FIFO
         return path
+    if spec in _entries()[1]:
+        raise QueerbiasError(_unknown(spec))
     raise QueerbiasError(
         f"{spec!r} is neither a registered benchmark ({', '.join(registry)}) nor an existing file"
     )

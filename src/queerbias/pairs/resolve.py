@@ -11,7 +11,13 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.pairs.io import read_pairs, row_columns
-from queerbias.pairs.registry import get_benchmark, is_registered, list_benchmarks, resolve_pairs
+from queerbias.pairs.registry import (
+    check_frozen,
+    get_benchmark,
+    is_registered,
+    list_benchmarks,
+    resolve_pairs,
+)
 from queerbias.pairs.sampling import sample_pairs
 from queerbias.pairs.schema import PairSet
 from queerbias.pairs.splits import PARTS, SplitSpec, parse_split, split_pairs, take_declared_part
@@ -67,7 +73,9 @@ def load_split(spec: SplitSpec, name: str, duplicates: str = "error", identical:
         keys = {p.pair_id: {**columns[p.source_row], "group": p.group, "category": p.category,
                             **extra.get(p.pair_id, {})} for p in pair_set.pairs}
     if info and info.parts:
-        return take_declared_part(pair_set, keys, info.parts, spec, name)
+        part = take_declared_part(pair_set, keys, info.parts, spec, name)
+        check_frozen(info, spec.part, part)
+        return part
     if spec.part not in PARTS:
         raise QueerbiasError(f"pair split {name!r}: {spec.source} declares no parts, so it splits into "
                              f"{' and '.join(PARTS)} only")
@@ -79,7 +87,7 @@ def load_split(spec: SplitSpec, name: str, duplicates: str = "error", identical:
 
 
 def declared_part(spec) -> str | None:
-    """The part a pair spec takes of a set that declares its parts (`queerbias-de-contrary:test` ->
+    """The part a pair spec takes of a set that declares its parts (`queerbias-de-shapes:test` ->
     "test"), None for any other spec: a test part is judged on, never trained or selected on."""
     split = parse_split(str(spec)) if spec else None
     if split is None or not is_registered(split.source) or not get_benchmark(split.source).parts:
@@ -98,6 +106,7 @@ def sealed_pairs() -> dict[str, PairSet]:
         pair_set = resolve_pairs(info.name)
         module, _, function = info.split_keys.partition(":")
         keys = getattr(importlib.import_module(module), function)(pair_set)
-        sealed[info.name] = PairSet(info.name, [p for p in pair_set.pairs if keys[p.pair_id][info.parts] != "train"],
-                                    pair_set.source)
+        judged = [p for p in pair_set.pairs if keys[p.pair_id][info.parts] != "train"]
+        if judged:  # a set whose pairs are all `train` (queerbias-de-contrast) seals nothing
+            sealed[info.name] = PairSet(info.name, judged, pair_set.source)
     return sealed

@@ -15,7 +15,7 @@ each side, the parent's checksum and the sentences the two sides share) is recor
 `PairSet.meta["split"]`, so every score file names exactly what it was computed on.
 
 A registered set may instead declare each pair's part in a column (`parts` in
-benchmarks.yaml: queerbias-de-contrary's frames are `validation` or `test`). Then
+benchmarks.yaml: queerbias-de-shapes' frames are `validation` or `test`). Then
 `SOURCE:validation` and `SOURCE:test` take the declared part, no options are accepted, and
 there is no `:train` unless a pair declares it: a part made for judging stays out of training.
 """

@@ -1,4 +1,4 @@
-"""The drawing of every figure: forest panels, levels before/after, bars, lines, radar.
+"""The drawing of every figure: forest panels, levels before/after, bars, lines, radar with histograms.
 
 Callers supply data (rows, series of values; the comparator's delta document is drawn
 through these in `comparison.delta_plots`); the drawing lives here once.
@@ -23,6 +23,7 @@ FOREST_WIDTH_PX, FOREST_BASE_PX, FOREST_ROW_PX, FOREST_SERIES_PX = 1100, 170, 34
 TRAJECTORY_PX = (1100, 450)
 PANEL_PX = (560, 520)
 RADAR_PX = (700, 640)
+HISTOGRAM_PX = (380, 640)
 NEUTRAL = "#666666"
 LINE_STYLES = ("-", "--", ":", "-.")
 
@@ -176,16 +177,22 @@ def line_panels(ticks: list[str], panels: list[tuple[str, list[tuple[str, dict[s
     return save_figure(fig, path)
 
 
-def radar_plot(series: list[tuple[str, dict[str, float | None]]], path: Path, title: str) -> Path:
+def radar_plot(series: list[tuple[str, dict[str, float | None]]], path: Path, title: str,
+               histograms: list[tuple[str, dict]] = ()) -> Path:
     """Values in [0, 1] on a radar, one polygon per (label, {axis: value}); axes in the first series' order.
 
     Axes every series has are drawn; with fewer than three of those, every axis any series has.
+    `histograms`: (title, {"edges", "counts"}) panels beside the radar, one per distribution whose bars
+    the radar's figures summarise.
     """
     axes_names = [a for a in series[0][1] if all(values.get(a) is not None for _, values in series)]
     if len(axes_names) < 3:
         axes_names = [a for a in series[0][1] if any(values.get(a) is not None for _, values in series)]
     angles = np.linspace(0, 2 * np.pi, len(axes_names), endpoint=False)
-    fig, (ax,) = new_figure(RADAR_PX, subplot_kw={"projection": "polar"})
+    panels = 1 + len(histograms)
+    fig = Figure(figsize=((RADAR_PX[0] + HISTOGRAM_PX[0] * len(histograms)) / DPI, RADAR_PX[1] / DPI), dpi=DPI,
+                 layout="constrained")
+    ax = fig.add_subplot(1, panels, 1, projection="polar")
     for index, (label, values) in enumerate(series):
         points = np.array([np.nan if values.get(a) is None else values[a] for a in axes_names], dtype=float)
         colour = PALETTE[index % len(PALETTE)]
@@ -198,6 +205,14 @@ def radar_plot(series: list[tuple[str, dict[str, float | None]]], path: Path, ti
     ax.set_ylim(0, 1)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["0.25", "0.5", "0.75", "1"], color=NEUTRAL, fontsize="small")
     ax.set_title(title)
+    for position, (name, histogram) in enumerate(histograms, start=2):
+        panel = fig.add_subplot(1, panels, position)
+        edges = np.asarray(histogram["edges"], dtype=float)
+        panel.bar(edges[:-1], histogram["counts"], width=np.diff(edges), align="edge", color=PALETTE[0],
+                  edgecolor="white")
+        panel.set_title(name, fontsize="medium")
+        panel.set_ylabel("count")
+        panel.grid(alpha=0.3)
     fig.legend(loc="outside lower center", fontsize="small")
     return save_figure(fig, path)
 

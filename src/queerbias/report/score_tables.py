@@ -1,7 +1,7 @@
 """Several runs of one suite side by side: the headline figure per group, as tables and bars.
 
 What `queerbias report` shows for a suite without a report of its own (its report companion,
-`suites.companions.ReportHooks`; the pair suite has the paper's tables, `suites.pairs.report`).
+`suites.companions.ReportHooks`; the pair suite has the paper's tables, `suites.pairs.paper_tables`).
 """
 
 from __future__ import annotations

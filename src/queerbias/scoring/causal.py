@@ -16,14 +16,26 @@ trees at a node budget (the tree's attention is dense over its nodes); training
 (position ids and a custom 4D mask; ALiBi models, for one, do not) is checked once against the
 padded pass, with dropout off, and the padded pass is kept where it does not, and for sentences
 longer than the model's sliding attention window (one mask serves every layer).
+
+`CausalFamily` is what the registry (`queerbias.families`) hands everyone who asks about a causal LM:
+its tokenisation with the BOS token as text, its reference loop, how a corpus becomes (packed)
+examples and batches, next-token targets for held-out perplexity and peft's task type.
 """
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
 
+import torch
+from transformers import AutoModelForCausalLM, DataCollatorWithFlattening
+from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+from queerbias.errors import QueerbiasError
+from queerbias.families import CAUSAL, Encoding, Family
 from queerbias.scoring.batching import pad_right
-from queerbias.scoring.scorer import Request, Scorer, group_requests
+from queerbias.scoring.encoding import causal_text
+from queerbias.scoring.scorer import Request, Scorer, group_requests, reference_logits
+from queerbias.scoring.words import word_ids
 
 
 class _SoftcappedHead(torch.nn.Module):
@@ -38,7 +50,7 @@ class _SoftcappedHead(torch.nn.Module):
 
 
 class CausalScorer(Scorer):
-    kind = "causal"
+    kind = CAUSAL
 
     def _split_model(self):
         body, head = self.model.base_model, self.model.get_output_embeddings()
@@ -209,3 +221,112 @@ class PrefixTree:
             mask[node, node] = True
         return (torch.tensor([self.tokens], device=device), torch.tensor([self.depths], device=device),
                 mask[None, None].to(device))
+
+
+class CausalFamily(Family):
+    name = CAUSAL
+    left_to_right = True
+    architecture_suffixes = ("ForCausalLM", "LMHeadModel")
+    pipeline_tag = "text-generation"
+    lora_task_type = "CAUSAL_LM"
+    scorer = CausalScorer
+    auto_class = AutoModelForCausalLM
+    model_types = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    def encode(self, tokenizer, config, text, max_length):
+        """BOS as text, no special tokens; every position after the first carries a score."""
+        encoded = tokenizer(causal_text(tokenizer, text, config.bos), add_special_tokens=False,
+                            truncation=max_length is not None, max_length=max_length)
+        ids = tuple(encoded["input_ids"])
+        return Encoding(ids, tuple(range(1, len(ids))), word_ids(tokenizer, encoded, ids))
+
+    def shared_scored(self, template):
+        """All but the first aligned position: the prepended BOS."""
+        return list(template[1:])
+
+    def score_input(self, ids, position):
+        """The tokens up to and including the position: a causal LM reads no later one."""
+        return tuple(ids[:position + 1])
+
+    @torch.inference_mode()
+    def reference_logprob(self, lm, ids, words, position, config, lang=None):
+        prefix = torch.tensor([ids[:position]], device=lm.device)
+        logits = reference_logits(lm.model, prefix, lang)[0, -1]
+        return torch.log_softmax(logits.float(), dim=0)[ids[position]].item()
+
+    def training_chunks(self, texts, tokenizer, max_length):
+        """With BOS (if the tokenizer adds one) and EOS; a chunk of one token teaches nothing and is left out."""
+        eos, chunks = tokenizer.eos_token_id, []
+        for ids in tokenizer(texts)["input_ids"]:
+            if eos is not None and (not ids or ids[-1] != eos):
+                ids = ids + [eos]
+            chunks += [ids[i:i + max_length] for i in range(0, len(ids), max_length)
+                       if len(ids[i:i + max_length]) > 1]
+        return chunks
+
+    def training_examples(self, chunks, packing, max_length):
+        return (pack(chunks, max_length), True) if packing else (chunks, False)
+
+    def collator(self, tokenizer, packing, mlm_probability, shift_labels):
+        if packing:
+            if shift_labels:
+                raise QueerbiasError("padding-free packing needs a model that shifts its labels itself")
+            return PackedCollator()
+        return CausalPadCollator(tokenizer.pad_token_id, shift_labels)
+
+    def perplexity_targets(self, ids, mask, tokenizer, mlm_probability, generator):
+        """Each token predicts the next; padding and the last position count nothing."""
+        return ids, torch.cat([ids[:, 1:].masked_fill(mask[:, 1:] == 0, -100), torch.full((len(ids), 1), -100)],
+                              dim=1)
+
+
+def pack(chunks: list[list[int]], max_length: int) -> list[list[list[int]]]:
+    """Consecutive chunks grouped into examples of at most `max_length` tokens (order kept)."""
+    examples, current, size = [], [], 0
+    for ids in chunks:
+        if current and size + len(ids) > max_length:
+            examples.append(current)
+            current, size = [], 0
+        current.append(ids)
+        size += len(ids)
+    if current:
+        examples.append(current)
+    return examples
+
+
+@dataclass
+class CausalPadCollator:
+    """Right-padded causal batch; padding is excluded from the loss by position, not by id
+    (GPT-2 style models pad with their EOS token, which must still be learned).
+
+    `shift`: the labels at position t are the token at t + 1, for a model whose loss compares
+    `logits[t]` with `labels[t]` (XLM, `train.modeling.shifts_labels`); the others shift internally and
+    get `labels = input_ids`."""
+
+    pad_id: int
+    shift: bool = False
+
+    def __call__(self, features: list[dict]) -> dict:
+        width = max(len(f["input_ids"]) for f in features)
+        ids = torch.full((len(features), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(features), width), dtype=torch.long)
+        for row, feature in enumerate(features):
+            ids[row, :len(feature["input_ids"])] = torch.tensor(feature["input_ids"])
+            mask[row, :len(feature["input_ids"])] = 1
+        labels = ids.masked_fill(mask == 0, -100)
+        if self.shift:
+            labels = torch.cat([labels[:, 1:], torch.full_like(labels[:, :1], -100)], dim=1)
+        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+
+@dataclass
+class PackedCollator:
+    """Flattens every document of every packed example into one padding-free row: its position ids restart at
+    every document, which the model's attention turns into a block-diagonal mask (with `use_cache=False`), so
+    no document attends to another."""
+
+    def __post_init__(self):
+        self.flatten = DataCollatorWithFlattening(return_position_ids=True)
+
+    def __call__(self, features: list[dict]) -> dict:
+        return self.flatten([{"input_ids": ids} for f in features for ids in f["segments"]])

@@ -1,32 +1,22 @@
-"""Sentences as a scorer tokenises them, from the tokenizer alone (no weights, no torch).
+"""Sentences as a scorer tokenises them, from the tokenizer alone (no weights).
 
-Each model family has the reference scripts' tokenisation (`masked_encoding`: with
-[CLS]/[SEP]; `causal_encoding`: the BOS token prepended as text), and `SentenceEncoder`
-adds lowercasing and the model's length limit, so pairs can be screened before any
-weights load and every scorer encodes exactly as the screen did.
+Each model family tokenises as its reference script does (`Family.encode`: a masked LM with
+[CLS]/[SEP], a causal LM with the BOS token prepended as text), and `SentenceEncoder` adds
+lowercasing and the model's length limit, so pairs can be screened before any weights load and
+every scorer encodes exactly as the screen did.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from queerbias.errors import QueerbiasError
+from queerbias.families import Encoding, get_family
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.words import word_ids
-
-
-@dataclass(frozen=True)
-class Encoding:
-    """Token ids of one sentence as the reference method tokenises it."""
-
-    ids: tuple[int, ...]
-    scorable: tuple[int, ...]  # positions that carry a score of their own
-    word_ids: tuple[int | None, ...]
 
 
 def causal_text(tokenizer, text: str, bos: str) -> str:
     """The string the reference scripts tokenise (without special tokens) for a causal LM:
-    `bos_token + text` under bos=prepend (BOS as text), else the text itself."""
+    `bos_token + text` under bos=prepend (BOS as text), else the text itself (the causal family's
+    `encode`, and the lm-eval export's requests, which must stay light)."""
     if bos != "prepend":
         return text
     if tokenizer.bos_token is None:
@@ -35,27 +25,8 @@ def causal_text(tokenizer, text: str, bos: str) -> str:
     return tokenizer.bos_token + text
 
 
-def causal_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
-    """A sentence as the causal reference tokenises it: BOS as text, no special tokens; every position
-    after the first carries a score."""
-    encoded = tokenizer(causal_text(tokenizer, text, config.bos), add_special_tokens=False,
-                        truncation=max_length is not None, max_length=max_length)
-    ids = tuple(encoded["input_ids"])
-    return Encoding(ids, tuple(range(1, len(ids))), word_ids(tokenizer, encoded, ids))
-
-
-def masked_encoding(tokenizer, config: ScoringConfig, text: str, max_length: int | None) -> Encoding:
-    """A sentence as the masked reference tokenises it; every non-special position carries a score."""
-    # with [CLS]/[SEP], as tokenizer.encode in the reference; a cut keeps [SEP]
-    encoded = tokenizer(text, truncation=max_length is not None, max_length=max_length)
-    ids = tuple(encoded["input_ids"])
-    special = tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
-    scorable = tuple(i for i, s in enumerate(special) if not s)
-    return Encoding(ids, scorable, word_ids(tokenizer, encoded, ids))
-
-
 class SentenceEncoder:
-    """Text -> `Encoding` as a scorer of `kind` sees it: lowercasing, special tokens or BOS,
+    """Text -> `Encoding` as a scorer of the family `kind` sees it: lowercasing, special tokens or BOS,
     and the model's length limit (`max_length` tokens, None = unknown).
 
     Under `long_sentences: truncate` a longer sentence keeps its first `max_length`
@@ -64,7 +35,7 @@ class SentenceEncoder:
 
     def __init__(self, tokenizer, kind: str, config: ScoringConfig, max_length: int | None):
         self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
-        self._tokenize = masked_encoding if kind == "masked" else causal_encoding
+        self._tokenize = get_family(kind).encode
         self._lowercase = lowercases(tokenizer, config)
         self._truncate = config.long_sentences == "truncate" and max_length is not None
 

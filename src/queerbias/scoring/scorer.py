@@ -1,4 +1,5 @@
-"""The scorer interface shared by masked and causal LMs (after minicons).
+"""The scorer interface shared by every model family (after minicons), and `make_scorer`, which asks the
+family for its scorer (`queerbias.families`: `scoring.masked`, `scoring.causal`).
 
 A scorer turns sentences into per-token log-probabilities. `token_logprobs` is the
 batched core: it takes every (sentence, position) wanted at once, scores each
@@ -22,10 +23,11 @@ import numpy as np
 import torch
 
 from queerbias.errors import QueerbiasError
+from queerbias.families import Encoding, get_family
 from queerbias.models.loading import LoadedModel, non_finite_parameters
 from queerbias.scoring.batching import BatchSize
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.encoding import Encoding, SentenceEncoder
+from queerbias.scoring.encoding import SentenceEncoder
 
 Request = tuple[tuple[int, ...], int]  # (token ids, position)
 #: what a scorer's probes found about a model object (`Scorer._probed`): its structure does not change
@@ -44,7 +46,7 @@ class NonFiniteScores(QueerbiasError):
 
 
 class Scorer(ABC):
-    kind: str
+    kind: str  # the name of its family
 
     def __init__(self, lm: LoadedModel, config: ScoringConfig | None = None,
                  batch_size: int | str = "auto"):
@@ -206,6 +208,17 @@ class Scorer(ABC):
             body, head = self._project
             return body(input_ids=ids, attention_mask=mask, **extra).last_hidden_state[rows, cols], head
         return self.model(input_ids=ids, attention_mask=mask, **extra).logits[rows, cols], torch.nn.Identity()
+
+
+def make_scorer(lm: LoadedModel, config: ScoringConfig | None = None, batch_size: int | str = "auto") -> Scorer:
+    """The scorer of the model's family: masked LMs by pseudo-log-likelihood, causal LMs by one pass."""
+    return get_family(lm.kind).scorer(lm, config, batch_size)
+
+
+def reference_logits(model: torch.nn.Module, ids: torch.Tensor, lang: int | None) -> torch.Tensor:
+    """The logits of one plain forward pass, as the reference scripts run it (`Family.reference_logprob`); `lang`:
+    the id a model with language embeddings (XLM) gets as `langs` at every position."""
+    return model(ids).logits if lang is None else model(ids, langs=torch.full_like(ids, lang)).logits
 
 
 def picked(rows: torch.Tensor, targets: Sequence[int]) -> torch.Tensor:

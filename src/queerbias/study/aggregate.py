@@ -30,6 +30,7 @@ figures, only what is missing: `StudyState.complete` is False and the report say
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from queerbias.comparison.compare import soft_test as soft_test_of
 from queerbias.comparison.runs import align_rows
 from queerbias.errors import QueerbiasError
 from queerbias.report.paired_stats import adjust_pvalues, sign_test, stars
-from queerbias.study.cells import RUNS_DIR, STUDY_FILE, Cell, read_plan
+from queerbias.study.cells import BASE_DIR, RUNS_DIR, STUDY_FILE, Cell, read_plan
 from queerbias.study.config import StudyConfig, load_study
 from queerbias.study.execution import last_line
 from queerbias.suites.paths import SUMMARY_FILE
@@ -332,6 +333,74 @@ def pooled_pvalues(records: list[CellRecord], benchmark: str, scope: str, measur
     return result
 
 
+# -- base tables (the seed study's Tables 4 and 5) ---------------------------------------------
+
+@dataclass(frozen=True)
+class Level:
+    """One measure of one entry of a base model: its level (binary measures in %), its standard error
+    (None for a single item or a statistic measure) and the items it counts."""
+
+    value: float
+    se: float | None
+    n: int
+
+
+@dataclass
+class BaseTable:
+    """The base models on one benchmark and scope: entries (rows, Overall last) × models, per measure."""
+
+    benchmark: str
+    suite: str
+    scope: str
+    entries: list[str]
+    measures: list[dict]
+    #: model -> (entry, measure name) -> level; a model whose base is not scored yet: `missing`
+    levels: dict[str, dict[tuple[str, str], Level]]
+    missing: list[str]
+
+
+def base_tables(state: StudyState, benchmark: str) -> list[BaseTable]:
+    """One table per scope of the benchmark's suite, from each model's shared base evaluation
+    (`STUDY/base/<model>/<benchmark>`, `train.shared_base`): what the base models score before any
+    training, with standard errors, as the seed study's Tables 4 and 5 give them."""
+    found: dict[str, list] = {}
+    missing, suite = [], None
+    for model in state.study.models:
+        folder = state.root / BASE_DIR / model / benchmark
+        if not (folder / SUMMARY_FILE).is_file():
+            missing.append(model)
+            continue
+        base = load_run(folder, model)
+        suite = base.suite
+        found[model] = list(suite.paired_cells(base.rows(), base.rows(), base.settings))
+    if suite is None:
+        return []
+    measures = [{"name": m.name, "label": m.label, "kind": m.kind, "digits": m.digits, "unit": m.unit}
+                for m in suite.measures if m.kind in (BINARY, CONTINUOUS)]
+    scopes = list(dict.fromkeys(e.scope for cells in found.values() for e in cells if e.scope != OVERALL))
+    tables = []
+    for scope in scopes:
+        entries = list(dict.fromkeys(e.name for cells in found.values() for e in cells if e.scope == scope))
+        levels = {model: {(OVERALL if e.scope == OVERALL else e.name, m["name"]): _level(e.values[m["name"]][0],
+                                                                                          m["kind"])
+                          for e in cells if e.scope in (scope, OVERALL) for m in measures if m["name"] in e.values}
+                  for model, cells in found.items()}
+        tables.append(BaseTable(benchmark, suite.name, scope, entries + [OVERALL], measures, levels, missing))
+    return tables
+
+
+def _level(values, kind: str) -> Level:
+    """A base entry's figure as the pair benchmark's summary gives it (`suites.pairs.aggregate.summarise`):
+    binary measures in % with the binomial standard error 100·sqrt(p(1 - p)/n), continuous ones as
+    the mean with the standard error of the mean (ddof 1)."""
+    items = np.asarray(values, dtype=float)
+    n = len(items)
+    if kind == BINARY:
+        share = float(items.mean())
+        return Level(100.0 * share, 100.0 * math.sqrt(share * (1.0 - share) / n), n)
+    return Level(float(items.mean()), float(items.std(ddof=1) / math.sqrt(n)) if n > 1 else None, n)
+
+
 # -- the method table -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -348,6 +417,8 @@ class Column:
     roles: frozenset[str] = frozenset()
     #: its title in the summary table ("<benchmark>: <the declared title>"; default: `title`)
     short: str = ""
+    #: the benchmark's suite, whose declaration words what the study says about the column (`Judged.wording`)
+    suite: str = field(kw_only=True)
 
 
 @dataclass
@@ -384,21 +455,22 @@ def method_columns(state: StudyState) -> list[Column]:
         titles, judged = declared.figures, declared.judged
 
         def column(figure: str, measure: str, title: str, places: int) -> Column:
-            roles = judged.roles(figure, measure)
+            roles = judged.roles(figure, measure, set(last))
             short = next((f"{benchmark}: {t}" for t in roles.values() if t), "")
-            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short)
+            return Column(benchmark, figure, measure, title, places, roles=frozenset(roles), short=short,
+                          suite=declared.name)
 
         guarded = judged.guard.measure if judged.guard is not None and judged.guard.part == OVERALL else None
         columns += [column(OVERALL, m, f"{benchmark}: overall {labels[m]}", digits[m])
                     for m in digits if f"delta_{m}" in last[OVERALL] and (not titles or m == guarded)]
         for key, value in last.items():
-            if key in ("before", "after", OVERALL, *document["scopes"]) or not figure_measures(value):
+            names = [name for name, item in value.items() if isinstance(item, list)
+                     and all(isinstance(v, str) for v in item)] if isinstance(value, dict) else []
+            if key in ("before", "after", OVERALL, *document["scopes"]) or not (figure_measures(value) or names):
                 continue
             title = titles.get(key, key.replace("_", " ")).lower()
             columns += [column(key, m, f"{benchmark}: {title} ({m})", digits.get(m, 3)) for m in figure_measures(value)]
-            columns += [replace(column(key, name, f"{benchmark}: {title} ({name})", 3), names=True)
-                        for name, item in value.items()
-                        if isinstance(item, list) and all(isinstance(v, str) for v in item)]
+            columns += [replace(column(key, name, f"{benchmark}: {title} ({name})", 3), names=True) for name in names]
     return columns
 
 

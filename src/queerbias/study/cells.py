@@ -12,9 +12,10 @@ the study and its runs wrote, and only once it holds the locks of everything it 
 using is refused, before anything is deleted, never waited for.
 
 A cell's folder is a training run folder (config.yaml, metrics.jsonl, base/, checkpoints,
-compare/, final/README.md last) plus the study's files: its training config, its log
-(`study-cell.log`, every launch appended) and one line per launch in
-`study-cell-launches.jsonl` (start, seconds, exit status, commit, versions). Base models
+compare/, final/, queerbias-finished last) plus the study's files: its training config, its
+log (`study-cell.log`, every launch appended), one line per launch in
+`study-cell-launches.jsonl` (start, seconds, exit status, commit, versions) and, once a
+launch ended with status 0 beside a finished run, the mark `study-cell-finished`. Base models
 are scored once per model: every cell of a model sets `eval.base_from` to STUDY/base/<model>
 (`train.shared_base`).
 """
@@ -39,7 +40,7 @@ from queerbias.options import without_new_defaults
 from queerbias.outputs import LOCK_FILE as RUN_LOCK
 from queerbias.outputs import lock_file
 from queerbias.study.config import REPORT_KEYS, StudyConfig, load_study
-from queerbias.suites.paths import PARTIAL_DIR, SUMMARY_FILE
+from queerbias.suites.paths import PARTIAL_DIR, SUMMARY_FILE, folder_name_problem
 from queerbias.suites.store import read_json_file
 from queerbias.train.checkpoints import owned_entry
 from queerbias.train.config import check_installed, default_values, load_config, migrate
@@ -59,8 +60,9 @@ CELL_CONFIG = "study-cell.yaml"
 CELL_LOG = "study-cell.log"
 LOCK_FILE = ".study-cell.lock"  # held by the process running the cell (study/execution.py)
 LAUNCHES = "study-cell-launches.jsonl"
-#: written last by a training run (train/card), so its presence means the run finished
-FINISHED_MARK = Path("final") / "README.md"
+#: written by the study when a launch ended with status 0 and its training run finished: the one sign of a
+#: finished cell (a model card can be written by `queerbias card` into a run that never finished)
+FINISHED_MARK = "study-cell-finished"
 
 #: the accelerate entry script of a source checkout (train/finetune.py: one-line refusals)
 FINETUNE = Path(__file__).resolve().parents[3] / "train" / "finetune.py"
@@ -96,6 +98,10 @@ class Cell:
     def finished(self) -> bool:
         return (self.folder / FINISHED_MARK).is_file()
 
+    def mark_finished(self) -> None:
+        """Record that a launch ended with status 0 beside a finished training run (`checkpoints.is_finished`)."""
+        atomic_write(self.folder / FINISHED_MARK, "finished\n")
+
     def launches(self) -> list[dict]:
         """Every launch recorded for this cell (by the study or a Slurm array task), oldest first.
 
@@ -104,20 +110,27 @@ class Cell:
         is still running): it reads `interrupted: True`, `returncode: None` and, for `seconds`,
         the time up to the last write to the cell's log (`record_interrupted` fixes that time
         when the next launch starts). A line that is no launch record (cut short by a kill,
-        written by another tool) is refused, naming the file and line.
+        written by another tool, a launch without its start time) is refused, naming the file
+        and line.
         """
         if not self.launches_file.is_file():
             return []
+        merged: dict[str, dict] = {}
+        first_line: dict[str, int] = {}
         try:
-            records = list(iter_jsonl(self.launches_file))
+            for number, record in iter_jsonl(self.launches_file):
+                _check_launch_line(record, self.launches_file, number)
+                key = str(record.get("launch", f"line {number}"))  # an older study's line is a whole launch
+                merged[key] = {**merged.get(key, {}), **record}
+                first_line.setdefault(key, number)
+            for key, launch in merged.items():
+                if "started" not in launch:
+                    raise DataError(self.launches_file, f"launch {key!r} has no start time ('started'): its start "
+                                                        "line is missing", row=first_line[key], field="started")
         except DataError as err:
             raise DataError(err.path, f"{err.message}; not a launch record: delete that line (the "
                                       "cell's launches are a record of its runs, not needed to resume it)",
-                            row=err.row) from None
-        merged: dict[str, dict] = {}
-        for number, record in records:
-            key = str(record.get("launch", f"line {number}"))  # an older study's line is a whole launch
-            merged[key] = {**merged.get(key, {}), **record}
+                            row=err.row, field=err.field) from None
         launches = list(merged.values())
         for launch in launches:
             if "seconds" not in launch:  # no end line: `open`
@@ -151,6 +164,29 @@ class Cell:
             return None
         begin = datetime.fromisoformat(started).timestamp()
         return round(max(0.0, self.log_file.stat().st_mtime - begin), 1)
+
+
+#: what each key of a launches line holds, as `execution.run_cell` writes it (other keys: provenance, as written)
+_LAUNCH_KEYS = {"launch": (str,), "started": (str,), "launcher": (str,), "seconds": (int, float, type(None)),
+                "returncode": (int, type(None)), "interrupted": (bool,)}
+
+
+def _check_launch_line(record: dict, path: Path, row: int) -> None:
+    """One line of a launches file as a launch writes it: its keys' types (JSON has no NaN: the
+    strict reader refused it), a time that is not negative and a start time that reads."""
+    for key, types in _LAUNCH_KEYS.items():
+        value = record.get(key)
+        if key in record and (not isinstance(value, types) or isinstance(value, bool) and bool not in types):
+            raise DataError(path, f"{key} is {json.dumps(value)[:40]}, not what a launch writes there", row=row,
+                            field=key)
+    if (record.get("seconds") or 0) < 0:
+        raise DataError(path, f"seconds is {record['seconds']}, not a time a launch took", row=row, field="seconds")
+    if "started" in record:
+        try:
+            datetime.fromisoformat(record["started"])
+        except ValueError:
+            raise DataError(path, f"the start time {record['started'][:40]!r} is no ISO date and time", row=row,
+                            field="started") from None
 
 
 def launch_command(cell: Cell, accelerate_config: str | None = None) -> list[str]:
@@ -322,15 +358,31 @@ def write_plan(root: Path, cells: list[Cell], accelerate_config: str | None) -> 
 
 
 def read_plan(root: Path) -> list[Cell]:
-    """The cells of a prepared STUDY folder (what `prepare` wrote)."""
+    """The cells of a prepared STUDY folder (what `prepare` wrote), read strictly: the cells of the
+    folder's study.yaml, in its order, each in its own folder of the study's layout (a plan that
+    points a cell at another run folder would report that run as the study's)."""
     path = root / PLAN_FILE
     if not path.is_file():
         raise QueerbiasError(f"{root}: not a study folder (no {PLAN_FILE}); run `queerbias study --config FILE` "
                              "or `queerbias study plan --config FILE` first")
     document = read_json_file(path, "study plan")
-    try:
-        return [Cell(c["model"], c["run"], int(c["seed"]), root / c["folder"], tuple(c["benchmarks"]))
-                for c in document["cells"]]
-    except (KeyError, TypeError, ValueError) as err:
-        raise QueerbiasError(f"{path}: not a study plan ({err}); run the study's command again to rewrite it") \
-            from None
+    entries = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise QueerbiasError(f"{path}: not a study plan (no list of cells); run the study's command again to "
+                             "rewrite it")
+    expected = planned(load_study(root / STUDY_FILE, output_dir=str(root)))
+    if len(entries) != len(expected):
+        raise QueerbiasError(f"{path}: {len(entries)} cells, but {root / STUDY_FILE} makes {len(expected)}; not this "
+                             "study's plan: run the study's command again to rewrite it")
+    cells = []
+    for index, (entry, cell) in enumerate(zip(entries, expected, strict=True)):
+        layout = str(cell.folder.relative_to(root))
+        named = (entry.get("model"), entry.get("run"), entry.get("seed"), entry.get("folder"))
+        benchmarks = entry.get("benchmarks")
+        if named != (cell.model, cell.run, cell.seed, layout) or isinstance(entry.get("seed"), bool) \
+                or not isinstance(benchmarks, list) or any(folder_name_problem(name) for name in benchmarks):
+            raise QueerbiasError(f"{path}: cell {index} is not cell {cell.name} of the study in {layout} with "
+                                 "benchmark folder names; not this study's plan: run the study's command again to "
+                                 "rewrite it")
+        cells.append(Cell(cell.model, cell.run, cell.seed, cell.folder, tuple(benchmarks)))
+    return cells

@@ -23,7 +23,6 @@ file that differs from its own only there.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from queerbias.errors import QueerbiasError
 from queerbias.options import MAX_SEED, from_mapping, to_dict
 from queerbias.pairs.resolve import declared_part
 from queerbias.study.judging import JudgeSettings, load_judge
+from queerbias.suites.paths import folder_name_problem
 from queerbias.train.benchmarks import BenchmarkSettings, folder_names
 from queerbias.yamlio import load_yaml_mapping
 
@@ -41,8 +41,6 @@ REPORT_KEYS = ("judge",)
 SET_BY_STUDY = {"model": "models", "seed": "seeds", "output_dir": "output_dir",
                 "eval.benchmarks": "benchmarks", "eval.base_from": "the shared base (STUDY/base/<model>)"}
 EXCLUDE_KEYS = ("model", "run", "seed")
-#: model and run names become folder names
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -129,9 +127,9 @@ def _named(raw: dict, key: str, entry) -> dict[str, Source]:
         raise QueerbiasError(f"study key '{key}' must be a non-empty mapping of names, got {value!r}")
     folded: dict[str, str] = {}
     for name in value:
-        if not isinstance(name, str) or not NAME.match(name):
-            raise QueerbiasError(f"study key '{key}.{name}': a name must be letters, digits, '.', '_' or '-' "
-                                 "(it names a folder), starting with a letter or digit")
+        problem = folder_name_problem(name)
+        if problem:
+            raise QueerbiasError(f"study key '{key}.{name}' {problem}")
         if name.lower() in folded:
             raise QueerbiasError(f"study key '{key}': names '{folded[name.lower()]}' and '{name}' differ only "
                                  "in case; they would share a folder")
@@ -227,7 +225,7 @@ def _benchmark_suites(value) -> dict[str, str]:
 
 
 def _test_benchmarks(value) -> tuple[str, ...]:
-    """The benchmarks on a declared test part (queerbias-de-contrary:test): judged on nothing."""
+    """The benchmarks on a declared test part (queerbias-de-shapes:test): judged on nothing."""
     return tuple(name for name, bench in _benchmark_settings(value).items() if declared_part(bench.data) == "test")
 
 

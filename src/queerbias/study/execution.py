@@ -12,6 +12,13 @@ file: start, seconds, exit status, the commit and package versions that ran it.
 (OMP_NUM_THREADS, MKL_NUM_THREADS; a config's own `threads` still wins) and, where GPUs
 are visible, its own share of them (CUDA_VISIBLE_DEVICES). A cell holds a lock on its
 folder for as long as its process lives, so two studies never train the same cell.
+
+A cell is finished only once a launch ended with status 0 beside a finished training run:
+the study then writes the cell's own mark (`Cell.mark_finished`). SIGTERM or SIGINT (a job's
+end, Ctrl-C) to the study ends its training processes first (SIGTERM to each: accelerate's
+launchers end their workers on it), records their launches as interrupted, starts no further
+cell and ends the study with `Interrupted` (status 128 + the signal). The training stays in
+the study's process group, so a kill of the group (a job's end) takes both, as before.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -30,9 +38,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from queerbias.errors import QueerbiasError
+from queerbias.errors import Interrupted, QueerbiasError
 from queerbias.study.cells import LOCK_FILE, Cell, launch_command
 from queerbias.suites.provenance import package_versions
+from queerbias.train.checkpoints import is_finished
 
 #: test hook: launch only the first N unfinished cells, then end the study as a kill would (SIGKILL)
 STOP_AFTER = "QUEERBIAS_STUDY_STOP_AFTER"
@@ -42,15 +51,62 @@ TAIL_BYTES = 65536
 @dataclass(frozen=True)
 class Outcome:
     cell: Cell
-    #: finished (now), skipped (finished before), failed, busy (another process runs it)
+    #: finished (now), skipped (finished before), failed, busy (another process runs it), interrupted (the
+    #: study ended it on SIGTERM or SIGINT), not run
     status: str
     returncode: int | None = None
     last_line: str = ""
     seconds: float = 0.0
 
 
+class Launched:
+    """The training processes a study runs now, ended together when the study gets SIGTERM or SIGINT.
+
+    `with Launched() as launched:` installs the handlers (in the main thread; elsewhere a signal
+    ends the process as usual) and, on leaving, raises `Interrupted` if a signal came.
+    """
+
+    def __init__(self):
+        self.signal: int | None = None
+        self._lock = threading.RLock()  # the handler runs in the main thread, which may hold it
+        self._running: set[subprocess.Popen] = set()
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> Launched:
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGTERM, signal.SIGINT):
+                self._previous[number] = signal.signal(number, self._end_all)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        if self.signal is not None and exc[0] is None:
+            raise Interrupted(self.signal)
+
+    def run(self, argv: list[str], **options) -> int | None:
+        """`argv`'s exit status; None when the study is ending (nothing started)."""
+        with self._lock:
+            if self.signal is not None:
+                return None
+            process = subprocess.Popen(argv, **options)
+            self._running.add(process)
+        try:
+            return process.wait()
+        finally:
+            with self._lock:
+                self._running.discard(process)
+
+    def _end_all(self, number: int, frame) -> None:
+        with self._lock:
+            self.signal = number
+            for process in self._running:
+                process.terminate()  # SIGTERM; a process that has ended already is left alone
+
+
 def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = None, say=print) -> list[Outcome]:
-    """Run every unfinished cell; returns one outcome per cell, in plan order."""
+    """Run every unfinished cell; returns one outcome per cell, in plan order (`Interrupted` after SIGTERM or
+    SIGINT, once the running cells have ended)."""
     environments = slot_environments(jobs)
     skipped = {cell: Outcome(cell, "skipped") for cell in cells if cell.finished()}
     todo = [cell for cell in cells if cell not in skipped]
@@ -67,12 +123,13 @@ def run_cells(cells: list[Cell], jobs: int = 1, accelerate_config: str | None = 
     def work(cell: Cell) -> Outcome:
         slot = free.get()
         try:
-            return run_cell(cell, launch_command(cell, accelerate_config), environments[slot], provenance)
+            return run_cell(cell, launch_command(cell, accelerate_config), environments[slot], provenance,
+                            launched=launched)
         finally:
             free.put(slot)
 
     outcomes = dict(skipped)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with Launched() as launched, ThreadPoolExecutor(max_workers=jobs) as pool:
         for done, outcome in enumerate(pool.map(work, todo), start=1):
             outcomes[outcome.cell] = outcome
             say(f"[{done}/{len(todo)}] {describe(outcome)}")
@@ -87,9 +144,13 @@ def launch_provenance() -> dict:
     return {"commit": code_version(), "versions": package_versions()}
 
 
-def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict, launcher: str = "queerbias study") -> Outcome:
+def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict, launcher: str = "queerbias study", *,
+             launched: Launched) -> Outcome:
     """One launch of one cell: its log appended, the launch recorded as it starts and when it ends
-    (a launch killed with the study keeps its start line: `Cell.launches`), the outcome read back."""
+    (a launch killed with the study keeps its start line: `Cell.launches`; one the study ended on
+    SIGTERM or SIGINT is recorded interrupted), the outcome read back; a finished cell marked."""
+    if launched.signal is not None:
+        return Outcome(cell, "not run")
     cell.folder.mkdir(parents=True, exist_ok=True)
     with open(cell.folder / LOCK_FILE, "a") as lock:
         try:
@@ -107,12 +168,16 @@ def run_cell(cell: Cell, argv: list[str], env: dict, provenance: dict, launcher:
             sink.flush()
             clock = time.monotonic()
             # the lock travels with the child: it is held for as long as the training lives
-            returncode = subprocess.run(argv, stdout=sink, stderr=subprocess.STDOUT, env=env,
-                                        pass_fds=(lock.fileno(),), check=False).returncode
+            returncode = launched.run(argv, stdout=sink, stderr=subprocess.STDOUT, env=env, pass_fds=(lock.fileno(),))
             seconds = round(time.monotonic() - clock, 1)
-        cell.record_launch({"launch": launch, "seconds": seconds, "returncode": returncode})
-    if returncode == 0 and cell.finished():
-        return Outcome(cell, "finished", returncode, seconds=seconds)
+        interrupted = launched.signal is not None
+        cell.record_launch({"launch": launch, "seconds": seconds, "returncode": returncode,
+                            **({"interrupted": True} if interrupted else {})})
+        if returncode == 0 and is_finished(cell.folder):
+            cell.mark_finished()
+            return Outcome(cell, "finished", returncode, seconds=seconds)
+    if interrupted:
+        return Outcome(cell, "interrupted", returncode, seconds=seconds)
     return Outcome(cell, "failed", returncode, last_line(cell.log_file), seconds)
 
 

@@ -18,7 +18,7 @@ from matplotlib import colormaps
 from queerbias.report.plots import NEUTRAL, PALETTE, forest_figure, new_figure, save_figure
 from queerbias.report.tables import fmt
 from queerbias.study.aggregate import Column, GroupTable, MethodRow
-from queerbias.study.judging import JudgeSettings, Verdict, guard_column, headline_column
+from queerbias.study.judging import JudgeSettings, Verdict, better, guard_column, headline_column
 from queerbias.study.tables import Change, change_of, perplexity_cost, short_title
 from queerbias.suites.protocol import OVERALL
 
@@ -140,8 +140,9 @@ def tradeoff(rows: list[MethodRow], columns: list[Column], runs: list[str], mode
             drawn = True
         ax.axhline(0, color=NEUTRAL, linewidth=1, linestyle="--")
         ax.axvline(0, color=NEUTRAL, linewidth=1, linestyle="--")
-        ax.set_xlabel(f"{'general' if general else 'in-domain'} perplexity change (%)")
-        ax.set_ylabel(f"Δ {column.title.split(': ', 1)[-1]}")
+        ax.set_xlabel(f"{'general' if general else 'in-domain'} perplexity change (%; lower is better)")
+        direction = better(column)
+        ax.set_ylabel(f"Δ {column.title.split(': ', 1)[-1]}" + (f" ({direction})" if direction else ""))
         ax.grid(alpha=0.3)
     if not drawn:
         return None
@@ -159,23 +160,26 @@ def _bars(change: Change) -> list[list[float]]:
 
 
 def overview(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str, str], Verdict],
-             judge: JudgeSettings, models: list[str], runs: list[str], path: Path) -> Path | None:
+             judge: JudgeSettings, models: list[str], runs: list[str], path: Path,
+             random: list[str]) -> Path | None:
     """The answer first: per run and model the headline benchmark's change of distance to
     indifference (y) against each cost (x): general perplexity (in-domain where not measured) and
     each guard's first measure. The numbers are the compact method table's (`tables.change_of`),
-    bars the seed spread; a filled marker passes the judge, a hollow one fails, the chosen run is
-    ringed and named, and where a cost fails the judge is shaded. The points drawn are read back
-    from the plot and recorded in the PNG (`POINTS_KEY`). None when nothing can be drawn."""
+    bars the seed spread; a filled marker passes every guard, a hollow one fails, the chosen run (it
+    passes and lowered the headline) is ringed and named, and where a cost fails the judge is shaded.
+    Every axis says which way is better; the title says whether any run met the goal and names the
+    `random` models (random weights: no finding). The points drawn are read back from the plot and
+    recorded in the PNG (`POINTS_KEY`). None when nothing can be drawn."""
     headline = headline_column(columns, judge.headline, judge.tests)
     if headline is None:
         return None
     title, perplexity = perplexity_cost(rows)
-    costs = [(title, "% of base", lambda row: change_of(perplexity(row)),
+    costs = [(title, "% of base; lower is better", lambda row: change_of(perplexity(row)),
               ("above", judge.general_perplexity_pct) if title == "general perplexity" else None)]
     for name, allowed in judge.guards.items():
         guard = guard_column(columns, name)
         if guard is not None:
-            costs.append((short_title(guard), "points",
+            costs.append((short_title(guard), f"points; {better(guard)}",
                           lambda row, guard=guard: change_of(row.figures[guard], absolute=True),
                           ("below", -allowed)))
     fig, axes = new_figure((OVERVIEW_PANEL_PX * len(costs), OVERVIEW_HEIGHT_PX), ncols=len(costs))
@@ -204,28 +208,33 @@ def overview(rows: list[MethodRow], columns: list[Column], found: dict[tuple[str
         ax.axhline(0, color=NEUTRAL, linewidth=1, linestyle="--")
         ax.axvline(0, color=NEUTRAL, linewidth=1, linestyle="--")
         ax.set_xlabel(f"Δ {title} ({unit})")
-        ax.set_ylabel(f"Δ {short_title(headline)} (% of base)")
+        ax.set_ylabel(f"Δ {short_title(headline)} (% of base; {better(headline)})")
         ax.set_title(f"against {title}", fontsize="medium")
         ax.grid(alpha=0.3)
     if not points:
         return None
-    fig.suptitle(chosen_title(found, models), fontweight="bold")
+    random_note = (f"\nrandom weights ({', '.join(random)}): these figures are no finding about bias"
+                   if random else "")
+    fig.suptitle(chosen_title(found, models) + random_note, fontweight="bold")
     handles = [axes[0].plot([], [], "o", color=PALETTE[i % len(PALETTE)], label=run)[0] for i, run in enumerate(runs)]
     if len(models) > 1:
         handles += [axes[0].plot([], [], MARKERS[i % len(MARKERS)], color=NEUTRAL, label=model)[0]
                     for i, model in enumerate(models)]
-    handles += [axes[0].plot([], [], "o", color=NEUTRAL, label="passes")[0],
-                axes[0].plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="fails")[0]]
+    handles += [axes[0].plot([], [], "o", color=NEUTRAL, label="passes every guard")[0],
+                axes[0].plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="fails a guard")[0]]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), fontsize="small")
     return save_figure(fig, path, metadata={POINTS_KEY: json.dumps(points)})
 
 
 def chosen_title(found: dict[tuple[str, str], Verdict], models: list[str]) -> str:
-    """`Chosen: targeted` (one model), `Chosen: gemma: targeted; bert: none` (several)."""
+    """`Chosen: targeted` (one model), `Chosen: gemma: targeted; bert: no run met the goal` (several),
+    `No run met the goal` (none): only a run that passed every guard and lowered the headline is chosen."""
     chosen = {model: run for (run, model), verdict in found.items() if verdict.chosen}
+    if not chosen:
+        return "No run met the goal"
     if len(models) == 1:
-        return f"Chosen: {chosen[models[0]]}" if chosen else "No run passes the judge"
-    return "Chosen: " + "; ".join(f"{model}: {chosen.get(model, 'none')}" for model in models)
+        return f"Chosen: {chosen[models[0]]}"
+    return "Chosen: " + "; ".join(f"{model}: {chosen.get(model, 'no run met the goal')}" for model in models)
 
 
 def _read_back(container) -> dict:

@@ -21,6 +21,8 @@ th { background: #f3f3f3; } tfoot td { font-weight: 600; background: #fafafa; }
 td .detail { text-decoration: underline dotted #999; cursor: help; }
 caption { text-align: left; font-weight: 600; padding: 0.3em 0; }
 .notes { font-size: 0.8em; color: #555; max-width: 80em; }
+.goal { padding: 0.6em 1em; border-radius: 4px; border: 2px solid #0072B2; margin-bottom: 1em; }
+.goal p { margin: 0.3em 0; } .goal .unmet { color: #8a2b0d; } .goal .random { color: #8a2b0d; font-weight: 600; }
 .status { padding: 0.6em 1em; border-radius: 4px; }
 .complete { background: #e7f5ec; } .incomplete { background: #fdecea; border: 2px solid #c0392b; }
 figure { margin: 1em 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; box-sizing: border-box; }
@@ -64,6 +66,14 @@ def long_values(table_html: str) -> str:
 def folded(title: str, *parts: str) -> str:
     """Content behind a one-line summary, opened with a click (no script)."""
     return f"<details><summary>{escape(title)}</summary>\n" + "\n".join(parts) + "\n</details>"
+
+
+def goal(aim: str, answer: str, random: str, met: bool) -> str:
+    """The page's first block: the goal, whether any run met it and why not, and a warning where models have
+    random weights; short enough to be read on the first screen."""
+    notes = f'<p class="random">{escape(random)}</p>' if random else ""
+    return (f'<div class="goal"><p>{escape(aim)}</p><p class="{"met" if met else "unmet"}"><strong>'
+            f"{escape(answer)}</strong></p>{notes}</div>")
 
 
 def status(complete: bool, lines: list[str], note: str = "") -> str:

@@ -3,15 +3,14 @@
 What is judged on a benchmark is its suite's declaration (`Declaration.judged`): its
 headline figure (the pair benchmark's distance to indifference), its excess figure (the
 stereotype excess: a group flipped towards the stereotype lowers the distance but raises
-this), its guard figure (the knowledge set's accuracy) and its harm figures (the groups that
-crossed 50 towards the stereotype, and those harmed), the same figures the training guard
-refuses a checkpoint on. A mitigation run passes when, in the mean over its seeds,
+this), its guard figure (the knowledge set's accuracy) and its harm figures (the groups a
+frame-level sign test finds shifted towards the stereotype; those that crossed 50 are shown),
+the same figures the training guard refuses a checkpoint on. A mitigation run passes when, in the mean over its seeds,
 it raised no excess figure on any benchmark but the control sets and the test splits, lost no
 more than a guard's allowance on each guard benchmark, raised general perplexity by at most
-`general_perplexity_pct`, and on each `harm` benchmark (the validation frames of
-queerbias-de-contrary, where the base prefers the counterfactual) no harm figure named a
-group in any seed. Of the runs that pass, the one with the lowest mean headline figure on the
-headline benchmark is chosen. Test splits (a declared test part, queerbias-de-contrary:test,
+`general_perplexity_pct`, and on each `harm` benchmark (the validation shapes of
+queerbias-de-shapes) the first harm figure named no group in any seed. Of the runs that pass, the one with the lowest mean headline figure on the
+headline benchmark is chosen. Test splits (a declared test part, queerbias-de-shapes:test,
 and any in `tests`) are shown and never judged: nothing is selected on them. The thresholds
 are the study file's `judge` section; they judge, they do not change what any cell ran.
 Nothing here names a suite or a figure: a new suite that declares its judged figures is
@@ -43,10 +42,10 @@ class JudgeSettings:
     controls: list[str] = option(help="benchmarks that are control sets (the neutral mentions): shown, never "
                                       "judged by their excess figure, which they do not measure", factory=list)
     harm: list[str] = option(help="benchmarks (the validation frames) on which a run fails when a harm figure (its "
-                                  "suite's `judged.harm`: the groups that crossed 50 towards the stereotype, the "
-                                  "groups harmed) names a group in any seed", factory=list)
+                                  "suite's first `judged.harm` figure: the groups shifted towards the stereotype) "
+                                  "names a group in any seed", factory=list)
     tests: list[str] = option(help="benchmarks shown and never judged, as nothing may be selected on a test split "
-                                   "(every benchmark on a declared test part is added: queerbias-de-contrary:test)",
+                                   "(every benchmark on a declared test part is added: queerbias-de-shapes:test)",
                               factory=list)
 
 
@@ -75,7 +74,8 @@ def load_judge(raw, benchmarks: dict[str, str], tests: tuple[str, ...] = ()) -> 
             raise QueerbiasError(f"study key 'judge.guards.{name}' names no benchmark of the study "
                                  f"({', '.join(benchmarks)})")
         if judged[name].guard is None:
-            own = [f.title for f in (judged[name].headline, judged[name].excess) if f is not None]
+            own = [f.title for f in (judged[name].chosen(judged[name].headline), judged[name].chosen(judged[name].excess))
+                   if f is not None]
             why = f"is judged by its figures ({', '.join(own)})" if own else "declares no guard figure"
             raise QueerbiasError(f"study key 'judge.guards.{name}': a {benchmarks[name]} benchmark {why}, not "
                                  f"guarded; guard a benchmark of a suite with a guard figure "
@@ -97,11 +97,13 @@ def load_judge(raw, benchmarks: dict[str, str], tests: tuple[str, ...] = ()) -> 
 
 @dataclass(frozen=True)
 class Verdict:
-    """Why a run fails (empty: it passes), and whether it is the one chosen."""
+    """Why a run fails (empty: it passes every guard), why a run that passes did not meet the goal
+    (`unmet`: its headline figure did not fall), and whether it is the one chosen."""
 
     failures: tuple[str, ...] = ()
     chosen: bool = False
     judged: bool = True  # False: a seed is missing, nothing is judged
+    unmet: str = ""  # e.g. "raised bias: distance by 10.3%": passes every guard, yet no mitigation
 
     @property
     def text(self) -> str:
@@ -109,11 +111,21 @@ class Verdict:
             return "–"
         if self.failures:
             return "fails: " + "; ".join(self.failures)
+        if self.unmet:
+            return f"passes every guard, but {self.unmet}"
         return "passes, chosen" if self.chosen else "passes"
+
+    @property
+    def met(self) -> bool:
+        """Passes every guard and lowered the headline figure: the goal, before the lowest is chosen."""
+        return self.judged and not self.failures and not self.unmet
 
 
 def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdict]:
-    """(run, model) -> its verdict; per model, the passing run with the lowest headline figure is chosen."""
+    """(run, model) -> its verdict. A run that passes every guard meets the goal only where it lowered
+    the headline figure (lower is better, `Judged.headline`); per model, of the runs that meet it, the one
+    with the lowest headline figure is chosen, and where none does, none is: a run that made the
+    headline worse is never chosen for passing its guards."""
     headline = headline_column(columns, judge.headline, judge.tests)
     found: dict[tuple[str, str], Verdict] = {}
     for row in rows:
@@ -121,18 +133,44 @@ def verdicts(rows, columns, judge: JudgeSettings) -> dict[tuple[str, str], Verdi
         if row.missing or any(f is None for f in figures):
             found[(row.run, row.model)] = Verdict(judged=False)
             continue
-        found[(row.run, row.model)] = Verdict(tuple(_failures(row, columns, judge)))
+        failures = tuple(_failures(row, columns, judge))
+        lowered = headline is None or row.figures[headline].delta < 0
+        found[(row.run, row.model)] = Verdict(failures, unmet="" if failures or lowered else
+                                              change_phrase(headline, row.figures[headline]))
     for model in dict.fromkeys(row.model for row in rows):
-        passing = [row for row in rows if row.model == model and found[(row.run, model)].judged
-                   and not found[(row.run, model)].failures]
-        if passing and headline is not None:
-            best = min(passing, key=lambda row: row.figures[headline].after)
+        met = [row for row in rows if row.model == model and found[(row.run, model)].met]
+        if met and headline is not None:
+            best = min(met, key=lambda row: row.figures[headline].after)
             found[(best.run, model)] = Verdict(chosen=True)
     return found
 
 
-def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str], Verdict]) -> str:
-    """One sentence under the method table: what was chosen, by which rule."""
+def change_phrase(column, figure) -> str:
+    """"lowered bias: distance by 11.6%", "raised ... by 10.3%", "left ... unchanged": a run's mean change
+    of the headline figure over seeds (in points where a seed's before is 0)."""
+    title = short_name(column)
+    if figure.delta == 0:
+        return f"left {title} unchanged"
+    size = (f"{fmt(abs(figure.relative), 1)}%" if figure.relative is not None
+            else f"{fmt(abs(figure.delta), column.digits)} points")
+    return f"{'lowered' if figure.delta < 0 else 'raised'} {title} by {size}"
+
+
+def better(column) -> str:
+    """Which way a figure improves, for axis labels: "lower is better" for the headline, its details, the
+    excess and the floor figure, "higher is better" for a guard's (`Judged`); "" for a figure not judged."""
+    if column.roles & {"headline", "detail", "excess", "floor"}:
+        return "lower is better"
+    return "higher is better" if "guard" in column.roles else ""
+
+
+def short_name(column) -> str:
+    """"bias: distance": the benchmark and the figure's declared title."""
+    return column.short or column.title
+
+
+def _rule(columns, judge: JudgeSettings) -> str:
+    """The judge's rule in words: which runs pass, and which of them is chosen."""
     headline = headline_column(columns, judge.headline, judge.tests)
     controls = f" (controls: {', '.join(judge.controls)})" if judge.controls else ""
     tests = f" (not judged, test splits: {', '.join(judge.tests)})" if judge.tests else ""
@@ -141,15 +179,73 @@ def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str]
     excess = list(dict.fromkeys(_title(c) for c in columns if "excess" in c.roles)) if judge.excess else []
     rule = (f"of the runs that raised the {' or '.join(excess)} on no benchmark{controls}{tests}" if excess
             else f"of the runs{tests}")
-    rule += ((f"{harm}{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
-              + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
-                 if judge.general_perplexity_pct is not None else ""))
-             + (f", the lowest mean {_title(headline)} on {headline.benchmark} ({headline.measure})"
-                if headline else ""))
+    return rule + ((f"{harm}{', stayed within ' + _guard_text(judge) if judge.guards else ''}"
+                    + (f" and raised general perplexity by at most {judge.general_perplexity_pct:g}%"
+                       if judge.general_perplexity_pct is not None else ""))
+                   + (f", the lowest mean {_title(headline)} on {headline.benchmark} ({headline.measure}), "
+                      "if below the base's" if headline else ""))
+
+
+def choice_line(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str], Verdict]) -> str:
+    """One sentence under the method table: what was chosen, by which rule, or that no run met the goal and
+    why, run by run."""
     chosen = [f"{model}: {run}" for (run, model), v in found.items() if v.chosen]
     unjudged = [f"{model}/{run}" for (run, model), v in found.items() if not v.judged]
-    text = f"Chosen ({rule}): {', '.join(chosen) or 'no run passes'}."
-    return text + (f" Not judged (seeds missing): {', '.join(unjudged)}." if unjudged else "")
+    missed = {row.model for row in rows} - {model for (_, model), v in found.items() if v.chosen}
+    text = f"Chosen ({_rule(columns, judge)}): {', '.join(chosen)}." if chosen else \
+        f"No run met the goal ({_rule(columns, judge)})."
+    if chosen and missed:
+        text += f" No run met the goal for {', '.join(sorted(missed))}."
+    why = _why_unmet(rows, columns, judge, found, missed)
+    return text + (f" {why}" if why else "") + (f" Not judged (seeds missing): {', '.join(unjudged)}." if unjudged
+                                                else "")
+
+
+def _why_unmet(rows, columns, judge: JudgeSettings, found, models: set[str]) -> str:
+    """Per run of `models` (those for which no run met the goal), why it did not: "lm lowered bias: distance by
+    11.6% but fails: knowledge accuracy -6.2 (allowed -5); equalise passes every guard, but raised ..."."""
+    headline = headline_column(columns, judge.headline, judge.tests)
+    reasons = []
+    for row in rows:
+        verdict = found[(row.run, row.model)]
+        if row.model not in models or not verdict.judged:
+            continue
+        name = row.run if len({r.model for r in rows}) == 1 else f"{row.model}/{row.run}"
+        if verdict.failures and headline is not None:
+            reasons.append(f"{name} {change_phrase(headline, row.figures[headline])} but {verdict.text}")
+        else:
+            reasons.append(f"{name} {verdict.text}")
+    return ("Why: " + "; ".join(reasons) + ".") if reasons else ""
+
+
+def goal_lines(rows, columns, judge: JudgeSettings, found: dict[tuple[str, str], Verdict],
+               random: list[str]) -> tuple[str, str, str]:
+    """What the study page leads with: the goal, whether any run met it (per model) and why not, and
+    which models have random weights, so that their figures are not read as findings."""
+    headline = headline_column(columns, judge.headline, judge.tests)
+    goal = (f"Goal: lower {short_name(headline)} (mean over seeds, base → final checkpoint; lower is better) with a "
+            f"run that passes every guard: {_rule(columns, judge)}." if headline is not None else
+            f"Goal: a run that passes every guard ({_rule(columns, judge)}); no benchmark has a headline figure to "
+            "choose it by, so none is chosen.")
+    models = list(dict.fromkeys(row.model for row in rows))
+    met = {model: run for (run, model), v in found.items() if v.chosen}
+    answers = []
+    for model in models:
+        who = f"{model}: " if len(models) > 1 else ""
+        if model in met:
+            row = next(r for r in rows if (r.run, r.model) == (met[model], model))
+            answers.append(f"{who}{met[model]} {change_phrase(headline, row.figures[headline])} and passes every "
+                           "guard (chosen)")
+        else:
+            answers.append(f"{who}no run met the goal")
+    answer = ("No run met the goal." if not met else
+              ("Met: " if len(met) == len(models) else "") + "; ".join(answers) + ".")
+    why = _why_unmet(rows, columns, judge, found, set(models) - set(met))
+    one = len(random) == 1
+    noted = (f"Random weights: {', '.join(random)} {'has' if one else 'have'} random weights (built for tests and "
+             f"smoke runs), so {'its' if one else 'their'} figures say nothing about bias and are no finding."
+             if random else "")
+    return goal, f"{answer} {why}".strip(), noted
 
 
 def _guard_text(judge: JudgeSettings) -> str:
@@ -166,13 +262,19 @@ def headline_column(columns, name: str | None, tests=()):
 
 
 def harm_columns(columns, name: str) -> list:
-    """The harm figures' columns (lists of names: the groups that crossed 50, the groups harmed) of benchmark
-    `name`; empty where it has none."""
+    """The harm figures' columns (lists of names: the groups shifted towards the stereotype, those that crossed 50)
+    of benchmark `name`; empty where it has none."""
     return [c for c in columns if c.benchmark == name and "harm" in c.roles and c.names]
 
 
+def judged_harm_columns(columns, name: str) -> list:
+    """The harm column that fails a run (the first declared harm figure: the groups shifted towards the stereotype);
+    the others are shown."""
+    return [c for c in harm_columns(columns, name) if "judged_harm" in c.roles]
+
+
 def _harm_titles(columns, judge: JudgeSettings) -> list[str]:
-    return list(dict.fromkeys(_title(c) for name in judge.harm for c in harm_columns(columns, name)))
+    return list(dict.fromkeys(_title(c) for name in judge.harm for c in judged_harm_columns(columns, name)))
 
 
 def guard_column(columns, name: str):
@@ -194,7 +296,7 @@ def _failures(row, columns, judge: JudgeSettings) -> list[str]:
                 rose.setdefault(_title(c), []).append(c.benchmark)
         failures += [f"{title} rose on {', '.join(names)}" for title, names in rose.items()]
     for name in judge.harm:
-        harms = harm_columns(columns, name)
+        harms = judged_harm_columns(columns, name)
         if not harms:
             failures.append(f"{name} not evaluated (its harm check cannot pass)")
         for harm in (h for h in harms if row.figures[h]):

@@ -1,9 +1,10 @@
 """A study in one call: check it whole, prepare its cells, run what is unfinished, report.
 
 `run_study` is `queerbias study --config FILE` and `qb.study(FILE)`; `plan_study` is
-`queerbias study plan` (the cells prepared, each cell's command and a Slurm job-array script,
-nothing run); `run_planned_cell` is `queerbias study cell` (one cell of a prepared study, as the
-Slurm array's tasks run them).
+`queerbias study plan` (the cells prepared, each cell's command and the Slurm scripts, nothing
+run); `run_planned_cell` is `queerbias study cell` (one cell of a prepared study, as the Slurm
+array's tasks run them); `base_config` and `planned_configs` give `queerbias study base` and
+`study prefetch` the training configs they work from.
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ from queerbias.fileio import atomic_write
 from queerbias.outputs import STUDY, output_path
 from queerbias.study.cells import STUDY_FILE, launch_command, prepare, read_plan
 from queerbias.study.config import StudyConfig, load_study
-from queerbias.study.execution import describe, launch_provenance, run_cell, run_cells, slot_environments
-from queerbias.study.plan import slurm_script
-from queerbias.study.report import StudyReport, write_report
+from queerbias.study.execution import (
+    Launched,
+    describe,
+    launch_provenance,
+    run_cell,
+    run_cells,
+    slot_environments,
+)
+from queerbias.study.plan import BASE_SCRIPT, SUBMIT_SCRIPT, base_script, slurm_script, submit_script
+from queerbias.study.report_folder import StudyReport, write_report
+from queerbias.train.config import load_config
 
 SLURM_FILE = "slurm-array.sh"
 
@@ -60,16 +69,39 @@ def checked_study(config: str | Path, out: str | Path | None) -> tuple[StudyConf
 
 def plan_study(config: str | Path, *, force: bool = False, out: str | Path | None = None,
                slurm_out: str | Path | None = None) -> tuple[list[list[str]], Path]:
-    """Prepare the cells; returns each cell's command (as `queerbias study` runs it) and the Slurm
-    script's path."""
+    """Prepare the cells and write the Slurm scripts (`study.plan`: the cell array, the base array and
+    the script that submits both); returns each cell's command (as `queerbias study` runs it) and the
+    submit script's path."""
     study, inputs = checked_study(config, out)
+    root = Path(study.output_dir)
     path = output_path(slurm_out, inputs, option="--slurm-out", file=True) if slurm_out is not None \
-        else Path(study.output_dir) / SLURM_FILE
+        else root / SLURM_FILE
     cells = prepare(study, force=force)
     commands = [launch_command(cell, study.accelerate_config) for cell in cells]
-    atomic_write(path, slurm_script(cells, Path(study.output_dir), Path(study.output_dir).name))
-    path.chmod(0o755)
-    return commands, path
+    base, submit = root / BASE_SCRIPT, root / SUBMIT_SCRIPT
+    for target, text in ((path, slurm_script(cells, root, root.name)), (base, base_script(list(study.models), root,
+                                                                                          root.name)),
+                         (submit, submit_script(path.absolute(), base.absolute()))):
+        atomic_write(target, text)
+        target.chmod(0o755)
+    return commands, submit
+
+
+def base_config(root: str | Path, index: int):
+    """The training config whose base model task `index` of the base array scores: the first cell of the
+    study's model `index` (every cell of a model shares its base, `eval.base_from`)."""
+    root = Path(root)
+    study = load_study(root / STUDY_FILE, output_dir=str(root))
+    models = list(study.models)
+    if not 0 <= index < len(models):
+        raise QueerbiasError(f"no model {index} in the study {root} (its models are 0-{len(models) - 1})")
+    cell = next(cell for cell in read_plan(root) if cell.model == models[index])
+    return load_config(cell.config_file)
+
+
+def planned_configs(root: str | Path) -> list:
+    """Every cell's training config of a prepared study (what `study prefetch` fetches for)."""
+    return [load_config(cell.config_file) for cell in read_plan(Path(root))]
 
 
 def run_planned_cell(root: str | Path, index: int, say=print) -> int:
@@ -86,7 +118,8 @@ def run_planned_cell(root: str | Path, index: int, say=print) -> int:
     study = load_study(root / STUDY_FILE, output_dir=str(root))
     job = os.environ.get("SLURM_ARRAY_JOB_ID")
     launcher = f"slurm {job}_{os.environ.get('SLURM_ARRAY_TASK_ID', index)}" if job else "queerbias study cell"
-    outcome = run_cell(cell, launch_command(cell, study.accelerate_config), slot_environments(1)[0],
-                       launch_provenance(), launcher)
+    with Launched() as launched:  # a job's end (SIGTERM) ends the training too and records it interrupted
+        outcome = run_cell(cell, launch_command(cell, study.accelerate_config), slot_environments(1)[0],
+                           launch_provenance(), launcher, launched=launched)
     say(describe(outcome))
     return 0 if outcome.status == "finished" else 1

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from queerbias.report.formatting import star_legend
 from queerbias.report.tables import Cell, Table, fmt, to_csv
-from queerbias.study.aggregate import Column, GroupTable, MethodRow, OverSeeds, StudyState
+from queerbias.study.aggregate import BaseTable, Column, GroupTable, Level, MethodRow, OverSeeds, StudyState
 from queerbias.study.judging import JudgeSettings, Verdict, guard_column, headline_column
 from queerbias.suites.protocol import OVERALL
 from queerbias.suites.registry import get_declaration
@@ -47,6 +47,7 @@ def group_table(table: GroupTable, run: str, measure: dict, models: list[str]) -
     suite = get_declaration(table.suite)
     title = suite.scope_titles.get(table.scope, table.scope)
     rows = []
+    digits = measure.get("digits", 2)
     for entry in table.entries:
         row = ["Overall" if entry == OVERALL else entry]
         for model in models:
@@ -54,15 +55,128 @@ def group_table(table: GroupTable, run: str, measure: dict, models: list[str]) -
                 row.append("missing")
                 continue
             figure = table.figures.get((run, model), {}).get((entry, measure["name"]))
-            row.append(Cell(change_text(figure.figure, measure.get("digits", 2)), marks=figure.marker)
-                       if figure else "–")
+            row.append(Cell(change_text(figure.figure, digits), marks=figure.marker) if figure else "–")
+        mean = mean_over_models(table, run, models, entry, measure["name"])
+        row.append("–" if mean is None else f"{fmt(mean[0], digits)} → {fmt(mean[1], digits)} "
+                                            f"(Δ {fmt(mean[2], digits, signed=True)})")
         rows.append(row)
     unit = " (percentage points)" if measure.get("unit") == "pp" else ""
-    return Table(header=[title, *models], rows=rows[:-1], summary_rows=rows[-1:],
+    return Table(header=[title, *models, MEAN], rows=rows[:-1], summary_rows=rows[-1:],
                  caption=f"{table.benchmark}, run {run}: {measure['label']}{unit}, base → final checkpoint, "
                          "mean over seeds",
                  notes=f"{SPREAD}. Marker: Holm-adjusted p of the pooled paired test ({star_legend()}), shown "
-                       "when every seed changed in the same direction (docs/study.md).")
+                       f"when every seed changed in the same direction (docs/study.md). {MEAN_NOTE}")
+
+
+def mean_over_models(table: GroupTable, run: str, models: list[str], entry: str,
+                     measure: str) -> tuple[float, float, float] | None:
+    """(before, after, change) of one entry and measure averaged over the models, None unless every model
+    has it."""
+    found = [table.figures.get((run, model), {}).get((entry, measure)) for model in models]
+    if None in found:
+        return None
+    return tuple(statistics.fmean(getattr(f.figure, part) for f in found) for part in ("before", "after", "delta"))
+
+
+#: the column over models in the seed study's tables (Tables 4-7), and its name in long CSV (not a model name:
+#: study names hold no space)
+MEAN, MEAN_ROW = "Mean", "mean over models"
+MEAN_NOTE = ("Mean: over the models, as the paper's Mean column; shown where every model has the figure "
+             "(never a mean over fewer models).")
+
+
+def paper_delta_table(table: GroupTable, run: str, models: list[str]) -> Table:
+    """The seed study's Tables 6 and 7: per entry and model the change of every measure ("Δ bias / Δ soft")
+    with its marker, and the Mean over models."""
+    suite = get_declaration(table.suite)
+    measures = table.measures
+    rows = []
+    for entry in table.entries:
+        row = ["Overall" if entry == OVERALL else entry]
+        found = []
+        for model in models:
+            figures = table.figures.get((run, model), {})
+            cells = [figures.get((entry, m["name"])) for m in measures]
+            found.append(cells)
+            if (run, model) in table.missing:
+                row.append("missing")
+            elif any(c is None for c in cells):
+                row.append("–")
+            else:
+                row.append(tuple(Cell(fmt(c.figure.delta, 1, signed=True), marks=c.marker) for c in cells))
+        complete = all(c is not None for cells in found for c in cells)
+        row.append(tuple(fmt(statistics.fmean(cells[i].figure.delta for cells in found), 1, signed=True)
+                         for i in range(len(measures))) if complete else "–")
+        rows.append(row)
+    labels = " / ".join(f"Δ {m['label']}" for m in measures)
+    return Table(header=[suite.scope_titles.get(table.scope, table.scope), *models, MEAN], rows=rows[:-1],
+                 summary_rows=rows[-1:],
+                 caption=f"{table.benchmark}, run {run}: {labels}, base → final checkpoint, mean over seeds "
+                         "(the seed study's Tables 6 and 7)",
+                 notes=f"Marker: Holm-adjusted p of the pooled paired test ({star_legend()}), shown when every "
+                       f"seed changed in the same direction. {MEAN_NOTE} The tables below give before → after, "
+                       "the spread over seeds and the intervals.")
+
+
+def base_table(table: BaseTable, models: list[str]) -> Table:
+    """The seed study's Tables 4 and 5: each base model's figures per entry with their standard errors
+    ("bias / soft (SE / SE)"), and the Mean over models (its bracket the mean of the standard errors,
+    as the paper's)."""
+    suite = get_declaration(table.suite)
+    rows = []
+    for entry in table.entries:
+        row = ["Overall" if entry == OVERALL else entry]
+        found = [[table.levels.get(model, {}).get((entry, m["name"])) for m in table.measures] for model in models]
+        for model, levels in zip(models, found, strict=True):
+            row.append("missing" if model in table.missing else "–" if None in levels else _levels_text(levels))
+        complete = all(level is not None for levels in found for level in levels)
+        row.append(_levels_text([_mean_level([levels[i] for levels in found]) for i in range(len(table.measures))])
+                   if complete else "–")
+        rows.append(row)
+    labels = " / ".join(m["label"] for m in table.measures)
+    return Table(header=[suite.scope_titles.get(table.scope, table.scope), *models, MEAN], rows=rows[:-1],
+                 summary_rows=rows[-1:],
+                 caption=f"{table.benchmark}: {labels} of the base models (standard error in brackets), the seed "
+                         "study's Tables 4 and 5",
+                 notes="Each model's shared base evaluation (STUDY/base/<model>/), before any training; binary "
+                       "measures in %, with the binomial standard error, continuous ones with the standard error of "
+                       f"the mean. A pair with several groups counts in each. {MEAN_NOTE} Its bracket: the mean of "
+                       "the models' standard errors, as the paper's.")
+
+
+def _levels_text(levels: list[Level]) -> str:
+    """`46.6 / 50.9 (0.46 / 0.33)`: the figures with one decimal, their standard errors with two, as the paper."""
+    return (" / ".join(fmt(level.value, 1) for level in levels) + " ("
+            + " / ".join(fmt(level.se, 2) for level in levels) + ")")
+
+
+def _mean_level(levels: list[Level]) -> Level:
+    ses = [level.se for level in levels]
+    return Level(statistics.fmean(level.value for level in levels),
+                 None if None in ses else statistics.fmean(ses), sum(level.n for level in levels))
+
+
+def base_csv(tables: list[BaseTable], models: list[str]) -> str:
+    """Long CSV of the base tables: every figure at full precision, the Mean over models as its own rows."""
+    header = ["benchmark", "scope", "model", "entry", "measure", "n", "value", "se", "missing"]
+    rows = []
+    for table in tables:
+        for entry in table.entries:
+            for measure in table.measures:
+                key = (entry, measure["name"])
+                found = [table.levels.get(model, {}).get(key) for model in models]
+                for model, level in zip(models, found, strict=True):
+                    if model in table.missing:
+                        rows.append([table.benchmark, table.scope, model, entry, measure["name"], None, None, None,
+                                     "base not scored"])
+                    elif level is not None:
+                        rows.append([table.benchmark, table.scope, model, entry, measure["name"], level.n,
+                                     level.value, level.se, ""])
+                if None not in found:
+                    mean = _mean_level(found)
+                    rows.append([table.benchmark, table.scope, MEAN_ROW, entry, measure["name"], None, mean.value,
+                                 mean.se, ""])
+    return to_csv(header, rows)
 
 
 def group_csv(tables: list[GroupTable], runs: list[str], models: list[str]) -> str:
@@ -87,6 +201,12 @@ def group_csv(tables: list[GroupTable], runs: list[str], models: list[str]) -> s
                         ci = f.ci or (None, None)
                         rows.append(base + [f.seeds, f.before, f.after, f.delta, *spread, *ci, found.p_pooled,
                                             found.p_adjusted, f.agree, found.marker, ""])
+            for measure in table.measures:
+                for entry in table.entries:
+                    mean = mean_over_models(table, run, models, entry, measure["name"])
+                    if mean is not None:
+                        rows.append([table.benchmark, table.scope, run, MEAN_ROW, entry, measure["name"], None,
+                                     *mean] + [None] * 9 + [""])
     return to_csv(header, rows)
 
 
@@ -156,8 +276,9 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
     """The method table narrowed to what judges a run (`summary_columns`), general perplexity and
     the verdict, each cell `before → after (relative change, SD over seeds)`; beside each headline
     figure its noise floor and the figure above it where the suite declares one (pairs: the
-    coin-flip floor), then its harm figures (pairs: the groups that crossed 50 towards the
-    stereotype and those harmed, with the seeds naming each); the full table holds the rest."""
+    coin-flip floor), then its harm figures (pairs: the groups shifted towards the stereotype, then,
+    descriptive, those that crossed 50, with the seeds naming each); the full table holds the rest. The
+    notes explain the floor and harm columns in their suites' words (`Judged.wording`)."""
     chosen: list[tuple[str, Column, list[Column]]] = []  # (kind, column, its floor or further harm columns)
     for c in summary_columns(columns, judge):
         if "headline" not in c.roles:
@@ -165,7 +286,8 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
             continue
         chosen.append(("headline", c, [f for f in columns
                                        if f.benchmark == c.benchmark and "floor" in f.roles and not f.names][:1]))
-        harm = [h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names]
+        harm = sorted((h for h in columns if h.benchmark == c.benchmark and "harm" in h.roles and h.names),
+                      key=lambda h: "judged_harm" not in h.roles)  # the one that fails a run first
         if harm:
             chosen.append(("harm", harm[0], harm[1:]))
     body = []
@@ -188,16 +310,15 @@ def summary_table(rows: list[MethodRow], columns: list[Column], found: dict[tupl
                   missing_text(row.missing) if not verdict.judged and row.missing else verdict.text]
         body.append(cells)
     titles = [_summary_title(kind, column, others) for kind, column, others in chosen]
+    explained = [get_declaration(column.suite).judged.wording.get(role) for kind, column, others in chosen
+                 for role in (("floor",) if kind == "headline" and others else ("harm",) if kind == "harm" else ())]
     return Table(header=["run", "model", *titles, "general perplexity", "verdict"], rows=body,
                  caption="Method table, summary: base → final checkpoint, mean over seeds",
-                 notes="Each cell: before → after (mean change in % of before, or in points for a guard's "
-                       "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same direction. "
-                       "Floor: the coin-flip expectation of the binary distance for the benchmark's group sizes "
-                       "(every pair a fair coin: E|bias − 50| under Binomial(n, 1/2), exact), and the distance "
-                       "above it; below the floor the distance mostly measures sampling noise. Harm: the groups "
-                       "that crossed 50 towards the stereotype, and those harmed (excess rose significantly, or "
-                       "from below 40 to above 60), with the seeds that named them. Verdict: docs/study.md, "
-                       "Judging. The full table (every figure, intervals, time) follows.")
+                 notes=" ".join(["Each cell: before → after (mean change in % of before, or in points for a guard's "
+                                 "measure; ± its SD over seeds). * every seed's own test p < .05, all in the same "
+                                 "direction.", *dict.fromkeys(filter(None, explained)),
+                                 "Verdict: docs/study.md, Judging. The full table (every figure, intervals, time) "
+                                 "follows."]))
 
 
 def _summary_title(kind: str, column: Column, others: list[Column]) -> str:

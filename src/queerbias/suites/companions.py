@@ -5,7 +5,7 @@ lives in companion objects that its declaration names (`Declaration.companions`:
 "module:Class") and `suites.registry.companion` finds; a kind a suite does not name gets
 the class here, whose defaults serve any suite. The pair suite owns the companions that
 hold its historical folder name, its held-out default data, its card's table and
-closing lines (`suites.pairs.training`, `suites.pairs.card`, `suites.pairs.report`).
+closing lines (`suites.pairs.training`, `suites.pairs.card`, `suites.pairs.paper_tables`).
 
 Light: training configs and cards read them before any model loads.
 """
@@ -80,7 +80,7 @@ class CardHooks:
         """What `model-index` reports of a benchmark of this suite: every measure overall, then each
         measure of the judged headline figure (`Declaration.judged`) where it is a comparison-level one."""
         overall = tuple(IndexMetric(m.name, m.label, OVERALL, m.name) for m in suite.measures)
-        headline = suite.judged.headline
+        headline = suite.judged.chosen(suite.judged.headline)
         if headline is None or headline.part == OVERALL:
             return overall
         title = suite.figures.get(headline.part, headline.part)

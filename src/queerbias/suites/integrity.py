@@ -5,7 +5,8 @@ a FIFO or a huge file, or a run is resumed with another chunk size. So every fil
 store reads (summary.json, progress chunks, items files) is a regular, size-bounded UTF-8
 file with strict JSON; a progress chunk carries the number of its items and a digest of
 its rows and is used only when both still hold (a chunk of 5 pairs saved with 2 is
-evaluated again, never summarised as n=2); and the headline figures of a summary are
+evaluated again, never summarised as n=2) and its rows name the chunk's items with values of
+their columns' types; and the headline figures of a summary are
 recomputed from its rows when a run is loaded, so an edited summary.json is refused.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from queerbias.errors import DataError, QueerbiasError
@@ -58,25 +60,68 @@ def chunk_record(key: str, index: int, start: int, n_items: int, rows: list[dict
             "rows": rows}
 
 
-def usable_chunk(record: dict, start: int, n_items: int, n_rows: int, path: Path, line: int) -> bool:
-    """Whether a progress line of this run may stand for its chunk of the `n_items` items from
-    `start`, whose evaluation gives `n_rows` rows (`Suite.chunk_rows`).
+@dataclass(frozen=True)
+class ChunkShape:
+    """What a progress line must hold to stand for one chunk of this run: where the chunk begins and
+    how many items it holds, how many rows their evaluation gives (`Suite.chunk_rows`) and what each
+    row carries of its item (`Suite.row_items`; None: not checked)."""
+
+    start: int
+    n_items: int
+    n_rows: int
+    items: list[dict] | None
+
+
+def usable_chunk(record: dict, shape: ChunkShape, columns, path: Path, line: int) -> bool:
+    """Whether a progress line of this run may stand for its chunk (`shape`).
 
     A line of another chunking (a resume with another chunk size) or of an older
-    queerbias (no start or count) is evaluated again; rows that no longer match their digest, and a line that
-    holds fewer or more rows than its items give (a complete-looking chunk of two pairs out of
-    five), are refused.
+    queerbias (no start or count) is evaluated again. Refused: rows that no longer match their
+    digest; a line that holds fewer or more rows than its items give (a complete-looking chunk
+    of two pairs out of five); rows that name other items than the chunk's (a forged line
+    whose digest was recomputed, `pair_id: 999` where pair 1 belongs) or whose values are not of
+    their column's type (`score_more: "x"`, the suite's `columns`).
     """
-    if record.get("start") != start or record.get("items") != n_items or "sha256" not in record:
+    if record.get("start") != shape.start or record.get("items") != shape.n_items or "sha256" not in record:
         return False
-    if rows_digest(record["rows"]) != record["sha256"]:
-        raise DataError(path, f"chunk {record['chunk']}: its rows changed after they were saved (their digest "
+    rows, chunk = record["rows"], record["chunk"]
+    if rows_digest(rows) != record["sha256"]:
+        raise DataError(path, f"chunk {chunk}: its rows changed after they were saved (their digest "
                               f"differs); delete {path.parent} to start over", row=line)
-    if len(record["rows"]) != n_rows:
-        raise DataError(path, f"chunk {record['chunk']}: declares {n_items} items, whose results are {n_rows} rows, "
-                              f"but holds {len(record['rows'])}; not a line this run wrote; delete {path.parent} "
+    if len(rows) != shape.n_rows:
+        raise DataError(path, f"chunk {chunk}: declares {shape.n_items} items, whose results are {shape.n_rows} rows, "
+                              f"but holds {len(rows)}; not a line this run wrote; delete {path.parent} "
                               "to start over", row=line)
+    for index, row in enumerate(rows):
+        problem = _row_problem(row, columns, None if shape.items is None else shape.items[index])
+        if problem:
+            raise DataError(path, f"chunk {chunk}, row {index + 1} of its rows: {problem}; not a line this run wrote; "
+                                  f"delete {path.parent} to start over", row=line)
     return True
+
+
+def _row_problem(row: dict, columns, item: dict | None) -> str | None:
+    """What keeps a saved row from being one `evaluate` gave for `item`: another item's value, a
+    missing column, or a value of another type than its column's (null where it allows none)."""
+    for name, expected in (item or {}).items():
+        if row.get(name) != expected:
+            return f"{name} is {json.dumps(row.get(name), ensure_ascii=False)[:40]}, but the chunk's item has " \
+                   f"{json.dumps(expected, ensure_ascii=False)[:40]}"
+    for column in columns:
+        if column.name not in row:
+            if column.optional:
+                continue
+            return f"it lacks the column {column.name}"
+        value = row[column.name]
+        if value is None and column.nullable:
+            continue
+        if not isinstance(value, _JSON_TYPES[column.type]) or isinstance(value, bool) and column.type is float:
+            return f"{column.name} is {json.dumps(value, ensure_ascii=False)[:40]}, not a {column.type.__name__}"
+    return None
+
+
+#: the JSON values a column's type reads back from (an int column takes a JSON true as 1, as pandas does)
+_JSON_TYPES = {str: (str,), int: (int,), float: (int, float), bool: (bool,), object: (object,)}
 
 
 def check_summary(suite, rows, summary: dict, settings, path: Path) -> None:

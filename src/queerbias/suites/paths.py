@@ -12,6 +12,16 @@ from queerbias.outputs import output_path
 
 SUMMARY_FILE = "summary.json"  # written last: its presence means the run finished
 PARTIAL_DIR = ".partial"  # progress of an unfinished run
+#: a name that becomes one folder (a benchmark's, a study's model or run): no `/`, `.` or `..`, no hidden folder
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+
+
+def folder_name_problem(name) -> str | None:
+    """What keeps `name` from naming one folder of its own (None: nothing)."""
+    if isinstance(name, str) and FOLDER_NAME.match(name):
+        return None
+    return (f"names a folder, so it must be letters, digits, '.', '_' or '-' (at most 64), starting with a letter "
+            f"or digit; got {name!r}")
 
 
 def slug(spec: str) -> str:

@@ -74,6 +74,9 @@ class Measure:
     digits: int = 2  # decimals in tables
     reference: float | None = None  # a value with a meaning, drawn in trajectories (50: no preference)
     reference_label: str = ""
+    #: what a value above `reference` leans to ("the stereotype"), so that the levels and forest plots can
+    #: mark an entry that crossed it towards that, or fell through it (an overshoot, not a gain); "": not said
+    above_reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,36 +138,59 @@ class Figure:
 class Judged:
     """The figures a study judges on a benchmark of this suite (`study.judging`, the method tables).
 
-    headline: the figure whose lowest value after training chooses among the runs that pass (the
-    pair benchmark's distance to indifference); `judge.headline` names a benchmark of a suite
-    that has one, and the summary table shows it for every such benchmark. details: the headline
-    benchmark's further columns in that table. excess: a figure whose rise fails a run (the
-    stereotype excess), unless the benchmark is named a control set, which `control` allows.
-    guard: the figure `judge.guards` reads: a run fails where it fell by more than the allowance
-    (the knowledge set's accuracy). floor: the headline figure above its noise floor, shown beside the
+    headline: the figure whose lowest value after training chooses among the runs that pass and
+    lowered it (the pair benchmark's distance to indifference; lower is better, and a run that did
+    not lower it is never chosen); `judge.headline` names a benchmark of a suite that has one, and
+    the summary table shows it for every such benchmark. details: the headline benchmark's further
+    columns in that table, figures where lower is better too (axes say so). excess: a figure whose
+    rise fails a run (the stereotype excess), unless the benchmark is named a control set, which
+    `control` allows. guard: the figure `judge.guards` reads: a run fails where it fell by more
+    than the allowance (the knowledge set's accuracy; higher is better). floor: the headline figure above its noise floor, shown beside the
     headline in the study's summary table with the floor (pairs: the binary distance above its
     coin-flip expectation, `suites.pairs.floor`). harm: lists of names (`measure`: the key of a list of groups in
     the comparison-level figure `part`) shown as each benchmark's harm in the study's summary table;
     the first fails a run on a `judge.harm` benchmark (the validation frames) when any seed names a
-    group (the pair benchmark: the groups that crossed 50 towards the stereotype, then those harmed).
+    group (the pair benchmark: the groups a frame-level test finds shifted towards the stereotype; those
+    that crossed 50 are shown, never judged). The headline and the excess may be a tuple of figures in order
+    of preference: a benchmark's comparison is judged by the first whose part it holds (the pair benchmark:
+    the association where its set has neutral predicates, else the paper's figures).
+    wording: the study's words for these figures, by role: "headline" names the headline figure in the caption
+    of the study's first figure, "floor" and "harm" explain their columns under its summary table.
     A suite without a declaration takes no part in judging.
     """
 
-    headline: Figure | None = None
+    headline: Figure | tuple[Figure, ...] | None = None
     details: tuple[Figure, ...] = ()
-    excess: Figure | None = None
+    excess: Figure | tuple[Figure, ...] | None = None
     guard: Figure | None = None
     floor: Figure | None = None
     harm: tuple[Figure, ...] = ()
     control: bool = False
+    wording: dict[str, str] = field(default_factory=dict)
 
-    def roles(self, part: str, measure: str) -> dict[str, str]:
-        """The roles ("headline", "detail", "excess", "guard", "floor", "harm") the figure `part` (`measure`) plays,
-        each with the title the declaration gives it there."""
-        declared = [("headline", self.headline), *(("detail", d) for d in self.details), ("excess", self.excess),
-                    ("guard", self.guard), ("floor", self.floor), *(("harm", h) for h in self.harm)]
+    def declared(self) -> tuple[Figure, ...]:
+        """Every figure it declares, each alternative of a preference included."""
+        preferred = [f for choice in (self.headline, self.excess)
+                     for f in (choice if isinstance(choice, tuple) else (choice,))]
+        return tuple(f for f in (*preferred, *self.details, self.guard, self.floor, *self.harm) if f is not None)
+
+    def roles(self, part: str, measure: str, parts=None) -> dict[str, str]:
+        """The roles ("headline", "detail", "excess", "guard", "floor", "harm", and "judged_harm" for the first harm
+        figure, the one that fails a run) the figure `part` (`measure`) plays,
+        each with the title the declaration gives it there; `parts`: the parts the benchmark's comparison holds,
+        which settle a preference (None: the first figure of each)."""
+        declared = [("headline", self.chosen(self.headline, parts)), *(("detail", d) for d in self.details),
+                    ("excess", self.chosen(self.excess, parts)), ("guard", self.guard), ("floor", self.floor),
+                    *(("harm", h) for h in self.harm), ("judged_harm", self.harm[0] if self.harm else None)]
         return {role: figure.title for role, figure in declared
                 if figure is not None and (figure.part, figure.measure) == (part, measure)}
+
+    @staticmethod
+    def chosen(figures: Figure | tuple[Figure, ...] | None, parts=None) -> Figure | None:
+        """The figure a preference settles on: the first whose part is among `parts` (None: the first)."""
+        if figures is None or isinstance(figures, Figure):
+            return figures
+        return next((f for f in figures if parts is None or f.part in parts), None)
 
 
 class Declaration:
@@ -195,6 +221,12 @@ class Declaration:
     scope_titles: ClassVar[dict[str, str]] = {}
     #: best-checkpoint criteria by name; the first is the default
     criteria: ClassVar[dict[str, Criterion]] = {}
+    #: the comparison-level parts `Suite.extras` adds to every comparison (keys of a comparison in delta.json
+    #: beside its scopes), and those it adds where the data allow them: one list, which the code that fills them
+    #: and every figure of `figures` and `judged` name. The comparator refuses a comparison that lacks a part or
+    #: a judged figure (`comparison.compare.check_declared`), so a renamed part cannot silently drop a rule.
+    parts: ClassVar[tuple[str, ...]] = ()
+    optional_parts: ClassVar[tuple[str, ...]] = ()
     #: comparison-level figures among the extras, shaped like an entry (m_before, delta_m, ci_m,
     #: p_m per measure), by title: shown under Overall in delta tables and in trajectories
     figures: ClassVar[dict[str, str]] = {}
@@ -215,8 +247,15 @@ class Declaration:
     #: companion hooks by kind ("training", "card", "report": `suites.companions`), as "module:Class";
     #: a kind not named gets the defaults
     companions: ClassVar[dict[str, str]] = {}
-    #: modules whose `register(subparsers)` add the suite's own CLI commands (its aliases, exports)
+    #: modules whose `register(subparsers)` add the suite's own CLI commands: a suite of another package (the
+    #: built-in suites' aliases and exports are modules of `queerbias.commands`, on top of the suites)
     commands: ClassVar[tuple[str, ...]] = ()
+
+
+    def with_scorer_batch(self, settings, sequences: int | str):
+        """`settings` as a training run evaluates this suite at a checkpoint: with `eval.sequences_per_batch` as the
+        scorer's batch size where the suite's own changes nothing but speed (default: unchanged)."""
+        return settings
 
 
 class Suite(Declaration, ABC):
@@ -232,7 +271,7 @@ class Suite(Declaration, ABC):
 
     def load_model(self, spec: str, **options):
         """The model this suite evaluates (a language model unless a suite says otherwise)."""
-        from queerbias.models import load_model
+        from queerbias.models import load_model  # torch: declarations stay light
 
         return load_model(spec, **options)
 
@@ -264,6 +303,12 @@ class Suite(Declaration, ABC):
         """How many rows `evaluate` yields for `chunk` (one per item); a saved chunk holding
         another number is not this chunk's result (`integrity.usable_chunk`)."""
         return len(chunk)
+
+    def row_items(self, chunk: Sequence) -> list[dict] | None:
+        """What each row `evaluate` yields for `chunk` carries of its item (its key and texts), in
+        order: a saved chunk whose rows name other items is no result of this chunk
+        (`integrity.usable_chunk`). None (the default): not checked."""
+        return None
 
     @abstractmethod
     def evaluate(self, lm, chunks: Iterable[Sequence], settings) -> Iterator[list[dict]]:

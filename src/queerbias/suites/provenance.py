@@ -14,6 +14,7 @@ import platform
 from datetime import datetime, timezone
 from importlib import metadata
 
+from queerbias.families import DUAL_KIND_TYPES
 from queerbias.options import settings_id, to_dict
 from queerbias.suites.protocol import DataRef, Suite
 
@@ -47,11 +48,8 @@ def model_use(lm, language: str | None) -> dict:
     every other model, whose run keys therefore stay as they were."""
     config = getattr(getattr(lm, "model", None), "config", None)
     use = {"lang": language} if language else {}
-    if config is not None:
-        from queerbias.models.kinds import DUAL_KIND_TYPES
-
-        if getattr(config, "model_type", None) in DUAL_KIND_TYPES:
-            use["kind"] = lm.kind
+    if config is not None and getattr(config, "model_type", None) in DUAL_KIND_TYPES:
+        use["kind"] = lm.kind
     return use
 
 

@@ -32,14 +32,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from queerbias import killpoint
 from queerbias.errors import DataError, QueerbiasError
-from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict
+from queerbias.fileio import atomic_write, cut_partial_line, dump_json_strict, existing_folder
 from queerbias.options import from_mapping, result_settings
 from queerbias.outputs import OutputLock
+from queerbias.progress import bar
 from queerbias.records import loads_strict
 from queerbias.suites import integrity
 from queerbias.suites import rows as row_io
@@ -62,7 +64,7 @@ def run_to_dir(suite: Suite, lm, data, out_dir: str | Path, settings=None, *, ex
     `out_dir`; returns the summary on every process. The main process holds the folder's lock
     throughout: a second run into the same folder is refused while this one runs. `progress`: a
     bar on the main process (a text: the bar's label, else the suite's name)."""
-    from queerbias.distributed import process_state
+    from queerbias.distributed import process_state  # torch: where a run evaluates; reading one needs none
 
     state = process_state()
     with OutputLock(out_dir, f"a {suite.name} run") if state.is_main_process else contextlib.nullcontext():
@@ -75,11 +77,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     settings = settings if settings is not None else suite.Settings()
     out_dir = Path(out_dir)
     started = time.perf_counter()
-    items, ref = _data(suite, data, settings)
-    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
+    lm, items, ref, language, method, key = keyed_run(suite, lm, data, settings, load_options)
     loaded = time.perf_counter()
-    method = suite.run_meta(lm, settings)
-    key = run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language))
     summary_path = out_dir / SUMMARY_FILE
     if state.is_main_process:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -94,7 +93,8 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     partial.mkdir(exist_ok=True)
     chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     mine = [c for c in range(len(chunks)) if c % state.num_processes == state.process_index]
-    done = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
+    shapes = _shapes(suite, chunks, settings)
+    done = _read_partial(partial, key, shapes, suite.columns)
     todo = [c for c in mine if c not in done]
     if len(todo) < len(mine):
         log.info("resuming: %d of %d chunks already evaluated", len(mine) - len(todo), len(mine))
@@ -113,7 +113,7 @@ def _run_to_dir(state, suite: Suite, lm, data, out_dir, settings, extra_meta, ov
     evaluated = time.perf_counter()
 
     if state.is_main_process:
-        found = _read_partial(partial, key, chunks, [suite.chunk_rows(chunk, settings) for chunk in chunks])
+        found = _read_partial(partial, key, shapes, suite.columns)
         missing = [c for c in range(len(chunks)) if c not in found]
         if missing:
             raise QueerbiasError(f"{len(missing)} of {len(chunks)} chunks have no results; rerun the same "
@@ -134,8 +134,7 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
     """The same evaluation in memory in this process: nothing is written; returns the record."""
     settings = settings if settings is not None else suite.Settings()
     started = time.perf_counter()
-    items, ref = _data(suite, data, settings)
-    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options)
+    lm, items, ref, language, method, key = keyed_run(suite, lm, data, settings, load_options)
     loaded = time.perf_counter()
     chunks = _chunks(items, suite.chunk_size(settings), suite.even_chunks)
     rows = []
@@ -143,13 +142,33 @@ def evaluate_run(suite: Suite, lm, data, settings=None, *, extra_meta: dict | No
         for chunk, produced in zip(chunks, suite.evaluate(lm, iter(chunks), settings), strict=True):
             rows += _checked_rows(produced, suite)
             bar.update(len(chunk))
-    method = suite.run_meta(lm, settings)
-    key = run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language))
     meta = run_meta(lm, ref, settings, method, key, 1, (started, loaded, time.perf_counter()), len(items),
                     extra_meta, language)
     record = summarise_rows(suite, rows, settings, meta)
     record.label = label
     return record
+
+
+class KeyedRun(NamedTuple):
+    """What a run evaluates and the key the store files it under."""
+
+    lm: object
+    items: Sequence  # the items `screen` kept
+    ref: DataRef
+    language: str | None  # passed as `langs` (models with language embeddings)
+    method: dict  # `Suite.run_meta`
+    key: str
+
+
+def keyed_run(suite: Suite, lm, data, settings, load_options: dict | None = None) -> KeyedRun:
+    """The model, items, language and run key of a run of `suite`. One function for the store and for every
+    caller that must know a run's key before it runs (a shared base evaluation, `train.shared_base`), so no
+    option that enters the key (an XLM's language and kind) can be left out by one of them."""
+    items, ref = _data(suite, data, settings)
+    lm, items, ref, language = _screened_model(suite, lm, items, ref, settings, load_options or {})
+    method = suite.run_meta(lm, settings)
+    return KeyedRun(lm, items, ref, language, method,
+                    run_key(suite, lm.fingerprint, ref, settings, method, model_use(lm, language)))
 
 
 def _data(suite: Suite, data, settings) -> tuple[Sequence, DataRef]:
@@ -166,7 +185,7 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
     options = {key: value for key, value in load_options.items() if key != "lang"}
 
     def language(model) -> str | None:
-        from queerbias.models.languages import bound_language, run_language
+        from queerbias.models.languages import bound_language, run_language  # torch: a model is at hand
 
         if getattr(model, "config", None) is None:  # not a transformers model: nothing takes langs
             return None
@@ -179,7 +198,7 @@ def _screened_model(suite: Suite, lm, items: Sequence, ref: DataRef, settings, l
     if not suite.screens:
         loaded = suite.load_model(lm, **options)
         return loaded, items, ref, language(getattr(loaded, "model", loaded))
-    from queerbias.models.loading import inspect_model
+    from queerbias.models.loading import inspect_model  # torch, transformers: only to load a model
 
     found = inspect_model(lm, **options)
     run = language(found)  # refused before the weights load
@@ -245,7 +264,7 @@ class _eval_mode:
     def __enter__(self):
         self.was_training = self.model is not None and self.model.training
         if self.model is not None:
-            from queerbias.models.languages import language_bound
+            from queerbias.models.languages import language_bound  # torch: a model is at hand
 
             self.model.eval()
             self.bound = language_bound(self.model, self.language)
@@ -258,8 +277,6 @@ class _eval_mode:
 
 
 def _bar(total: int, initial: int, name: str, enabled: bool):
-    from queerbias.progress import bar
-
     return bar(total=total, initial=initial, unit="item", desc=name, disable=not enabled)
 
 
@@ -331,14 +348,21 @@ def _item_name(suite: Suite, row: dict) -> str:
     return "/".join(str(row.get(column)) for column in suite.key_columns)
 
 
-def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[int]) -> dict[int, list[dict]]:
+def _shapes(suite: Suite, chunks: list[Sequence], settings) -> list[integrity.ChunkShape]:
+    """What each chunk's progress line must hold (`integrity.usable_chunk`)."""
+    return [integrity.ChunkShape(start, len(chunk), suite.chunk_rows(chunk, settings), suite.row_items(chunk))
+            for start, chunk in zip(_starts(chunks), chunks, strict=True)]
+
+
+def _read_partial(partial: Path, key: str, shapes: list[integrity.ChunkShape], columns) -> dict[int, list[dict]]:
     """Rows by chunk from every shard file of this run (lines of other runs are ignored).
 
     A last line without its newline was cut short by a kill and is evaluated again, and so
     is a chunk whose saved start or item count is not its own (`integrity.usable_chunk`); any other
-    line that is not a well-formed record is refused, naming file and line.
+    line that is not a well-formed record, or whose rows are not its chunk's, is refused, naming
+    file and line.
     """
-    found, starts = {}, _starts(chunks)
+    found = {}
     for path in sorted(partial.glob("rank*.jsonl")):
         text = integrity.read_text(path, "progress file", integrity.MAX_PROGRESS_BYTES)
         lines = text.split("\n")
@@ -349,8 +373,7 @@ def _read_partial(partial: Path, key: str, chunks: list[Sequence], n_rows: list[
             if record["run"] != key:
                 continue
             chunk = record["chunk"]
-            if 0 <= chunk < len(chunks) and integrity.usable_chunk(record, starts[chunk], len(chunks[chunk]),
-                                                                   n_rows[chunk], path, number):
+            if 0 <= chunk < len(shapes) and integrity.usable_chunk(record, shapes[chunk], columns, path, number):
                 found[chunk] = record["rows"]
             else:
                 log.warning("%s, line %d: chunk %d does not hold the items it holds now; evaluating it again",
@@ -476,11 +499,13 @@ def _another_suites(summary: dict) -> bool:
 
 def load_run(path: str | Path, label: str | None = None) -> RunRecord:
     """A finished run folder of any suite; an old summary without `suite` is a pair run's (LEGACY_SUITE)."""
-    path = Path(path)
-    if not path.is_dir():
-        raise QueerbiasError(f"{path}: not a directory")
+    path = existing_folder(path, "run folder")
     summary_path = path / SUMMARY_FILE
     if not summary_path.exists():  # anything else there is checked as it is read
+        held = held_runs(path)
+        if held:
+            raise QueerbiasError(f"{path}: not a run but a folder of runs ({', '.join(held)}, as a training "
+                                 f"checkpoint holds one per benchmark); give one of them, e.g. {path / held[0]}")
         raise QueerbiasError(f"{path}: no summary.json, the run did not finish")
     summary = read_json_file(summary_path, "run summary")
     if not isinstance(summary, dict):
@@ -505,6 +530,12 @@ def load_run(path: str | Path, label: str | None = None) -> RunRecord:
         raise QueerbiasError(f"{summary_path}: the run has no {headline.label} (an empty run)")
     integrity.check_summary(suite, record.rows(), summary, record.settings, summary_path)
     return record
+
+
+def held_runs(path: Path) -> list[str]:
+    """The names of the run folders directly inside `path` (each with its summary.json), sorted: what a
+    training run's checkpoint or base folder holds, one per benchmark."""
+    return sorted(entry.name for entry in path.iterdir() if (entry / SUMMARY_FILE).is_file())
 
 
 def default_label(path: Path, summary: dict) -> str:

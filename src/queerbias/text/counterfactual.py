@@ -24,6 +24,7 @@ from pathlib import Path
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import read_text_utf8
+from queerbias.text.taxonomy import GROUPS
 from queerbias.yamlio import load_yaml
 
 LEXICON = "data/cda/lexicon_de.yaml"
@@ -286,8 +287,6 @@ def _parse_entry(where: str, number: int, item) -> Entry:
 
     if not isinstance(item, dict) or not {"group", "from", "to"} <= set(item):
         fail("needs group, from and to")
-    from queerbias.pairs.taxonomy import GROUPS
-
     if item["group"] not in GROUPS:
         fail(f"unknown group {item['group']!r}")
     source, target = (_parse_form(fail, item[side], side) for side in ("from", "to"))

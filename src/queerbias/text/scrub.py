@@ -43,19 +43,21 @@ _EMOJI_BEFORE_JOINER = frozenset({"So", "Sk", "Mn"})  # a pictograph, skin tone 
 
 _AT = "[@\uff20\ufe6b]"              # @, fullwidth ＠, small ﹫
 _DOT = "[.\uff0e\u3002\uff61]"       # the dots IDNA accepts between labels
-_BRACKETED = r"\s*[(\[{<]\s*(?:WORD)\s*[)\]}>]\s*"
-_OBFUSCATED_AT = _BRACKETED.replace("WORD", r"at|ät|@|\uff20")
+_BRACKETED = r"\s*[(\[{<\uff08\uff3b]\s*(?:WORD)\s*[)\]}>\uff09\uff3d]\s*"
+_OBFUSCATED_AT = _BRACKETED.replace("WORD", r"at|ät|bei|@|\uff20")
 _OBFUSCATED_DOT = _BRACKETED.replace("WORD", r"dot|punkt|\.")
+_SPACED_DOT = f"\\s+{_DOT}\\s+"  # `chaos . social`: a dot with spaces on both sides (one side is a sentence's end)
 _LABEL = r"[^\W_](?:[\w\-]*[^\W_])?"  # a host label in any script
 _TLD = r"(?:xn--[a-z0-9\-]+|[^\W\d_]{2,})"
 _HOST = f"{_LABEL}(?:{_DOT}{_LABEL})*{_DOT}{_TLD}"
-_OBFUSCATED_HOST = f"{_LABEL}(?:(?:{_DOT}|{_OBFUSCATED_DOT}){_LABEL})*(?:{_DOT}|{_OBFUSCATED_DOT}){_TLD}"
+_ANY_DOT = f"(?:{_DOT}|{_SPACED_DOT}|{_OBFUSCATED_DOT})"
+_OBFUSCATED_HOST = f"{_LABEL}(?:{_ANY_DOT}{_LABEL})*{_ANY_DOT}{_TLD}"
 _LOCAL_PART = r"(?<![\w@\uff20.+\-])[\w.+\-]+"
 # An address `name@host.tld` (e-mail or bare handle), and its spellings with `(at)` and `[dot]`.
 _ADDRESS = re.compile(f"{_LOCAL_PART}{_AT}{_HOST}(?![\\w\\-])")
 _OBFUSCATED_ADDRESS = re.compile(f"{_LOCAL_PART}{_OBFUSCATED_AT}{_OBFUSCATED_HOST}(?![\\w\\-])", re.IGNORECASE)
 # `name at host dot de`, `name @ host.de`: the words, or an @ with spaces around it.
-_WORD_DOT = r"(?:\s+(?:dot|punkt)\s+|" + _DOT + ")"
+_WORD_DOT = r"(?:\s+(?:dot|punkt)\s+|" + _SPACED_DOT + "|" + _DOT + ")"
 _SPELLED_ADDRESS = re.compile(f"{_LOCAL_PART}(?:\\s+(?:at|ät)\\s+|\\s+{_AT}\\s*|\\s*{_AT}\\s+)"
                               f"{_LABEL}(?:{_WORD_DOT}{_LABEL})*{_WORD_DOT}{_TLD}(?![\\w\\-])", re.IGNORECASE)
 # A profile address: `host/@name` or `host/users/name`, with or without a scheme.
@@ -67,21 +69,25 @@ _MENTION = re.compile(f"(?<![\\w@\\uff20+\\-]){_AT}\\w(?:[\\w.\\-]*\\w)?(?:{_AT}
 # hyphens. Dots separate only numbers in international form, so that dates (01.05.2024),
 # amounts and times never match.
 _SPACES = "\u00a0\u2007\u2009\u202f\u3000"
-_HYPHENS = "\u2010\u2011\u2012\u2013\u2212\uff0d"  # hyphens, figure and en dash, minus, fullwidth hyphen-minus
-_NATIONAL_SEP = f"[ \\-/{_SPACES}{_HYPHENS}]"
-_INTERNATIONAL_SEP = f"[ \\-/.{_SPACES}{_HYPHENS}]"
+# hyphens, figure, en and em dash, horizontal bar, minus, fullwidth hyphen-minus
+_HYPHENS = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uff0d"
+_SLASHES = "/\u2044\u2215\uff0f"  # slash, fraction and division slash, fullwidth slash
+_NATIONAL_SEP = f"[ \\-{_SLASHES}{_SPACES}{_HYPHENS}]"
+_INTERNATIONAL_SEP = f"[ \\-.\uff0e{_SLASHES}{_SPACES}{_HYPHENS}]"
+_OPEN, _CLOSE = "[(\uff08]", "[)\uff09]"  # brackets, ASCII and fullwidth
 _ZERO, _NONZERO = "[0\uff10]", "[1-9\uff11-\uff19]"  # ASCII and fullwidth digits (`\\d` has both)
-_DATE_SEP = f"[\\-/{_HYPHENS}]"
+_DATE_SEP = f"[\\-{_SLASHES}{_HYPHENS}]"
 _DATE = f"\\d{{1,2}}{_DATE_SEP}\\d{{1,2}}{_DATE_SEP}\\d{{2,4}}(?!\\d)"  # 01-05-2024, 1/5/24: a date, not a number
 _PHONE = re.compile(
-    f"(?<![\\w+\\uff0b/])(?!{_DATE})(?:"
-    f"(?:[+\\uff0b]|{_ZERO}{{2}}){_NONZERO}\\d{{0,2}}{_INTERNATIONAL_SEP}?(?:\\({_ZERO}\\){_INTERNATIONAL_SEP}?)?"
-    f"\\(?\\d{{1,5}}\\)?(?:{_INTERNATIONAL_SEP}{{0,3}}\\d){{5,}}"
-    f"|(?:\\({_ZERO}\\d{{1,5}}\\)|{_ZERO}\\d{{1,5}})(?:{_NATIONAL_SEP}{{0,3}}\\d){{5,}})(?![\\w])")
+    f"(?<![\\w+\\uff0b{_SLASHES}])(?!{_DATE})(?:"
+    f"(?:[+\\uff0b]|{_ZERO}{{2}}){_NONZERO}\\d{{0,2}}{_INTERNATIONAL_SEP}?(?:{_OPEN}{_ZERO}{_CLOSE}{_INTERNATIONAL_SEP}?)?"
+    f"{_OPEN}?\\d{{1,5}}{_CLOSE}?(?:{_INTERNATIONAL_SEP}{{0,3}}\\d){{5,}}"
+    f"|(?:{_OPEN}{_ZERO}\\d{{1,5}}{_CLOSE}|{_ZERO}\\d{{1,5}})(?:{_NATIONAL_SEP}{{0,3}}\\d){{5,}})(?![\\w])")
 # What a display name carries besides the name: custom emoji, bracketed pronouns, symbols.
 _SHORTCODE = re.compile(r":[\w\-]+:")
 _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
-_NAME_SEPARATORS = re.compile(r"[^\w\s'’.\-]+")
+_APOSTROPHES = "'\u2019\u02bc\u2018`"  # ASCII, the phone keyboard's ’, the modifier letter, ‘ and the backtick
+_NAME_SEPARATORS = re.compile(f"[^\\w\\s{_APOSTROPHES}.\\-\u2010\u2011]+")
 _MIN_NAME_LETTERS = 3
 
 
@@ -110,23 +116,28 @@ def name_parts(display_name: str) -> list[str]:
     text = _BRACKETS.sub(" | ", _SHORTCODE.sub(" | ", text))
     parts = []
     for part in _NAME_SEPARATORS.split(text):
-        part = " ".join(part.split()).strip(" .-'’")
+        part = " ".join(part.split()).strip(f" .-{_APOSTROPHES}")
         if sum(ch.isalpha() for ch in part) >= _MIN_NAME_LETTERS:
             parts.append(part)
     return list(dict.fromkeys(parts))
 
 
 _TRANSLITERATION = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"})
-_NAME_JOINERS = r"[\s_\-\u2010\u2011.·]*"  # between the words of a name: spaces, `_`, hyphens, dots, or nothing
+# Between the words of a name: spaces, `_`, hyphens, dots, apostrophes, or nothing (`Anna-Lena`, `Anna Lena`,
+# `AnnaLena`, `D’Angelo`, `DAngelo`); a name's words are split at the same characters.
+_WORD_BREAKS = f"\\s_\\-\u2010\u2011.·{_APOSTROPHES}"
+_NAME_JOINERS = f"[{_WORD_BREAKS}]*"
+_GENITIVE = f"(?:[{_APOSTROPHES}]?s|[{_APOSTROPHES}])?"  # `Anna Müllers`, `Anna’s`, `Hans'`
 
 
 def fold(text: str) -> tuple[str, list[int]]:
-    """`text` as names are compared (NFKC, case-folded, without accents or invisible characters), and for each
-    folded character the index of the character of `text` it came from."""
+    """`text` as names are compared (NFKC, case-folded, without accents or invisible characters, `ı` as `i`),
+    and for each folded character the index of the character of `text` it came from."""
     folded, origin = [], []
     for index, char in enumerate(text):
         part = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", char).casefold())
         part = "".join(c for c in part if not unicodedata.combining(c) and not _INVISIBLE.match(c))
+        part = part.replace("\u0131", "i")  # Turkish dotless ı: `Yılmaz` is `YILMAZ` and `Yilmaz`
         folded.append(part)
         origin += [index] * len(part)
     return "".join(folded), origin
@@ -139,20 +150,21 @@ def _alternatives(names: Iterable[str], min_letters: int, parts: bool) -> set[st
     for name in names:
         for part in (name_parts(name) if parts else [unicodedata.normalize("NFC", str(name or "").strip())]):
             for form in {part, part.translate(_TRANSLITERATION)}:
-                words = fold(form)[0].split()
+                words = [word for word in re.split(f"[{_WORD_BREAKS}]+", fold(form)[0]) if word]
                 if sum(ch.isalpha() for word in words for ch in word) >= min_letters:
                     found.add(_NAME_JOINERS.join(re.escape(word) for word in words))
     return found
 
 
 def _names_pattern(names: Iterable[str], min_letters: int = _MIN_NAME_LETTERS, parts: bool = True) -> re.Pattern | None:
-    """One pattern for all `names` over folded text: the name with any spacing, `_`, `-` or nothing between its
-    words (`#Anna_Müller`, `annamueller`), or a hashtag that contains it (`#annamuellerfotografie`)."""
+    """One pattern for all `names` over folded text: the name with any spacing, `_`, `-`, an apostrophe or
+    nothing between its words (`#Anna_Müller`, `annamueller`), in the genitive (`Anna Müllers`), or a hashtag
+    that contains it (`#annamuellerfotografie`)."""
     alternatives = _alternatives(names, min_letters, parts)
     if not alternatives:
         return None
     body = "|".join(sorted(alternatives, key=len, reverse=True))
-    return re.compile(f"#\\w*(?:{body})\\w*|(?<![\\w@.#])(?:{body})(?![\\w@])")
+    return re.compile(f"#\\w*(?:{body})\\w*|(?<![\\w@.#])(?:{body}){_GENITIVE}(?![\\w@])")
 
 
 def _replace_folded(text: str, pattern: re.Pattern, placeholder: str) -> tuple[str, int]:

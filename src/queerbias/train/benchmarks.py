@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import copy
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from queerbias.errors import QueerbiasError
-from queerbias.options import EXECUTION, from_mapping, option, role, seed_option
+from queerbias.options import from_mapping, option, seed_option
 from queerbias.pairs.resolve import declared_part
-from queerbias.suites.paths import slug
+from queerbias.suites.paths import folder_name_problem, slug
 from queerbias.suites.registry import DEFAULT_SUITE, companion, get_declaration, get_suite, names
 
 log = logging.getLogger(__name__)
@@ -39,17 +39,17 @@ class BenchmarkSettings:
                                      "items)", ge=1)
     seed: int = seed_option("seed of the subset")
     name: str | None = option(None, "output folder inside each checkpoint and in compare/ (default: see "
-                                    "`train.benchmarks`)")
+                                    "`train.benchmarks`)", check=folder_name_problem)
     options: dict = option(help="further settings of the suite (`queerbias run SUITE --help`)", factory=dict)
     optional: bool = option(False, "skip (with a warning) when `data` is not available offline")
     best: str | None = option(None, "best-checkpoint criterion of this benchmark's suite (default: compare.best, "
                                     "else the suite's first)")
     guard: float | None = option(None, "a guard benchmark: a checkpoint it refuses is chosen as best on no benchmark "
                                        "of the run. knowledge: its accuracy fell more than this many points; pairs "
-                                       "(the validation frames, queerbias-de-contrary:validation): its stereotype "
-                                       "excess rose more than this many points, a group crossed 50 towards the "
-                                       "stereotype, or a group was harmed (its own excess rose significantly). "
-                                       "Never on a test split", ge=0)
+                                       "(the validation shapes, queerbias-de-shapes:validation): its excess (the "
+                                       "association's on a set with neutral predicates) rose more than this many "
+                                       "points, or a group shifted towards the stereotype by the frame-level sign "
+                                       "test. Never on a test split", ge=0)
 
 
 def defaults(held_out: bool) -> list[BenchmarkSettings]:
@@ -106,17 +106,17 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
             "`name` on each")
 
 
-def suite_settings(bench: BenchmarkSettings, where: str, batch_size=None):
-    """The suite settings of one entry: its options, sample and seed (and the eval batch size where
-    the suite's batch size changes nothing but speed), checked and named by the entry's key."""
+def suite_settings(bench: BenchmarkSettings, where: str, sequences_per_batch: int | str | None = None):
+    """The suite settings of one entry: its options, sample and seed, checked and named by the entry's key; with
+    `sequences_per_batch` (`eval.sequences_per_batch`) as the suite takes a training run's scorer batch size
+    (`Declaration.with_scorer_batch`)."""
     suite = get_declaration(bench.suite)
     if suite.no_training_reason:
         raise QueerbiasError(f"config key '{where}.suite': {bench.suite} cannot be a training benchmark: "
                              f"{suite.no_training_reason}")
-    values = {**bench.options, "sample": bench.sample, "seed": bench.seed}
-    if batch_size is not None and any(f.name == "batch_size" and role(f) == EXECUTION for f in fields(suite.Settings)):
-        values["batch_size"] = str(batch_size)
-    return from_mapping(suite.Settings, values, f"{where}.options")
+    settings = from_mapping(suite.Settings, {**bench.options, "sample": bench.sample, "seed": bench.seed},
+                            f"{where}.options")
+    return settings if sequences_per_batch is None else suite.with_scorer_batch(settings, sequences_per_batch)
 
 
 def resolve(config, held_out: bool) -> tuple[object, list[str]]:

@@ -102,14 +102,30 @@ def mark_finished(run_dir: Path) -> None:
 
 def is_finished(run_dir: Path) -> bool:
     """Whether the run finished: its mark beside trained weights in final/ (deleting final/ makes the
-    run resumable again); runs written before the mark: trained weights and the card in final/."""
-    final = run_dir / "final"
-    return holds_weights(final) and ((run_dir / FINISHED).is_file() or (final / "README.md").is_file())
+    run resumable again). A model card proves nothing: `queerbias card` writes one into any run."""
+    return holds_weights(run_dir / "final") and (run_dir / FINISHED).is_file()
 
 
 def holds_weights(folder: Path) -> bool:
     """Whether a folder holds saved weights: an adapter or a model."""
     return (folder / "adapter_config.json").is_file() or (folder / "config.json").is_file()
+
+
+def trained_to_the_end(checkpoint: Path | None) -> bool:
+    """Whether a complete checkpoint is the training's last (its trainer_state.json: global_step reached
+    max_steps): a run killed after it has nothing left to train. transformers' Trainer, resumed from
+    such a checkpoint, would take one more optimizer step before it checks the step count, so a
+    resumed run would end one step past an uninterrupted one."""
+    path = None if checkpoint is None else checkpoint / "trainer_state.json"
+    if path is None or not path.is_file():
+        return False
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataError(path, f"not a trainer state ({err}); delete {checkpoint} to resume from the checkpoint "
+                              "before it") from None
+    steps = [state.get(key) if isinstance(state, dict) else None for key in ("max_steps", "global_step")]
+    return all(isinstance(n, int) for n in steps) and 0 < steps[0] <= steps[1]
 
 
 def last_complete(run_dir: Path) -> Path | None:
@@ -130,19 +146,41 @@ def append_metrics(run_dir: Path, record: dict) -> None:
         sink.write(json.dumps(record, allow_nan=False) + "\n")
 
 
+#: what every metrics line holds, as `train.evaluation.evaluate` writes it: the key and the JSON types of its value
+METRICS_FIELDS = {"step": (int,), "epoch": (int, float), "perplexity": (int, float, type(None)),
+                  "general_perplexity": (int, float, type(None)), "benchmarks": (dict,)}
+
+
 def read_metrics(run_dir: Path) -> list[dict]:
-    """The metrics lines of a run, read strictly: each a JSON object with its integer step (a
-    file another tool wrote there is refused naming the file and line, never a KeyError)."""
+    """The metrics lines of a run, read strictly: each a JSON object with the fields a run writes
+    (`METRICS_FIELDS`), steps rising line by line (a file another tool wrote there, or a line
+    appended to a run's, `{"step": 6}`, is refused naming the file and line, never read as a
+    step the run reached)."""
     path = run_dir / METRICS
     if not path.is_file():
         return []
-    records = []
+    records: list[dict] = []
     for row, record in iter_jsonl(path):
-        if isinstance(record.get("step"), bool) or not isinstance(record.get("step"), int):
-            raise DataError(path, "a metrics line without its integer step: not a line a training run wrote; "
-                                  "move the file away or choose another output_dir", row=row, field="step")
+        for field, types in METRICS_FIELDS.items():
+            value = record.get(field)
+            if field not in record or not isinstance(value, types) or isinstance(value, bool):
+                what = "its integer step" if field == "step" else f"its {field}"
+                raise DataError(path, f"a metrics line without {what}: not a line a training run wrote; "
+                                      "move the file away or choose another output_dir", row=row, field=field)
+        if records and record["step"] <= records[-1]["step"]:
+            raise DataError(path, f"step {record['step']} after step {records[-1]['step']}: a training run writes its "
+                                  "steps in order; move the file away or choose another output_dir", row=row,
+                            field="step")
         records.append(record)
     return records
+
+
+def record_verdict(run_dir: Path, verdict: dict, refused: dict[str, str]) -> None:
+    """Put the run's verdict (`comparison.checkpoints.run_verdict`) and its guards' refusals (step ->
+    why) on metrics.jsonl's last line, the last checkpoint's, and on no other (a rerun rewrites them)."""
+    records = read_metrics(run_dir)
+    if records:
+        _write_metrics(run_dir, records, {"verdict": verdict, "refused": refused})
 
 
 def trim_metrics(run_dir: Path, up_to_step: int) -> None:
@@ -152,5 +190,13 @@ def trim_metrics(run_dir: Path, up_to_step: int) -> None:
     for record in read_metrics(run_dir):
         if record["step"] <= up_to_step:
             kept[record["step"]] = record
-    text = "".join(json.dumps(r, allow_nan=False) + "\n" for _, r in sorted(kept.items()))
-    atomic_write(run_dir / METRICS, text)
+    _write_metrics(run_dir, [r for _, r in sorted(kept.items())])
+
+
+def _write_metrics(run_dir: Path, records: list[dict], verdict: dict | None = None) -> None:
+    """metrics.jsonl rewritten whole, atomically, with `verdict` (the run's verdict and refusals) on its
+    last line and on no other: a resumed run's verdict is not known until its compare report."""
+    lines = [{k: v for k, v in r.items() if k not in ("verdict", "refused")} for r in records]
+    if verdict and lines:
+        lines[-1] |= verdict
+    atomic_write(run_dir / METRICS, "".join(json.dumps(r, allow_nan=False) + "\n" for r in lines))

@@ -21,10 +21,11 @@ import dataclasses
 import logging
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import yaml
 
+from queerbias import families
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
 from queerbias.options import (
@@ -39,8 +40,8 @@ from queerbias.options import (
     to_dict,
 )
 from queerbias.pairs.mining import LEXICONS
-from queerbias.pairs.taxonomy import GROUPS
 from queerbias.report.options import CompareOptions
+from queerbias.text.taxonomy import GROUPS
 from queerbias.train import benchmarks
 from queerbias.train.benchmarks import BenchmarkSettings
 from queerbias.train.objectives import registry as objectives
@@ -48,8 +49,17 @@ from queerbias.yamlio import load_yaml_mapping
 
 log = logging.getLogger(__name__)
 Section = TypeVar("Section")
-#: keys that moved: old dotted key -> new one (a config or a saved run written before still reads)
-MOVED = {("cda", "lexicon"): ("data", "lexicon")}
+#: keys that moved or were renamed: old key -> new one, as (section, key) or (key,) at the top (a config or a saved
+#: run written before still reads): equalise's pair batches went into its own section, and the three batch sizes
+#: got names that say their unit
+MOVED = {
+    ("cda", "lexicon"): ("data", "lexicon"),
+    ("batch_size",): ("examples_per_device",),
+    ("pairs", "batch_size"): ("equalise", "pairs_per_batch"),
+    ("pairs", "balance"): ("equalise", "balance"),
+    ("pairs", "groups_per_batch"): ("equalise", "groups_per_batch"),
+    ("eval", "batch_size"): ("eval", "sequences_per_batch"),
+}
 
 
 def _max_steps(value: int) -> str | None:
@@ -92,18 +102,14 @@ class DataSettings:
 @dataclass
 class TrainingPairs:
     """The counterfactual pairs the pair objectives train on, and the held-out guard (config key `pairs`;
-    loaded by `train.pairs`)."""
+    loaded by `train.pair_batches`). How an objective batches them is its own section's (`equalise.pairs_per_batch`,
+    `contrast.cells`)."""
 
     train: str | list[str] | None = option(None, "a split side (`queerbias-de:train`), a registered pair set or a "
                                                  "pair file, or a list of them (e.g. [queerbias-de-frames:train, "
                                                  "winoqueer-v0:train])")
     train_optional: list[str] | None = option(None, "pair sets added when they are on this machine (cached or in "
                                                     "the shared data folder), else skipped with a warning")
-    batch_size: int = option(32, "pairs per micro-batch (equalise)", ge=1)
-    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
-                                 "random")
-    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
-                                                "pairs per group", ge=1)
     allow_overlap: bool = option(False, "let evaluation items share sentences with the training pairs; recorded "
                                         "in every summary")
     mine: list[str] | None = option(None, "also train on counterfactual pairs mined from real text "
@@ -129,7 +135,9 @@ class EvalSettings:
     perplexity: bool = option(True, "in-domain perplexity on the corpus's validation split")
     general_perplexity: bool = option(True, "perplexity on the shipped neutral German text (general language, "
                                             "not the corpus's domain)")
-    batch_size: int | str = option("auto", "scorer batch size", check=auto_or_count)
+    sequences_per_batch: int | str = option("auto", "sentences the scorer runs per batch when it evaluates a "
+                                                    "checkpoint, or auto (a token budget); changes nothing but speed",
+                                            check=auto_or_count)
     base_from: str | None = option(None, "a folder of base-model evaluations shared by the runs of one model "
                                          "(`RUN/base/`'s layout): matching ones are reused, the others scored here "
                                          "and published there (train/shared_base.py)")
@@ -141,8 +149,8 @@ class TrainConfig:
     YAML key named after the objective), each its objective's own `Config` class."""
 
     model: str = option("", "a Hub id, local folder or embedded:gemma-3-270m")
-    kind: Literal["masked", "causal"] | None = option(None, "masked or causal; null: from the model (XLM's configs "
-                                                            "do not say: set it)")
+    kind: str | None = option(None, "the model family, masked or causal; null: from the model (XLM's configs do not "
+                                    "say: set it)", choices=families.names)
     lang: str | None = option(None, "models with language embeddings (XLM): the training text's language, passed "
                                     "as langs (one of the model's lang2id); other models ignore it")
     method: Literal["lora", "full"] = option("lora", "a LoRA adapter or full fine-tuning")
@@ -153,7 +161,8 @@ class TrainConfig:
     max_steps: int = option(-1, "positive: stop after this many optimizer steps (overrides epochs)",
                             check=_max_steps)
     learning_rate: float = option(2e-5, "peak learning rate", gt=0)
-    batch_size: int = option(8, "sequences per process and micro-batch", ge=1)
+    examples_per_device: int = option(8, "corpus examples (token sequences of up to data.max_length) per process "
+                                         "and micro-batch: transformers' per_device_train_batch_size", ge=1)
     grad_accum: int = option(1, "micro-batches per optimizer step", ge=1)
     eval_every: int = option(500, "evaluate and save a checkpoint every N optimizer steps", ge=1)
     lr_scheduler: str = option("linear", "transformers' learning-rate schedule (`SchedulerType`; checked when a run "
@@ -180,7 +189,7 @@ class TrainConfig:
     eval: EvalSettings = section(EvalSettings)
     compare: CompareOptions = section(CompareOptions)
     #: objective name -> its section (an instance of its `Config`); read one typed with `section`
-    sections: dict[str, Any] = field(default_factory=dict, repr=False)
+    sections: dict[str, object] = field(default_factory=dict, repr=False)
 
     def section(self, cls: type[Section]) -> Section:
         """The objective section of type `cls` (`config.section(EqualiseConfig).weight`)."""
@@ -218,19 +227,24 @@ def migrate(raw: dict, warn: bool = True) -> dict:
     """`raw` with every moved key (`MOVED`) at its new place (a warning for a config the user wrote, none
     for one a run saved); a key given at both is refused."""
     raw = dict(raw)
-    for (old_section, old_key), (new_section, new_key) in MOVED.items():
-        section_ = raw.get(old_section)
-        if not isinstance(section_, dict) or old_key not in section_:
+    for old, new in MOVED.items():
+        source = raw if len(old) == 1 else raw.get(old[0])
+        if not isinstance(source, dict) or old[-1] not in source:
             continue
-        target = dict(raw.get(new_section) or {})
-        if new_key in target:
-            raise QueerbiasError(f"config key '{old_section}.{old_key}' moved to '{new_section}.{new_key}'; give "
-                                 "only the latter")
+        value = source[old[-1]]
+        if len(old) == 1:
+            del raw[old[0]]
+        else:
+            raw[old[0]] = {k: v for k, v in source.items() if k != old[-1]}
+        target = raw if len(new) == 1 else dict(raw.get(new[0]) or {})
+        old_key, new_key = ".".join(old), ".".join(new)
+        if new[-1] in target:
+            raise QueerbiasError(f"config key '{old_key}' moved to '{new_key}'; give only the latter")
         if warn:
-            log.warning("config key '%s.%s' is now '%s.%s'", old_section, old_key, new_section, new_key)
-        target[new_key] = section_[old_key]
-        raw[old_section] = {k: v for k, v in section_.items() if k != old_key}
-        raw[new_section] = target
+            log.warning("config key '%s' is now '%s'", old_key, new_key)
+        target[new[-1]] = value
+        if len(new) == 2:
+            raw[new[0]] = target
     return raw
 
 
@@ -342,7 +356,7 @@ def check_installed(config: TrainConfig) -> None:
     scheduler is one of transformers' (`SchedulerType`), and each `report_to` destination a Trainer
     integration whose package is installed (transformers' integrations, seconds to import, only
     for a destination to check)."""
-    from transformers.trainer_utils import SchedulerType
+    from transformers.trainer_utils import SchedulerType  # reading a config imports no transformers
 
     schedulers = [s.value for s in SchedulerType]
     if config.lr_scheduler not in schedulers:
@@ -352,14 +366,12 @@ def check_installed(config: TrainConfig) -> None:
     names = [name for name in ([report_to] if isinstance(report_to, str) else report_to) if name != "none"]
     if not names:
         return
-    # transformers' integrations take seconds to import: only for a destination to check
-    from transformers.integrations import get_available_reporting_integrations
-    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+    from transformers import integrations  # seconds to import: only for a destination to check
 
     for name in names:
-        if name not in INTEGRATION_TO_CALLBACK:
+        if name not in integrations.integration_utils.INTEGRATION_TO_CALLBACK:
             raise QueerbiasError(f"config key 'report_to' must be 'none' or one of "
-                                 f"{', '.join(sorted(INTEGRATION_TO_CALLBACK))}, got {name!r}")
-        if name not in get_available_reporting_integrations():
+                                 f"{', '.join(sorted(integrations.integration_utils.INTEGRATION_TO_CALLBACK))}, got {name!r}")
+        if name not in integrations.get_available_reporting_integrations():
             hint = " (pip install 'queerbias[tracking]')" if name == "tensorboard" else ""
             raise QueerbiasError(f"config key 'report_to': {name} is not installed{hint}")

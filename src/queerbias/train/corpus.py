@@ -11,8 +11,8 @@ recorded with the run (config.yaml's `record`, every metrics line and summary).
 from __future__ import annotations
 
 from queerbias.errors import QueerbiasError
-from queerbias.pairs.taxonomy import GROUPS
 from queerbias.text.counterfactual import Lexicon
+from queerbias.text.taxonomy import GROUPS
 
 
 def prepare_corpus(config, objective, texts: list[str]) -> tuple[list[str], dict | None]:

@@ -1,27 +1,24 @@
-"""Training text -> token sequences -> batches, for masked and causal objectives.
+"""Training text: where it is read from, and the dataset the trainer iterates.
 
 Sources are a `queerbias corpus build` folder (train.jsonl / validation.jsonl), any JSONL
-file with a text field, or a Hugging Face dataset (`hf:NAME`). Documents longer than
-`max_length` are cut into consecutive chunks, never dropped. Causal LMs can pack short
-documents padding-free: consecutive documents share one example, and the batch is
-flattened into one row whose position ids restart at every document, which the model's
-attention turns into a block-diagonal mask (with `use_cache=False`), so no document
-attends to another.
+file with a text field, or a Hugging Face dataset (`hf:NAME`). The model's family makes
+them examples and batches (`Family.training_chunks`, `training_examples`, `collator`):
+documents longer than `max_length` are cut into consecutive chunks, never dropped, and a
+causal LM can pack short documents padding-free.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
-from transformers import DataCollatorForLanguageModeling, DataCollatorWithFlattening
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import iter_jsonl
 
-if TYPE_CHECKING:  # train.config reads training pairs through this module (train.pairs)
+if TYPE_CHECKING:  # train.config reads training pairs through this module (train.pair_batches)
     from queerbias.train.config import DataSettings
 
 HF_PREFIX = "hf:"
@@ -61,8 +58,7 @@ def read_texts(spec: str, settings: DataSettings, split: str, limit: int | None)
 def general_texts() -> list[str]:
     """The shipped neutral German documents (data/neutral_de, MIT): a general-language
     perplexity that in-domain fine-tuning cannot flatter (see its README)."""
-    from importlib import resources
-
+    
     return _read_jsonl(Path(str(resources.files("queerbias").joinpath(GENERAL_TEXT))), "text")
 
 
@@ -76,7 +72,7 @@ def _read_jsonl(path: Path, field: str) -> list[str]:
 
 
 def _read_hf(name: str, settings: DataSettings, split: str) -> list[str]:
-    import datasets
+    import datasets  # seconds to import: only for a Hugging Face dataset
 
     hf_split = settings.hf_train_split if split == "train" else settings.hf_validation_split
     try:
@@ -89,49 +85,9 @@ def _read_hf(name: str, settings: DataSettings, split: str) -> list[str]:
     return list(dataset[settings.text_field])
 
 
-def tokenize(texts: list[str], tokenizer, kind: str, max_length: int) -> list[list[int]]:
-    """Token ids per chunk: causal with BOS (if the tokenizer adds one) and EOS; masked
-    with the model's special tokens around every chunk."""
-    chunks = []
-    if kind == "masked":
-        prefix, suffix = _special_template(tokenizer)
-        room = max_length - len(prefix) - len(suffix)
-        for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]:
-            chunks += [prefix + ids[i:i + room] + suffix for i in range(0, len(ids), room)]
-        return chunks
-    eos = tokenizer.eos_token_id
-    for ids in tokenizer(texts)["input_ids"]:
-        if eos is not None and (not ids or ids[-1] != eos):
-            ids = ids + [eos]
-        chunks += [ids[i:i + max_length] for i in range(0, len(ids), max_length)
-                   if len(ids[i:i + max_length]) > 1]
-    return chunks
-
-
-def _special_template(tokenizer) -> tuple[list[int], list[int]]:
-    """The special tokens the tokenizer puts before and after one sequence ([CLS] / [SEP])."""
-    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
-    full = tokenizer("a")["input_ids"]
-    start = next(i for i in range(len(full)) if full[i:i + len(plain)] == plain)
-    return full[:start], full[start + len(plain):]
-
-
-def pack(chunks: list[list[int]], max_length: int) -> list[list[list[int]]]:
-    """Consecutive chunks grouped into examples of at most `max_length` tokens (order kept)."""
-    examples, current, size = [], [], 0
-    for ids in chunks:
-        if current and size + len(ids) > max_length:
-            examples.append(current)
-            current, size = [], 0
-        current.append(ids)
-        size += len(ids)
-    if current:
-        examples.append(current)
-    return examples
-
-
 class TokenDataset(torch.utils.data.Dataset):
-    """Examples as the collators expect them: {'input_ids': ids} or {'segments': [ids, ...]}."""
+    """A family's training examples (`Family.training_examples`) as its collator expects them: {'input_ids': ids},
+    or {'segments': [ids, ...]} where packed."""
 
     def __init__(self, examples: list, packed: bool):
         self.examples, self.packed = examples, packed
@@ -142,56 +98,3 @@ class TokenDataset(torch.utils.data.Dataset):
     def __getitem__(self, index: int) -> dict:
         key = "segments" if self.packed else "input_ids"
         return {key: self.examples[index]}
-
-
-@dataclass
-class CausalPadCollator:
-    """Right-padded causal batch; padding is excluded from the loss by position, not by id
-    (GPT-2 style models pad with their EOS token, which must still be learned).
-
-    `shift`: the labels at position t are the token at t + 1, for a model whose loss compares
-    `logits[t]` with `labels[t]` (XLM, `modeling.shifts_labels`); the others shift internally and
-    get `labels = input_ids`."""
-
-    pad_id: int
-    shift: bool = False
-
-    def __call__(self, features: list[dict]) -> dict:
-        width = max(len(f["input_ids"]) for f in features)
-        ids = torch.full((len(features), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(features), width), dtype=torch.long)
-        for row, feature in enumerate(features):
-            ids[row, :len(feature["input_ids"])] = torch.tensor(feature["input_ids"])
-            mask[row, :len(feature["input_ids"])] = 1
-        labels = ids.masked_fill(mask == 0, -100)
-        if self.shift:
-            labels = torch.cat([labels[:, 1:], torch.full_like(labels[:, :1], -100)], dim=1)
-        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
-
-
-@dataclass
-class PackedCollator:
-    """Flattens every document of every packed example into one padding-free row."""
-
-    def __post_init__(self):
-        self.flatten = DataCollatorWithFlattening(return_position_ids=True)
-
-    def __call__(self, features: list[dict]) -> dict:
-        return self.flatten([{"input_ids": ids} for f in features for ids in f["segments"]])
-
-
-def build_dataset(chunks: list[list[int]], kind: str, packing: bool, max_length: int) -> TokenDataset:
-    if kind == "causal" and packing:
-        return TokenDataset(pack(chunks, max_length), packed=True)
-    return TokenDataset(chunks, packed=False)
-
-
-def make_collator(tokenizer, kind: str, packing: bool, mlm_probability: float, shift_labels: bool = False):
-    """The batches of `kind`; `shift_labels` for a causal model that does not shift them itself."""
-    if kind == "masked":
-        return DataCollatorForLanguageModeling(tokenizer, mlm=True, mlm_probability=mlm_probability)
-    if packing:
-        if shift_labels:
-            raise QueerbiasError("padding-free packing needs a model that shifts its labels itself")
-        return PackedCollator()
-    return CausalPadCollator(tokenizer.pad_token_id, shift_labels)

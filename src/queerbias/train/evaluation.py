@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from queerbias.distributed import process_state
+from queerbias.families import get_family
 from queerbias.models import LoadedModel
 from queerbias.models.fingerprint import weights_fingerprint
 from queerbias.progress import bar
@@ -58,8 +59,10 @@ def fp32_eval(model: torch.nn.Module):
 
 def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, tokenizer,
                mlm_probability: float, batch_size: int = 8, seed: int = 0, progress: str | None = None) -> float:
-    """Held-out perplexity over `chunks` (each process takes its share; sums are all-reduced);
-    `progress`: the label of a bar over the main process's documents."""
+    """Held-out perplexity over `chunks` (each process takes its share; sums are all-reduced), of what the family
+    `kind` predicts (`Family.perplexity_targets`); `progress`: the label of a bar over the main process's
+    documents."""
+    family = get_family(kind)
     state = process_state()
     mine = chunks[state.process_index::state.num_processes]
     device = next(model.parameters()).device
@@ -77,11 +80,7 @@ def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, token
             for row, chunk in enumerate(batch):
                 ids[row, :len(chunk)] = torch.tensor(chunk)
                 mask[row, :len(chunk)] = 1
-            if kind == "masked":
-                inputs, targets = _fixed_masking(ids, mask, tokenizer, mlm_probability, generator)
-            else:
-                inputs, targets = ids, torch.cat([ids[:, 1:].masked_fill(mask[:, 1:] == 0, -100),
-                                                  torch.full((len(batch), 1), -100)], dim=1)
+            inputs, targets = family.perplexity_targets(ids, mask, tokenizer, mlm_probability, generator)
             # one document at a time through the model, unpadded: its logits over a 262k vocabulary
             # are 100 MB where a batch's are 0.8 GB, twice over in the loss (the masking above is
             # drawn per batch, so a masked LM's positions stay where they were)
@@ -94,13 +93,6 @@ def perplexity(model: torch.nn.Module, chunks: list[list[int]], kind: str, token
     if state.num_processes > 1:
         torch.distributed.all_reduce(totals)
     return finite_perplexity(totals[0].item() / max(totals[1].item(), 1.0), model)
-
-
-def _fixed_masking(ids, mask, tokenizer, probability: float, generator):
-    special = torch.tensor([tokenizer.get_special_tokens_mask(row, already_has_special_tokens=True)
-                            for row in ids.tolist()], dtype=torch.bool)
-    chosen = (torch.rand(ids.shape, generator=generator) < probability) & ~special & (mask == 1)
-    return ids.masked_fill(chosen, tokenizer.mask_token_id), ids.masked_fill(~chosen, -100)
 
 
 def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchmarks: list,
@@ -132,7 +124,7 @@ def evaluate(model: torch.nn.Module, lm_template: LoadedModel, spec: str, benchm
                 "general_perplexity": record["general_perplexity"]}
         for index, (bench, name) in enumerate(zip(benchmarks, names, strict=True)):
             suite = get_suite(bench.suite)
-            settings = suite_settings(bench, f"eval.benchmarks[{index}]", config.eval.batch_size)
+            settings = suite_settings(bench, f"eval.benchmarks[{index}]", config.eval.sequences_per_batch)
             summary = run_to_dir(suite, lm, data[name], out_root / name, settings,
                                  extra_meta=meta, progress=f"{stage}: {name}")
             # label, overall, groups and the suite's extras (pairs: the distance to indifference)

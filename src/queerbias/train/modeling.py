@@ -1,10 +1,9 @@
 """The model to train: base model, LoRA adapter (PEFT) or full weights, and probes of what its
 forward does with a batch (loss normalisation, label shifting, packed documents).
 
-LoRA targets are chosen per architecture. For masked LMs the decoder is tied to the
-input embeddings, so it is never adapted; the head's transform (dense + LayerNorm) is
-trained in full through `modules_to_save` instead, as the MLM objective needs a head
-that can move with the encoder (XLM's head has no transform: its LoRA adapts the encoder).
+LoRA targets are chosen per architecture; what is trained in full besides them and peft's task
+type are the model family's (`Family.lora_modules_to_save`, `lora_task_type`: a masked LM's
+head transform, since its decoder is tied to the input embeddings and never adapted).
 """
 
 from __future__ import annotations
@@ -16,7 +15,9 @@ import torch
 from peft import LoraConfig, PeftModel, TaskType, get_peft_model
 from transformers import set_seed
 
+from queerbias.distributed import launch_number
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.models import LoadedModel, load_model
 from queerbias.models.languages import bind_language, run_language
 from queerbias.models.loading import InspectedModel, inspect_model
@@ -41,16 +42,6 @@ LORA_TARGETS = {
     # XLM (and FlauBERT): attention projections and the feed-forward of every block
     **dict.fromkeys(["xlm", "flaubert"], ("q_lin", "k_lin", "v_lin", "out_lin", "lin1", "lin2")),
 }
-#: model_type -> masked-LM head modules trained in full (the tied decoder excluded; empty: the head is
-#: the tied decoder alone)
-MLM_HEAD_MODULES = {
-    "bert": ("cls.predictions.transform",),
-    **dict.fromkeys(["roberta", "xlm-roberta", "camembert"], ("lm_head.dense", "lm_head.layer_norm")),
-    "distilbert": ("vocab_transform", "vocab_layer_norm"),
-    **dict.fromkeys(["xlm", "flaubert"], ()),
-}
-
-
 def inspect_base(config: TrainConfig) -> InspectedModel:
     """The base model's config, kind and tokenizer, as `load_base` loads it."""
     return inspect_model(config.model, kind=config.kind, dtype="float32", trust_remote_code=config.trust_remote_code,
@@ -123,7 +114,7 @@ def _shards() -> int:
     """Over how many processes FSDP or DeepSpeed (launched by accelerate) spread the trained state."""
     sharded = any(os.environ.get(flag, "").lower() in ("1", "true")
                   for flag in ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED"))
-    return max(1, int(os.environ.get("WORLD_SIZE", "1"))) if sharded else 1
+    return max(1, launch_number("WORLD_SIZE", 1)) if sharded else 1
 
 
 def _matrix_shape(module: torch.nn.Module) -> tuple[int, int] | None:
@@ -164,22 +155,20 @@ def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> to
 
 
 def lora_config(model: torch.nn.Module, config: TrainConfig, kind: str):
-    """The PEFT LoraConfig for this model: targets per architecture, masked-LM head transform."""
-    model_type = model.config.model_type
+    """The PEFT LoraConfig for this model: targets per architecture, the family's modules trained in full and
+    task type."""
+    model_type, family = model.config.model_type, get_family(kind)
     targets = config.lora.target_modules or list(LORA_TARGETS.get(model_type, ()))
     if not targets:
         raise QueerbiasError(f"no default LoRA target modules for model type {model_type!r}; "
                              "set config key 'lora.target_modules'")
     to_save = config.lora.modules_to_save
-    if to_save is None and kind == "masked":
-        to_save = list(MLM_HEAD_MODULES.get(model_type, ())) or None
-        if model_type not in MLM_HEAD_MODULES:
-            log.warning("no known masked-LM head transform for %s; only the encoder is adapted "
-                        "(set lora.modules_to_save to train the head)", model_type)
+    if to_save is None:
+        to_save = family.lora_modules_to_save(model_type)
     return LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha,
                       lora_dropout=config.lora.dropout, target_modules=targets,
                       modules_to_save=to_save, bias="none",
-                      task_type=TaskType.CAUSAL_LM if kind == "causal" else None)
+                      task_type=TaskType(family.lora_task_type) if family.lora_task_type else None)
 
 
 def scoring_view(model: torch.nn.Module) -> torch.nn.Module:
@@ -188,7 +177,7 @@ def scoring_view(model: torch.nn.Module) -> torch.nn.Module:
     return model.get_base_model() if isinstance(model, PeftModel) else model
 
 
-def honours_num_items_in_batch(model: torch.nn.Module, kind: str) -> bool:
+def honours_num_items_in_batch(model: torch.nn.Module) -> bool:
     """Whether the model's loss divides by a passed `num_items_in_batch`.
 
     transformers' Trainer assumes so for every model whose forward takes `**kwargs`,

@@ -12,7 +12,7 @@ such texts says why (`Declaration.no_texts_reason`); it is not checked, and the 
 so by leaving it out.
 
 Sets made for judging (a registered set's declared validation and test parts:
-queerbias-de-contrary's frames) are checked whether or not the run evaluates them, and no
+queerbias-de-shapes' frames) are checked whether or not the run evaluates them, and no
 override admits them: a run that trained on them could no longer be judged on frames it
 never saw.
 """

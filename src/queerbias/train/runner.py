@@ -4,8 +4,10 @@ Order: check the run folder before anything else (`checkpoints.training_folder`:
 inside it, and empty or a training run's own; then locked while this run writes it);
 resolve the benchmarks; stop if the run folder holds a finished run (a rerun never
 rewrites one); load the training pairs, the benchmarks' data and the corpus, and refuse
-evaluation items that overlap what the run trains on (before any model loads); check the
-run folder (resume from the last complete checkpoint); load the base model, score it as
+evaluation items that overlap what the run trains on (before any model loads); refuse a run
+folder of another config; load the base model and check it against the config (LoRA
+targets and rank, memory); prepare the run folder (resume from the last complete
+checkpoint, config.yaml written only now, so a refused run leaves none); score the base as
 step 0 (`RUN/base/`; `eval.base_from` shares it between the runs of one model,
 `train.shared_base`), train with checkpoint evaluation under the configured objective's
 trainer (`train.objectives`), save the adapter or model (`RUN/final/`, merged into
@@ -24,12 +26,19 @@ from pathlib import Path
 import torch
 from transformers import PrinterCallback, ProgressCallback, TrainerControl
 
-from queerbias.comparison.checkpoints import guard_refusals
+from queerbias.comparison.checkpoints import (
+    LAST_REFUSED,
+    REFUSED,
+    TRAINING_CHECKPOINTS,
+    guard_refusals,
+    run_verdict,
+)
 from queerbias.comparison.compare import best_checkpoint, compare_runs, write_outputs
 from queerbias.comparison.runs import load_run
 from queerbias.distributed import process_state
 from queerbias.errors import QueerbiasError
-from queerbias.models.context import context_length
+from queerbias.families import get_family
+from queerbias.models.context import context_limit
 from queerbias.options import without_new_defaults
 from queerbias.outputs import OutputLock
 from queerbias.pairs.resolve import declared_part
@@ -37,6 +46,7 @@ from queerbias.report.formatting import change_text
 from queerbias.report.tables import fmt
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.encoding import lowercases
+from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import companion
 from queerbias.train import benchmarks, checkpoints
 from queerbias.train.callbacks import CheckpointEvaluation, Progress, summary_line
@@ -44,7 +54,7 @@ from queerbias.train.card import write_card
 from queerbias.train.card.body import closing_lines
 from queerbias.train.config import TrainConfig, check_installed, default_values, migrate, save_config
 from queerbias.train.corpus import prepare_corpus
-from queerbias.train.data import general_texts, read_texts, resolve_validation, tokenize
+from queerbias.train.data import general_texts, read_texts, resolve_validation
 from queerbias.train.evaluation import evaluate
 from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
@@ -57,7 +67,7 @@ from queerbias.train.modeling import (
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.overlap import check_overlap
-from queerbias.train.pairs import load_training_pairs
+from queerbias.train.pair_batches import load_training_pairs
 from queerbias.train.precision import resolve_precision
 from queerbias.train.shared_base import score_base
 from queerbias.train.trainer import training_arguments
@@ -104,19 +114,20 @@ def _run_training(config: TrainConfig) -> dict:
         "targeted_groups": config.data.identities, "skipped_benchmarks": skipped,
         "general_text": general and {"documents": len(general), "checksum": _checksum(general)},
     }.items() if value}
-    resume = _prepare_run_dir(config, run_dir, state, record)
-
+    _require_same_config(config, run_dir)
     lm = load_base(config, inspected)
-    check_adapter_modules(lm.model, config)
+    check_adapter_modules(lm.model, config)  # refused before the folder holds this config: a fixed rerun may start
+    resume = _prepare_run_dir(config, run_dir, state, record)
     packing = _packing(config, lm)
-    max_length = min(config.data.max_length, context_length(lm.model) or config.data.max_length)
+    max_length = _max_length(config, lm)
     validation_source = resolve_validation(config.data)
-    validation = [] if validation_source is None else tokenize(
+    family = get_family(lm.kind)
+    validation = [] if validation_source is None else family.training_chunks(
         read_texts(validation_source, config.data, "validation", config.data.max_validation_docs),
-        lm.tokenizer, lm.kind, max_length)
+        lm.tokenizer, max_length)
     if validation_source is None and config.eval.perplexity:
         log.warning("no validation split found; perplexity is not tracked (set data.validation)")
-    general = general and tokenize(general, lm.tokenizer, lm.kind, max_length)
+    general = general and family.training_chunks(general, lm.tokenizer, max_length)
 
     names = config.benchmark_dirs()
 
@@ -146,7 +157,11 @@ def _run_training(config: TrainConfig) -> dict:
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     try:
-        result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        if checkpoints.trained_to_the_end(resume):  # killed after its last checkpoint: its weights are the final ones
+            trainer._load_from_checkpoint(str(resume))
+            train_loss = None  # the loss over all steps is logged when training ends, which the kill cut short
+        else:
+            train_loss = trainer.train(resume_from_checkpoint=str(resume) if resume else None).training_loss
     finally:
         progress.close()
 
@@ -182,7 +197,34 @@ def _run_training(config: TrainConfig) -> dict:
             print(f"reports: {run_dir / 'compare'}/<benchmark>/ (delta.md, levels.png, forest.png); "
                   f"model card: {final_dir / 'README.md'}")
     return {"run_dir": run_dir, "final": final_dir, "merged": merged_dir, "compare": compare_dirs,
-            "train_loss": result.training_loss, "metrics": metrics}
+            "train_loss": train_loss, "metrics": metrics}
+
+
+def score_shared_base(config: TrainConfig) -> list[str]:
+    """A study's base job: score the base model of `config` on its benchmarks straight into
+    `eval.base_from`, as the first run of the model would (`train.shared_base`), without training;
+    returns the benchmarks scored (those already there are left as they are). The model and data are
+    read as a run reads them (its language, kind and precision), so every run of the model adopts
+    the result; each folder's summary.json is written last, so a killed job leaves nothing that
+    looks finished."""
+    if not config.eval.base_from:
+        raise QueerbiasError("config key 'eval.base_from' names no folder for the base evaluations")
+    check_installed(config)
+    config, _ = benchmarks.resolve(config, get_objective(config.objective).held_out)
+    source = Path(config.eval.base_from)
+    todo = [(bench, name) for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
+            if not (source / name / SUMMARY_FILE).is_file()]
+    if not todo:
+        return []
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    inspected = inspect_base(config)
+    training_language(inspected.config, config)
+    data = benchmarks.load_data(config)
+    lm = load_base(config, inspected)
+    evaluate(lm.model, lm, str(source), [bench for bench, _ in todo], [name for _, name in todo], source, [], config,
+             {"scored_in": "the study's base job"}, data=data)
+    return [name for _, name in todo]
 
 
 def _finished(config: TrainConfig, run_dir: Path, state) -> dict:
@@ -219,12 +261,26 @@ def _require_same_config(config: TrainConfig, run_dir: Path) -> None:
                              "choose another output_dir or delete it")
 
 
+def _max_length(config: TrainConfig, lm) -> int:
+    """`data.max_length`, clipped to what the model takes (`models.context`: for XLM-RoBERTa the positions
+    below its padding index do not count), with a line that says so: a longer sequence would index past
+    the model's position table."""
+    limit = context_limit(lm.model)
+    if limit.tokens is None or config.data.max_length <= limit.tokens:
+        return config.data.max_length
+    log.warning("config key 'data.max_length': %s takes at most %d tokens (%s); training sequences are cut at %d, "
+                "not %d", config.model, limit.tokens, limit.source, limit.tokens, config.data.max_length)
+    return limit.tokens
+
+
 def _packing(config: TrainConfig, lm) -> bool:
     """Padding-free packing: as configured, else on for causal LMs that keep packed documents apart
-    (`modeling.packs_documents`); refused for masked LMs and for causal ones that would not."""
-    if config.data.packing and lm.kind == "masked":
+    (`modeling.packs_documents`); refused for masked LMs (a family that does not read left to right) and for
+    causal ones that would not."""
+    left_to_right = get_family(lm.kind).left_to_right
+    if config.data.packing and not left_to_right:
         raise QueerbiasError("config key 'data.packing' applies to causal LMs only")
-    if lm.kind == "masked" or config.data.packing is False:
+    if not left_to_right or config.data.packing is False:
         return False
     if packs_documents(lm.model):
         return True
@@ -236,12 +292,14 @@ def _packing(config: TrainConfig, lm) -> bool:
 
 
 def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) -> Path | None:
-    """Refuse a folder holding another config; drop half-written checkpoints; find the resume point.
+    """Drop half-written checkpoints, find the resume point and save the config (once the base model
+    loaded and every check on it passed: a refused run leaves no config.yaml that would block its
+    corrected rerun as "another config").
 
     config.yaml holds the resolved config and, under `record`, what the run derived from
-    it (objective, held-out check, corpus counts); only the config part must match.
+    it (objective, held-out check, corpus counts); only the config part must match
+    (`_require_same_config`, before the model loads).
     """
-    _require_same_config(config, run_dir)
     if state.is_main_process:
         run_dir.mkdir(parents=True, exist_ok=True)
         for folder in checkpoints.clear_incomplete(run_dir):
@@ -277,19 +335,22 @@ def compare_line(document: dict, name: str) -> str:
 
 
 def guard_line(config: TrainConfig, compared: dict[str, dict]) -> str | None:
-    """The checkpoints a guard benchmark refused, with why, and, when it refused every one, that the
-    adapter is not a mitigation to use: the figures above it stay what they are, but a run that
-    pushed a group into the stereotype on frames it never saw must say so in its last line."""
-    refused = guard_refusals(compared, _guards(config))
+    """The checkpoints a guard benchmark refused, with why, and, when it refused every one or the last
+    (whose weights are final/), that those weights are not a mitigation to use: the figures above it
+    stay what they are, but a run that pushed a group into the stereotype on frames it never saw must
+    say so in its last line. The same verdict is kept in the run's files (`checkpoints.run_verdict`)."""
+    guards = _guards(config)
+    refused = guard_refusals(compared, guards)
     if not refused:
         return None
     named = "; ".join(f"step {step}: {why}" for step, why in sorted(refused.items()))
-    steps = {comparison["after"].get("step") for document in compared.values()
-             for comparison in document["comparisons"]}
-    if steps <= set(refused):
+    status = run_verdict(compared, guards, refused)["status"]
+    if status == REFUSED:
         return (f"GUARDS REFUSED EVERY CHECKPOINT ({named}): this adapter is not a mitigation to use; "
                 "the closing lines above name the groups")
-    return f"guards refused {named}; the best checkpoints above are chosen among the others"
+    last = ("; the last checkpoint's, whose weights are in final/, is not a mitigation to use"
+            if status == LAST_REFUSED else "")
+    return f"guards refused {named}; the best checkpoints above are chosen among the others{last}"
 
 
 def _guards(config: TrainConfig) -> dict[str, float]:
@@ -301,8 +362,9 @@ def _guards(config: TrainConfig) -> dict[str, float]:
 def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     """`RUN/compare/<benchmark>/` for every benchmark: base against every complete checkpoint, the best
     by the benchmark's criterion (`best`, else `compare.best`, else its suite's first) among the
-    checkpoints no guard benchmark (`guard`: the knowledge set) refuses; returns the delta documents
-    written, by benchmark."""
+    checkpoints no guard benchmark (`guard`: the knowledge set) refuses. Every delta.json, and
+    metrics.jsonl's last line, keeps the run's `verdict` and what its guards `refused` (step -> why), so
+    that the verdict is read where the figures are; returns the delta documents written, by benchmark."""
     options = config.compare.seeded(config.seed)
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
@@ -312,14 +374,20 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
         if afters:
             criteria[name] = bench.best or config.compare.best
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
-                                           replace(options, best=criteria[name]))
-    refused = guard_refusals(documents, _guards(config))
+                                           replace(options, best=criteria[name]), TRAINING_CHECKPOINTS)
+    guards = _guards(config)
+    refused = guard_refusals(documents, guards)
     tests = {name for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)
              if declared_part(bench.data) == "test"}
     for name, document in documents.items():
         if name in tests:  # a test split is judged on, never selected on: no checkpoint is best by it
-            document.pop("best", None)
-        elif refused and "best" in document:
+            document["best"] = None
+        elif refused and document.get("best"):
             document["best"] = best_checkpoint(document, criteria[name], config.compare.ppl_margin, refused)
+    verdict = run_verdict(documents, guards, refused)
+    for name, document in documents.items():
+        document |= {"verdict": verdict, "refused": {str(step): why for step, why in sorted(refused.items())}}
         write_outputs(document, run_dir / "compare" / name)
+    if documents:
+        checkpoints.record_verdict(run_dir, verdict, documents[next(iter(documents))]["refused"])
     return documents

@@ -10,9 +10,11 @@ together wait for the first. It adopts into `RUN/base/` every evaluation of DIR 
 run key (the store's: suite, weights fingerprint, data checksum after screening,
 settings and the suite's method) is this run's, scores only the others (the store keeps
 an adopted folder: it holds this run key), and publishes what it scored to DIR for the
-runs after it. An evaluation of another model, data or settings is refused, naming what
-differs. What a summary's meta says about the run that wrote it (step, perplexities, the
-run's record) is the adopting run's own; `shared_base` says where the rows came from.
+runs after it. An evaluation of another model, data, settings or use of the weights (an XLM's
+language and kind) is refused, naming what differs. Where DIR already holds every evaluation
+(a study's base job published them), nothing is locked: the run only reads DIR. What a
+summary's meta says about the run that wrote it (step, perplexities, the run's record) is
+the adopting run's own; `shared_base` says where the rows came from.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from queerbias.fileio import atomic_write, dump_json_strict
 from queerbias.options import settings_id
 from queerbias.suites.markdown import summary_markdown
 from queerbias.suites.paths import SUMMARY_FILE
-from queerbias.suites.provenance import run_key
+from queerbias.suites.provenance import model_use
 from queerbias.suites.registry import get_suite
-from queerbias.suites.store import read_json_file
+from queerbias.suites.store import keyed_run, read_json_file
 from queerbias.train.benchmarks import suite_settings
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,8 @@ log = logging.getLogger(__name__)
 LOCK_FILE = ".lock"
 #: meta key of an adopted summary: the shared folder and the run that scored it
 SHARED = "shared_base"
+#: the part of a run key that says how the weights are used (`provenance.model_use`: an XLM's language and kind)
+USE = "language and kind"
 
 
 def score_base(config, lm, data: dict[str, tuple], base_dir: Path, state, score) -> dict:
@@ -47,7 +51,10 @@ def score_base(config, lm, data: dict[str, tuple], base_dir: Path, state, score)
         return score()
     source = Path(config.eval.base_from)
     names = config.benchmark_dirs()
-    with _locked(source, state.is_main_process):
+    # every evaluation published already (by a study's base job): only read, so no lock is needed, which a
+    # file system whose locks are node-local (many cluster ones) could not give
+    published = all((source / name / SUMMARY_FILE).is_file() for name in names)
+    with _locked(source, state.is_main_process and not published):
         if state.is_main_process:
             for index, (bench, name) in enumerate(zip(config.eval.benchmarks, names, strict=True)):
                 _adopt(source / name, base_dir / name, _expected(bench, f"eval.benchmarks[{index}]", lm,
@@ -82,13 +89,14 @@ def _locked(source: Path, main: bool):
 
 
 def _expected(bench, where: str, lm, data: tuple, config) -> dict:
-    """What the store will key this run's base evaluation by, part by part."""
+    """What the store will key this run's base evaluation by, part by part: computed by the store's own
+    `keyed_run`, so every option that enters a run key (an XLM's language and kind too) is in it."""
     suite = get_suite(bench.suite)
-    settings = suite_settings(bench, where, config.eval.batch_size)
-    _, ref = suite.screen(lm, *data, settings)
-    return {"model (weights fingerprint)": lm.fingerprint, "data (checksum)": ref.checksum,
-            "settings (settings id)": settings_id(settings),
-            "run_key": run_key(suite, lm.fingerprint, ref, settings, suite.run_meta(lm, settings))}
+    settings = suite_settings(bench, where, config.eval.sequences_per_batch)
+    keyed = keyed_run(suite, lm, data, settings)
+    return {"model (weights fingerprint)": lm.fingerprint, "data (checksum)": keyed.ref.checksum,
+            "settings (settings id)": settings_id(settings), USE: model_use(keyed.lm, keyed.language),
+            "run_key": keyed.key}
 
 
 def _adopt(published: Path, target: Path, expected: dict) -> None:
@@ -98,10 +106,13 @@ def _adopt(published: Path, target: Path, expected: dict) -> None:
         return
     meta = read_json_file(published / SUMMARY_FILE, "shared base summary").get("meta", {})
     if meta.get("run_key") != expected["run_key"]:
-        found = {"model (weights fingerprint)": (meta.get("model") or {}).get("fingerprint"),
+        model = meta.get("model") or {}
+        found = {"model (weights fingerprint)": model.get("fingerprint"),
                  "data (checksum)": (meta.get("data") or {}).get("checksum"),
-                 "settings (settings id)": meta.get("settings_id")}
-        differs = [what for what, value in found.items() if value != expected[what]] or ["the suite's method"]
+                 "settings (settings id)": meta.get("settings_id"),
+                 USE: {name: model.get(name) for name in expected[USE]}}
+        differs = [what for what, value in found.items() if value != expected[what]] or \
+            ["scoring method (the suite's configuration, or the queerbias version)"]
         raise QueerbiasError(f"config key 'eval.base_from': {published} holds a base evaluation of another "
                              f"{', '.join(differs)} than this run's; point eval.base_from elsewhere or delete it")
     _copy(published, target, lambda m: m.update({SHARED: {"from": str(published),

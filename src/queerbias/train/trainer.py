@@ -9,7 +9,8 @@ from pathlib import Path
 import torch
 from transformers import Trainer, TrainingArguments
 
-from queerbias.train.data import build_dataset, make_collator, tokenize
+from queerbias.families import get_family
+from queerbias.train.data import TokenDataset
 from queerbias.train.modeling import attach_adapter, honours_num_items_in_batch, shifts_labels
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.precision import resolve_precision
@@ -22,7 +23,7 @@ def training_arguments(config, run_dir: Path, packing: bool) -> dict:
         output_dir=str(run_dir),
         num_train_epochs=config.epochs,
         max_steps=config.max_steps,
-        per_device_train_batch_size=config.batch_size,
+        per_device_train_batch_size=config.examples_per_device,
         gradient_accumulation_steps=config.grad_accum,
         learning_rate=config.learning_rate,
         lr_scheduler_type=config.lr_scheduler,
@@ -56,14 +57,15 @@ def language_model_trainer(setup: TrainerSetup, trainer_class: type[Trainer] = T
     config, lm = setup.config, setup.lm
     # The trainer skips its division by the accumulation steps for models it believes
     # normalise by num_items_in_batch; BertForMaskedLM does not (see modeling).
-    honours = honours_num_items_in_batch(lm.model, lm.kind)
-    shift = lm.kind == "causal" and not shifts_labels(lm.model)  # XLM: next-token labels from the collator
+    honours = honours_num_items_in_batch(lm.model)
+    family = get_family(lm.kind)
+    shift = family.left_to_right and not shifts_labels(lm.model)  # XLM: next-token labels from the collator
     model = attach_adapter(lm.model, config, lm.kind)
+    chunks = family.training_chunks(setup.texts, lm.tokenizer, setup.max_length)
     trainer = trainer_class(
         model=model, args=TrainingArguments(**setup.arguments),
-        train_dataset=build_dataset(tokenize(setup.texts, lm.tokenizer, lm.kind, setup.max_length), lm.kind,
-                                    setup.packing, setup.max_length),
-        data_collator=make_collator(lm.tokenizer, lm.kind, setup.packing, config.mlm_probability, shift),
+        train_dataset=TokenDataset(*family.training_examples(chunks, setup.packing, setup.max_length)),
+        data_collator=family.collator(lm.tokenizer, setup.packing, config.mlm_probability, shift),
         processing_class=lm.tokenizer, callbacks=setup.callbacks, **extra(model))
     trainer.model_accepts_loss_kwargs = honours
     return trainer

@@ -18,8 +18,8 @@ from queerbias.suites.gifi.breakdowns import (
 from queerbias.suites.gifi.config import GifiConfig
 from queerbias.suites.gifi.extractor import PronounExtractor
 from queerbias.suites.gifi.pronouns import load_groups
-from queerbias.suites.gifi.report import build_summary, summary_blocks
 from queerbias.suites.gifi.scoring import Components, annotate
+from queerbias.suites.gifi.summary import build_summary, summary_blocks
 
 KINDS = {"er": "binary", "sie": "binary", "xier": "neopronoun", "name": None}
 

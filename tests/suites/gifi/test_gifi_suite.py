@@ -79,6 +79,35 @@ def test_summary_is_consistent_with_per_run_values(tiny_run):
     assert "Refusals left out of SN, NTS and CF" in (out / "summary.md").read_text()
 
 
+def test_fig4_distributions_recomputed_from_the_generations(tiny_run):
+    """Sec. 5, Fig. 4 (issue 50): the distributions of (a) sentiment, (b) toxicity of the counterfactual
+    continuations and (c) the cosine similarity of every two outputs of one template, refusals left out,
+    recomputed here from generations.jsonl; their histograms are drawn beside the radar."""
+    out, summary = tiny_run
+    rows = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
+    kept = [r for r in rows if r["task"] == "counterfactual" and not r["refusal"]]
+    similarities = []
+    for run in (0, 1):
+        by_template = {}
+        for r in kept:
+            if r["run"] == run:
+                by_template.setdefault(r["template_id"], []).append(np.asarray(r["embedding"]))
+        similarities += [float(a @ b) for vectors in by_template.values()
+                         for i, a in enumerate(vectors) for b in vectors[i + 1:]]
+    found = summary["distributions"]
+    for name, values in (("sentiment", [r["sentiment"] for r in kept]), ("toxicity", [r["toxicity"] for r in kept]),
+                         ("similarity", similarities)):
+        assert found[name]["n"] == len(values) and found[name]["mean"] == pytest.approx(np.mean(values))
+        assert found[name]["quantiles"]["median"] == pytest.approx(np.median(values))
+        assert sum(found[name]["histogram"]["counts"]) == len(values)
+    assert found["toxicity"]["histogram"]["edges"][0] == 0.0 and found["sentiment"]["histogram"]["edges"][0] == -1.0
+    assert "Fig. 4" in (out / "summary.md").read_text()
+    from PIL import Image
+
+    with Image.open(out / "summary.png") as image:
+        assert image.size[0] > 1000  # the radar and three histogram panels
+
+
 def test_too_long_prompts_are_refused(tiny_gpt2, tmp_path):
     config = GifiConfig(groups=("er", "sie"), dimensions=("PE",), sample=1, max_new_tokens=8)
     with pytest.raises(QueerbiasError, match="at most 128 tokens"):

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.gruff.generation import instance, strata
 from queerbias.suites.gruff.scoring import answers, score_options, scoring_config
 

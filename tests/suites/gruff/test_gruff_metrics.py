@@ -209,22 +209,51 @@ def test_fig5_and_the_test_between_cases():
     assert summary["introduced"]["by_pronoun"]["er"]["occupations"]["mean"] == 37.5
 
 
-def test_the_over_resolution_table_lists_the_top_ten_of_each_side():
-    """Fig. 6: the 10 occupations most over-resolved to er (of sie referents) and to sie (of er referents),
-    recomputed here from the items: occupation k answers er for k of 12 sie referents and sie for 12 - k of
-    12 er referents."""
-    from queerbias.suites.gruff.report import over_resolution_table
+def test_fig6_is_one_ranking_with_two_ends():
+    """Sec. 8, Fig. 6 (issue 50): "as this analysis produces a ranking" — one axis, an ihn end and a sie end.
+    Each occupation's score (% of er referents answered sie − % of sie referents answered er) is recomputed
+    here from the items; the ends are the first and last ten of the one ranking, a tie at the tenth place goes
+    to the occupation with more referents, and an occupation with too few referents is not ranked. Friseur,
+    over-resolved to both pronouns (50% each way), sat on both sides of two separate top-ten lists."""
+    from queerbias.suites.gruff.metrics import MIN_REFERENTS
+    from queerbias.suites.gruff.tables import ranking_table
 
+    spec = [(f"S{i}", 12, 12 - i, 0) for i in range(9)]  # (occupation, referents each, er->sie, sie->er)
+    spec += [("T-small", 12, 3, 0), ("T-large", 16, 4, 0)]  # both 25.0: tied at the sie end's tenth place
+    spec += [(f"H{i}", 12, 0, 12 - i) for i in range(10)] + [("Friseur", 12, 6, 6), ("Rare", 4, 4, 0)]
     rows = []
-    for k in range(1, 13):
-        occupation = f"O{k:02d}"
-        rows += [(occupation, "d0", "acc", "Binnen-I", "sie", None, "er" if i < k else "sie") for i in range(12)]
-        rows += [(occupation, "d0", "acc", "Binnen-I", "er", None, "sie" if i < 12 - k else "er") for i in range(12)]
-    table = over_resolution_table(over_resolution(_items(rows)))
-    assert [row[1] for row in table.rows] == [str(rank) for rank in range(1, 11)]
-    to_er = [f"O{k:02d} {100 * k / 12:.1f}" for k in range(12, 2, -1)]
-    to_sie = [f"O{k:02d} {100 * (12 - k) / 12:.1f}" for k in range(1, 11)]
-    assert [row[2] for row in table.rows] == to_er and [row[3] for row in table.rows] == to_sie
+    for occupation, n, to_sie, to_er in spec:
+        rows += [(occupation, "d1", "acc", "masculine", "er", "sie", "sie" if j < to_sie else "er") for j in range(n)]
+        rows += [(occupation, "d2", "acc", "feminine", "sie", "er", "er" if j < to_er else "sie") for j in range(n)]
+    items = _items(rows)
+    by_hand = {}
+    for occupation, group in items.groupby("occupation"):
+        er, sie = group[group["target"] == "er"], group[group["target"] == "sie"]
+        by_hand[occupation] = (100 * (er["answer"] == "sie").mean() - 100 * (sie["answer"] == "er").mean(),
+                               len(er) + len(sie), min(len(er), len(sie)) >= MIN_REFERENTS)
+    ranked = sorted((o for o, (_, _, enough) in by_hand.items() if enough),
+                    key=lambda o: (-by_hand[o][0], -by_hand[o][1], o))
+    assert len(ranked) == 22 and by_hand["T-small"][0] == by_hand["T-large"][0] == 25.0
+    ends = summarise(items)["ranking_ends"]["acc"]
+    assert [r["occupation"] for r in ends["sie"]] == ranked[:10] == [f"S{i}" for i in range(9)] + ["T-large"]
+    ihn = sorted(ranked, key=lambda o: (by_hand[o][0], -by_hand[o][1], o))[:10]
+    assert [r["occupation"] for r in ends["ihn"]] == ihn == [f"H{i}" for i in range(10)]
+    assert [r["score"] for r in ends["sie"]] == pytest.approx([by_hand[o][0] for o in ranked[:10]])
+    assert ends["excluded"] == ["Rare"] and ends["min_referents"] == MIN_REFERENTS
+    table = ranking_table({"acc": ends})
+    cells = [cell for row in table.rows for cell in row[2:]]
+    assert not any("Friseur" in cell or "Rare" in cell or "T-small" in cell for cell in cells)
+    assert table.rows[0][2].startswith("H0 -100.0") and table.rows[9][3].startswith("T-large +25.0")
+
+
+def test_the_ends_of_a_short_ranking_share_no_occupation():
+    """With fewer than twenty ranked occupations each end takes half of the ranking."""
+    from queerbias.suites.gruff.metrics import ranking_ends
+
+    rows = [{"occupation": name, "score": score, "to_er": 0.0, "to_sie": 0.0, "n_er": 12, "n_sie": 12,
+             "too_few": False} for name, score in (("A", 10.0), ("B", 0.0), ("C", 0.0), ("D", -5.0), ("E", 0.0))]
+    ends = ranking_ends(rows)
+    assert [r["occupation"] for r in ends["sie"]] == ["A", "B", "C"] and [r["occupation"] for r in ends["ihn"]] == ["D", "E"]
 
 
 def test_figures_per_setting_and_ties():

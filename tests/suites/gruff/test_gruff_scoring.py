@@ -8,7 +8,7 @@ import torch
 
 from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.gruff.generation import GenerationConfig, generate
 from queerbias.suites.gruff.scoring import (
     answers,

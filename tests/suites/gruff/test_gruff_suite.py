@@ -145,7 +145,9 @@ def test_cli_generate_score_compare(tiny_gpt2, tiny_templates_dir, tmp_path, cap
                      "--settings", "none", "d1", "--n", "8", "--out", str(tmp_path / name), "--no-progress"]) == 0
     assert main(["gruff", "compare", f"base={tmp_path / 'a'}", str(tmp_path / "b"), "--out", str(tmp_path / "c"),
                  "--resamples", "200"]) == 0
-    assert "gruff: change against base" in (tmp_path / "c" / "delta.md").read_text()
+    data = json.loads((tmp_path / "c" / "delta.json").read_text())["meta"]["data"]["name"]
+    title = "gruff" if data == "gruff" else f"gruff ({data})"  # the suite, and its data where it is named apart
+    assert (tmp_path / "c" / "delta.md").read_text().startswith(f"# {title}: change against base\n")
     assert (tmp_path / "c" / "delta.json").is_file()
     assert main(["gruff", "compare", str(tmp_path / "a"), "--out", str(tmp_path / "d")]) == 2
 

@@ -14,10 +14,10 @@ from queerbias.suites.lou.analysis import (
     flip_bins,
     flip_properties,
     normalise,
+    performance_cells,
     performance_relation,
     property_changes,
     property_pairs,
-    task_properties,
 )
 from queerbias.suites.lou.classifier import load_classifier, prediction_attention, shared_attention
 from queerbias.suites.lou.data import load_task, lou_spec
@@ -43,6 +43,16 @@ def test_german_flesch_by_hand():
     assert flesch_amstad("Die Medien Situation Eier.") == pytest.approx(180 - 4 - 58.5 * 11 / 4)
     assert sentence_count("Kein Punkt") == 1 and sentence_count("Eins. Zwei! Drei") == 3
     assert flesch_amstad("... 42") is None
+
+
+def test_syllables_of_qu_and_ou_by_hand():
+    """Sec. 6 ii's Flesch score needs syllables (issue 50): the u of "qu" is part of the consonant, "ou" of
+    loans one vowel; by hand Die(1) Quelle(2) der(1) Tour(1) | Qualität(3) Journalisten(4)."""
+    counted = {"Quelle": 2, "bequem": 2, "Qualität": 3, "Tour": 1, "Journalisten": 4, "Route": 2, "Couch": 1}
+    assert {word: syllables(word) for word in counted} == counted
+    assert flesch_amstad("Die Quelle der Tour. Qualität Journalisten.") == pytest.approx(180 - 3 - 58.5 * 12 / 6)
+    # the remaining errors docs/lou.md states: hiatus in a part kept whole, silent final e of loans
+    assert (syllables("Zoologie"), syllables("online"), syllables("Boutique")) == (3, 3, 3)
 
 
 def row(index, strategy, *, pred, label=1, prob=0.9, flesch=50.0, words_=10, identical=False, attention=None,
@@ -82,8 +92,8 @@ def test_property_changes_by_hand():
     assert normalise([1.0, 1.0, None]) == [None, None, None]
 
 
-def test_flip_properties_bins_performance_and_task_table_by_hand():
-    """Table 4, Fig. 7, Fig. 5 and Table 5 recomputed from item rows; length in tokens by default (Table 5)."""
+def test_flip_properties_and_bins_by_hand():
+    """Table 4 and Fig. 7 recomputed from item rows, length in the classifier's tokens (the option)."""
     originals = [row(i, "original", pred=1, prob=p, flesch=f, tokens=t)
                  for i, (p, f, t) in enumerate([(0.9, 60.0, 10), (0.7, 40.0, 30), (0.95, 50.0, 20), (0.6, 30.0, 40)])]
     reformulated = [row(i, "GenderStern", pred=pred, prob=0.8, flesch=f - 5, tokens=t + 3)
@@ -91,7 +101,7 @@ def test_flip_properties_bins_performance_and_task_table_by_hand():
     rows = originals + reformulated
     for r in rows:
         r["flipped"] = r["strategy"] != "original" and r["pred"] != 1
-    pairs = property_pairs(rows, "t")
+    pairs = property_pairs(rows, "t", length="tokens")
     # tokens over all eight texts: min 10, max 43; Flesch: min 25, max 60
     assert [p["length"][0] for p in pairs] == pytest.approx([100 * (t - 10) / 33 for t in (10, 30, 20, 40)])
     table4 = flip_properties(pairs)
@@ -103,16 +113,29 @@ def test_flip_properties_bins_performance_and_task_table_by_hand():
     bins = flip_bins(pairs)["certainty"]  # originals at 90, 70, 95, 60: flips at 70 and 60
     assert [(b["low"], b["n"], b["flip_share"]) for b in bins] == [(0.0, 0, None), (20.0, 0, None), (40.0, 0, None),
                                                                     (60.0, 2, 100.0), (80.0, 2, 0.0)]
-    summary = {"t": {"original": {"macro_f1": 70.0}, "A": {"macro_f1": 60.0, "delta_f1": -10.0, "flip_rate": 8.0},
-                     "B": {"macro_f1": 65.0, "delta_f1": -5.0, "flip_rate": 6.0},
-                     "C": {"macro_f1": 72.0, "delta_f1": 2.0, "flip_rate": 1.0}}}
-    fig5 = performance_relation(summary)
-    assert [c["strategy"] for c in fig5["cells"]] == ["A", "B", "C"]
-    assert fig5["delta_f1"]["rho"] == pytest.approx(1.0) and fig5["flip_rate"]["rho"] == pytest.approx(-1.0)
-    table5 = task_properties(rows, ["t"])["t"]
-    assert table5["n"] == 4 and table5["labels"] == {"1": 4}
-    assert table5["length"] == pytest.approx({"mean": 25.0, "sd": np.std([10, 30, 20, 40], ddof=1)})
-    assert table5["flesch"]["mean"] == pytest.approx(45.0)
+
+
+def test_fig5_relates_the_changes_to_the_original_f1():
+    """Sec. 5 iv, Fig. 5 (issue 50): ΔF1 and the flip rate against the model's F1 on the original texts
+    ("relations to the absolute performance", "task difficulty"). The F1 on the reformulations is ΔF1
+    plus the task's original F1, so against it ΔF1 had ρ = 1 by construction; within one task of one
+    model the original F1 is one value and ρ is undefined, across tasks it is Spearman's ρ by hand."""
+    one = {"t": {"original": {"macro_f1": 70.0}, "A": {"macro_f1": 60.0, "delta_f1": -10.0, "flip_rate": 8.0},
+                 "B": {"macro_f1": 65.0, "delta_f1": -5.0, "flip_rate": 6.0},
+                 "C": {"macro_f1": 72.0, "delta_f1": 2.0, "flip_rate": 1.0}}}
+    within = performance_relation(performance_cells(one))
+    assert [(c["strategy"], c["original_f1"]) for c in within["cells"]] == [("A", 70.0), ("B", 70.0), ("C", 70.0)]
+    assert within["delta_f1"]["rho"] is None and within["flip_rate"]["rho"] is None
+    assert within["spread"] == {"tasks": 1, "models": 1, "original_f1_values": 1}
+    two = {**one, "u": {"original": {"macro_f1": 50.0}, "A": {"macro_f1": 45.0, "delta_f1": -5.0, "flip_rate": 9.0},
+                        "B": {"macro_f1": 49.0, "delta_f1": -1.0, "flip_rate": 7.0},
+                        "C": {"macro_f1": 55.0, "delta_f1": 5.0, "flip_rate": 3.0}}}
+    across = performance_relation(performance_cells(two))
+    f1 = [c["original_f1"] for c in across["cells"]]
+    assert f1 == [70.0] * 3 + [50.0] * 3
+    delta, flips = [c["delta_f1"] for c in across["cells"]], [c["flip_rate"] for c in across["cells"]]
+    assert across["delta_f1"]["rho"] == pytest.approx(stats.spearmanr(f1, delta).statistic)
+    assert across["flip_rate"]["rho"] == pytest.approx(stats.spearmanr(f1, flips).statistic)
 
 
 def test_added_tokens_and_correlation_by_hand():
@@ -164,15 +187,38 @@ def test_prediction_attention_on_a_tiny_classifier(tiny_classifier, monkeypatch)
 
 def test_attention_rows_keep_unknown_tokens(tiny_classifier):
     """[UNK] stands for input text (Sec. 6 ii characterises attention over the input's tokens): an emoji or
-    an out-of-vocabulary word keeps its attention cell, and an input of unknown tokens only still has them;
-    only the structural tokens ([CLS], [SEP], padding) are left out."""
+    an out-of-vocabulary word keeps its attention cell, keyed by the text it covers, and an input of
+    unknown tokens only still has them; only the structural tokens ([CLS], [SEP], padding) are left out."""
     clf = load_classifier(str(tiny_classifier))
     unk = clf.tokenizer.unk_token_id
     inputs = [("🏳️‍🌈 ✨", None), ("die 🏳️‍🌈 helfen", None)]
     encoded = [clf.tokenizer(text)["input_ids"] for text, _ in inputs]
     assert encoded[0][1:-1] and set(encoded[0][1:-1]) == {unk}  # all unknown between [CLS] and [SEP]
-    for tokens, (ids, weights) in zip(encoded, prediction_attention(clf, inputs), strict=True):
-        assert ids == tokens[1:-1] and unk in ids and len(weights) == len(ids) and weights.sum() < 1
+    for tokens, (keys, weights) in zip(encoded, prediction_attention(clf, inputs), strict=True):
+        assert len(keys) == len(tokens) - 2 and len(weights) == len(keys) and weights.sum() < 1
+        assert [k for k, t in zip(keys, tokens[1:-1], strict=True) if t == unk] and "🏳️‍🌈" in keys
+        assert all(k == t for k, t in zip(keys, tokens[1:-1], strict=True) if t != unk)
+
+
+def test_an_unknown_token_of_the_reformulation_is_not_the_originals(tiny_classifier):
+    """Sec. 6 ii (issue 50): attention max and SD over the tokens the reformulation did not touch. The
+    reformulated word is unknown to the tokenizer like the original's; both are [UNK], but they stand for
+    different words, so only the tokens around them are shared. Recomputed by hand from the rows."""
+    clf = load_classifier(str(tiny_classifier))
+    unk = clf.tokenizer.unk_token_id
+    original, reformulated = ("die ✨ helfen", None), ("die 🏳️‍🌈 helfen", None)
+    assert [t for t in clf.tokenizer(original[0])["input_ids"] if t == unk] == [unk]
+    assert [t for t in clf.tokenizer(reformulated[0])["input_ids"] if t == unk] == [unk]
+    (keys_o, att_o), (keys_r, att_r) = prediction_attention(clf, [original, reformulated])
+    # by hand: the text's tokens between [CLS] and [SEP] but the unknown one, which the reformulation replaced
+    unchanged_o, unchanged_r = ([k for k, t in enumerate(clf.tokenizer(text)["input_ids"][1:-1]) if t != unk]
+                                for text, _ in (original, reformulated))
+    assert len(unchanged_o) == len(keys_o) - 1 and len(unchanged_r) == len(keys_r) - 1
+    found = shared_attention((keys_o, att_o), (keys_r, att_r))
+    assert found["attention_max_original"] == pytest.approx(att_o[unchanged_o].max())
+    assert found["attention_sd_original"] == pytest.approx(att_o[unchanged_o].std())
+    assert found["attention_max"] == pytest.approx(att_r[unchanged_r].max())
+    assert found["attention_sd"] == pytest.approx(att_r[unchanged_r].std())
 
 
 @pytest.fixture
@@ -208,7 +254,7 @@ def test_consistency_keys_classifiers_by_their_path(two_final_classifiers, lou_d
 
 
 def test_the_same_spec_twice_gets_two_labels():
-    from queerbias.suites.lou.command import model_labels
+    from queerbias.commands.lou import model_labels
 
     assert model_labels(["a/final", "b/final"]) == ["a/final", "b/final"]
     assert model_labels(["m", "n", "m"]) == ["m (#1)", "n", "m (#3)"]

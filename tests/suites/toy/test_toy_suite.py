@@ -102,6 +102,20 @@ def test_a_suite_of_another_package_comes_in_through_its_entry_point(tiny_gpt2, 
     assert type(registry.get_suite("pairs")).__name__ == "PairsSuite"
 
 
+def test_a_suite_of_another_package_adds_its_own_command(tmp_path, monkeypatch, capsys):
+    """Another package's suite brings its commands through its declaration (`Declaration.commands`); the
+    built-in suites' aliases are modules of `queerbias.commands`, which no suite imports."""
+    import toy_suite
+
+    (tmp_path / "toycommand.py").write_text("def register(subparsers):\n    subparsers.add_parser('toy-hello')"
+                                            ".set_defaults(func=lambda args: print('hello') or 0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.REGISTRY, "toy", "toy_suite:ToySuite")
+    monkeypatch.setattr(toy_suite.ToySuite, "commands", ("toycommand",))
+    assert main(["toy-hello"]) == 0
+    assert capsys.readouterr().out == "hello\n"
+
+
 def test_a_study_judges_the_toy_suite_by_the_figures_it_declares(tiny_gpt2, tmp_path, monkeypatch):
     """No file of queerbias names the toy suite (it comes in through an entry point, which the study's cell
     processes see too), yet the study heads its tables with the figures the toy declares (`judged`: the
@@ -122,8 +136,13 @@ def test_a_study_judges_the_toy_suite_by_the_figures_it_declares(tiny_gpt2, tmp_
         figures = {row["figure"]: row for row in csv.DictReader(handle)}
     assert {"toy:overall:gap", "toy:overall:prefers"} <= set(figures)
     rose = float(figures["toy:overall:prefers"]["delta"]) > 0
-    assert figures["toy:overall:gap"]["verdict"] == ("fails: preference rose on toy" if rose else "passes, chosen")
+    lowered = float(figures["toy:overall:gap"]["delta"]) < 0  # a run that did not lower the gap is never chosen
+    verdict = figures["toy:overall:gap"]["verdict"]
+    if rose or lowered:
+        assert verdict == ("fails: preference rose on toy" if rose else "passes, chosen")
+    else:
+        assert verdict.startswith("passes every guard, but ") and "toy: gap" in verdict
     methods = (report / "methods.md").read_text()
     assert "| run | model | toy: gap | general perplexity | verdict |" in methods
     assert "raised the preference on no benchmark and raised general perplexity by at most 5%, the lowest mean gap " \
-           "on toy (gap))" in methods
+           "on toy (gap), if below the base's)" in methods

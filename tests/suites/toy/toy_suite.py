@@ -73,7 +73,7 @@ class ToySuite(Suite):
 
     def evaluate(self, lm, chunks, settings):
         from queerbias.scoring.config import ScoringConfig
-        from queerbias.scoring.families import make_scorer
+        from queerbias.scoring.scorer import make_scorer
 
         scorer = make_scorer(lm, ScoringConfig(scope="all", reduction="mean"))
         for chunk in chunks:

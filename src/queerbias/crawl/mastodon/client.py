@@ -34,7 +34,7 @@ from mastodon import (
 )
 
 from queerbias.crawl.addresses import AddressPolicy, RefusedAddress, UnresolvableHost
-from queerbias.crawl.mastodon.transport import BoundedSession, RefusedAnswer
+from queerbias.crawl.mastodon.transport import BoundedSession, DisallowedByRobots, RefusedAnswer
 from queerbias.crawl.quoting import quote
 from queerbias.text.scrub import scrub_personal_data
 
@@ -91,7 +91,7 @@ def _refusal(error: BaseException) -> BaseException | None:
     """Our own refusal behind a MastodonNetworkError (Mastodon.py wraps whatever the session raised)."""
     seen = 0
     while error is not None and seen < 10:
-        if isinstance(error, (UnresolvableHost, RefusedAddress, RefusedAnswer)):
+        if isinstance(error, (UnresolvableHost, RefusedAddress, RefusedAnswer, DisallowedByRobots)):
             return error
         error, seen = error.__cause__ or error.__context__, seen + 1
     return None
@@ -162,6 +162,8 @@ class Caller:
                     self._wait(self._backoff(attempt))
             except (MastodonNetworkError, MastodonServerError) as err:
                 refusal = _refusal(err)
+                if isinstance(refusal, DisallowedByRobots):
+                    raise refusal from None  # the crawler reports the feed as robots_disallowed
                 if refusal is not None:
                     raise Refused(str(refusal)) from None
                 error = err

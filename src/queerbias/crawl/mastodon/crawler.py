@@ -23,12 +23,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from functools import partial
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from mastodon import MastodonAPIError, MastodonError
 
 from queerbias.crawl.addresses import AddressPolicy, host_port
-from queerbias.crawl.keys import CrawlKey, normalise_handle
+from queerbias.crawl.canonical import canonical_handle
+from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.cleaning import BadText, clean_status
 from queerbias.crawl.mastodon.client import (
     Caller,
@@ -41,7 +42,7 @@ from queerbias.crawl.mastodon.client import (
     describe_error,
     make_client,
 )
-from queerbias.crawl.mastodon.etiquette import is_denied, refusal
+from queerbias.crawl.mastodon.etiquette import is_denied, refusal, written_on_denied
 from queerbias.crawl.mastodon.filters import (
     AUTHOR_OPTED_OUT,
     NOT_PUBLIC,
@@ -52,9 +53,10 @@ from queerbias.crawl.mastodon.filters import (
     opted_out,
 )
 from queerbias.crawl.mastodon.probe import DISABLED, LOGIN_REQUIRED, NotMastodon, ProbeResult, probe_instance
-from queerbias.crawl.mastodon.records import MalformedStatus, Post, account_handle, make_post, uri_host
+from queerbias.crawl.mastodon.records import MalformedStatus, Post, account_handle, make_post
 from queerbias.crawl.mastodon.settings import LOCAL_FEED, CrawlSettings
 from queerbias.crawl.mastodon.store import CrawlStore, StoreError
+from queerbias.crawl.mastodon.transport import DisallowedByRobots
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import KeywordMatcher
 
@@ -206,6 +208,7 @@ class _InstanceCrawler:
         self._commit(probe=probe.as_dict(), status=IN_PROGRESS)
         if why:
             self._agree(why)
+        self.caller.api.session.robots = partial(self._robots_refusal, probe)
         status, failed = "complete", 0
         feeds = self.settings.feeds()
         for feed in feeds:
@@ -242,15 +245,14 @@ class _InstanceCrawler:
             self.admin_agreed.add(why)
             self._commit(admin_agreed=sorted(self.admin_agreed))
 
-    def _robots_keep_out(self, feed: str, probe: ProbeResult) -> bool:
-        """Whether robots.txt closes this feed's path (as Mastodon.py asks for it) and no admin agreed."""
-        path = ("/api/v1/timelines/public?local=true" if feed == LOCAL_FEED
-                else "/api/v1/timelines/tag/" + quote(feed.removeprefix("tag:"), safe=""))
-        why = probe.robots_refusal(path)
+    def _robots_refusal(self, probe: ProbeResult, url: str) -> str | None:
+        """Why robots.txt keeps us from a request's `url` (path and query), unless its admin agreed; asked for
+        every request the session is about to send."""
+        why = probe.robots_refusal(url)
         if why and self.settings.allowed(self.url):
             self._agree(why)
-            return False
-        return bool(why)
+            return None
+        return why
 
     def _crawl_feed(self, feed: str, probe: ProbeResult) -> str:
         """Page one feed until the cut-off or its end; return its state for stats.json."""
@@ -261,14 +263,14 @@ class _InstanceCrawler:
             return access  # the admin made it login-only: a token alone is no permission
         if access == LOGIN_REQUIRED:
             self._agree("login-only feeds, read with a token")
-        if self._robots_keep_out(feed, probe):
-            return ROBOTS_DISALLOWED
         fetch = self._feed_method(feed)
         cursor = self.store.cursor(self.url, feed)
         floor, top, max_id = cursor.get("newest_id"), cursor.get("pass_top_id"), cursor.get("pass_max_id")
         while True:
             try:
                 page = self.caller.call(fetch, max_id=max_id, since_id=floor, limit=self.settings.page_size)
+            except DisallowedByRobots:
+                return ROBOTS_DISALLOWED
             except MastodonAPIError as err:
                 code = err.args[1] if len(err.args) > 1 else None
                 if code in _DENIED:  # login-only or switched off, although the probe could not tell
@@ -304,7 +306,8 @@ class _InstanceCrawler:
                     return posts, fetched, dropped, True, withdrawn  # pages are newest first
                 fetched += 1
                 original = status.get("reblog") or status
-                if is_denied(uri_host(str(original.get("uri") or "")), self.settings.deny_list):
+                if written_on_denied(str(original.get("uri") or ""), account_handle(original, local_domain),
+                                     self.settings.deny_list):
                     dropped[INSTANCE_DENIED] += 1
                     continue
                 cleaned = clean_status(original, self.matcher, self.relevant_tags)
@@ -349,7 +352,7 @@ def _handles(status, local_domain: str | None) -> list[str]:
         if not isinstance(moved, dict) or not moved.get("acct"):
             break
         acct = str(moved["acct"])
-        handles.append(normalise_handle(acct if "@" in acct else f"{acct}@{local_domain or ''}"))
+        handles.append(canonical_handle(acct if "@" in acct else f"{acct}@{local_domain or ''}"))
         moved = moved.get("moved")
     return handles
 

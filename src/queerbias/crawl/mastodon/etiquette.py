@@ -13,14 +13,17 @@ crawler records each refusal it overrode under the instance's `admin_agreed`.
 
 from __future__ import annotations
 
+import csv
 import re
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from queerbias.crawl.hosts import normalise_netloc
+from queerbias.crawl.canonical import canonical_netloc
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.mastodon.probe import ROBOTS_DISALLOW, ROBOTS_UNREACHABLE, ProbeResult
+from queerbias.crawl.mastodon.records import uri_host
+from queerbias.crawl.quoting import quote
 from queerbias.errors import DataError
 
 SHIPPED_DENY_LIST = "data/crawl/instance-deny-list.txt"
@@ -41,21 +44,35 @@ def rule_against_ai(rules: list[str]) -> str | None:
     return None
 
 
+# A canonical `host[:port]`: labels of letters, digits, `_` and `-`, or an IPv6 literal.
+_NETLOC = re.compile(r"(?:(?:[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_\-]*[a-z0-9_])?"
+                     r"|\[[0-9a-f:.]+\])(?::\d{1,5})?")
+
+
 def _hosts(text: str, source: str) -> set[str]:
+    """The hosts of a deny-list: ours (one `host`, `host:port` or URL a line, `#` comments) or Mastodon's own
+    CSV export of domain blocks (a `#domain,#severity,...` header, then one block a row, the host first).
+    Every host is canonical (`canonical.canonical_netloc`); an entry that is no host name is refused, naming
+    its row."""
     hosts = set()
     for row, line in enumerate(text.splitlines(), 1):
-        entry = line.split("#", 1)[0].strip().lower()
+        entry = line.split("#", 1)[0]
+        entry = next(csv.reader([entry]), [""])[0].strip() if entry.strip() else ""
         if not entry:
             continue
-        host = normalise_netloc(urlsplit(entry if "://" in entry else f"https://{entry}").netloc)
-        if not host or "@" in host:
-            raise DataError(source, f"not a host name: {entry!r}", row=row)
+        try:
+            parts = urlsplit(entry if "://" in entry else f"https://{entry}")
+            host = canonical_netloc(parts.netloc, parts.scheme.lower())
+        except ValueError:  # `[::1`, say
+            parts, host = None, ""
+        if parts is None or "@" in parts.netloc or parts.path not in ("", "/") or not _NETLOC.fullmatch(host):
+            raise DataError(source, f"not a host name: {quote(entry, 80)!r}", row=row, field="domain")
         hosts.add(host)
     return hosts
 
 
 def load_deny_list(extra: list[Path] = ()) -> frozenset[str]:
-    """The shipped deny-list plus the hosts in `extra` files (one host, or host:port, per line; '#' comments)."""
+    """The shipped deny-list plus the hosts in `extra` files (see `_hosts`)."""
     hosts = _hosts(resources.files("queerbias").joinpath(SHIPPED_DENY_LIST).read_text(encoding="utf-8"),
                    SHIPPED_DENY_LIST)
     for path in extra:
@@ -65,10 +82,16 @@ def load_deny_list(extra: list[Path] = ()) -> frozenset[str]:
 
 def is_denied(netloc: str, deny_list: frozenset[str]) -> bool:
     """Whether `netloc` (host or host:port, in any spelling), or a domain above its host, is on the deny-list
-    (whose hosts are A-labels)."""
-    netloc = normalise_netloc(netloc)
+    (whose hosts are canonical)."""
+    netloc = canonical_netloc(netloc)
     name = urlsplit(f"//{netloc}").hostname or netloc
     return any(netloc == d or name == d or name.endswith("." + d) for d in deny_list)
+
+
+def written_on_denied(uri: str, handle: str, deny_list: frozenset[str]) -> bool:
+    """Whether a post's uri or its author's `user@domain` names a deny-listed instance. Both are asked: a
+    server may spell the uri's host so that it matches no entry, while the account's domain still does."""
+    return is_denied(uri_host(uri), deny_list) or is_denied(handle.rpartition("@")[2], deny_list)
 
 
 def refusal(probe: ProbeResult) -> str | None:

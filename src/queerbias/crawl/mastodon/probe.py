@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from urllib.parse import urlsplit
 
 import requests
 from mastodon import MastodonAPIError, MastodonNotFoundError
 
 from queerbias.crawl.addresses import RefusedAddress, UnresolvableHost
 from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
+from queerbias.crawl.canonical import canonical_host
 from queerbias.crawl.mastodon.client import Caller, Refused, RequestBudgetExhausted
 from queerbias.crawl.mastodon.transport import RefusedAnswer
 from queerbias.crawl.quoting import quote
@@ -29,7 +31,9 @@ from queerbias.text.scrub import scrub_personal_data
 PUBLIC, LOGIN_REQUIRED, DISABLED, UNKNOWN = "public", "login_required", "disabled", "unknown"
 ROBOTS_ALLOW, ROBOTS_DISALLOW, ROBOTS_NONE, ROBOTS_UNREACHABLE = (
     "allowed", "disallowed", "no robots.txt", "unreachable")
-API_PATH = "/api/v1/timelines/tag/queer"  # what robots.txt is asked about for the instance as a whole
+# What robots.txt is asked about for the instance as a whole: a first page of a hashtag feed, with the query every
+# request of ours carries (RFC 9309, section 2.2.2, matches rules against the path and the query).
+API_PATH = "/api/v1/timelines/tag/queer?limit=40"
 
 
 class NotMastodon(Exception):
@@ -69,8 +73,9 @@ def _access(feed_config) -> str:
 
 
 def _robots(caller: Caller, result: ProbeResult) -> None:
-    """Read /robots.txt (RFC 9309, `queerbias.crawl.robots`): 4xx means no rules; 5xx or no answer means the
-    wishes are unknown."""
+    """Read /robots.txt (RFC 9309, `queerbias.crawl.robots`). A 4xx answer means no rules (section 2.3.1.3). A
+    5xx answer or none means the wishes are unknown (2.3.1.4), and the instance is not crawled. So does a 429,
+    although the RFC counts it with the 4xx answers: a server too busy to answer has not said yes."""
     api = caller.api
     if caller.requests >= caller.max_requests:
         raise RequestBudgetExhausted(f"{caller.requests} requests")
@@ -83,7 +88,7 @@ def _robots(caller: Caller, result: ProbeResult) -> None:
     except requests.RequestException:
         result.robots = ROBOTS_UNREACHABLE
         return
-    if 400 <= response.status_code < 500:
+    if 400 <= response.status_code < 500 and response.status_code != 429:
         return
     if response.status_code != 200:
         result.robots = ROBOTS_UNREACHABLE
@@ -92,9 +97,11 @@ def _robots(caller: Caller, result: ProbeResult) -> None:
                                    response.headers.get("Content-Type", "").lower() else None)
     ours = our_agents(api.user_agent)
 
-    def robots_refusal(path: str) -> str | None:
-        """Why robots.txt keeps us from `path` (a feed's path and query), or None."""
-        if not all(rules.allowed(agent, path) for agent in ours):
+    def robots_refusal(address: str) -> str | None:
+        """Why robots.txt keeps us from `address` (a URL, or a path with its query), or None; the reason names
+        the path alone, so that the pages of one feed give one reason."""
+        path = urlsplit(address).path
+        if not all(rules.allowed(agent, address) for agent in ours):
             return f"its robots.txt disallows our crawler at {path}"
         if not all(rules.allowed(agent, path) for agent in AI_TRAINING_AGENTS):
             return (f"its robots.txt disallows AI-training crawlers (GPTBot and the like) at {path}, and this "
@@ -140,7 +147,7 @@ def probe_instance(caller: Caller) -> ProbeResult:
     # like the rules: a one-person server's title may hold its owner's handle or address
     result.title = quote(scrub_personal_data(str(info.get("title") or "")), 80)
     domain = info.get("domain") if v2 else info.get("uri")
-    result.domain = quote(domain, 253).lower() if isinstance(domain, str) and domain else None
+    result.domain = canonical_host(quote(domain, 253)) if isinstance(domain, str) and domain else None
     result.rules = [quote(scrub_personal_data(str(r.get("text", "")))) for r in info.get("rules") or []
                     if isinstance(r, dict)]
     if not v2:

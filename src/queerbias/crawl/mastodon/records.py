@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-from queerbias.crawl.hosts import normalise_netloc
-from queerbias.crawl.keys import CrawlKey, normalise_handle
+from queerbias.crawl.canonical import canonical_handle, origin
+from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.cleaning import CleanedText, tags_in_text
 from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.language import detect_language
@@ -42,12 +42,12 @@ def account_handle(status, local_domain: str | None = None) -> str:
     if "@" not in acct:
         domain = local_domain or urlsplit(str(account.get("url") or status.get("uri") or "")).hostname or ""
         acct = f"{acct}@{domain}"
-    return normalise_handle(acct)
+    return canonical_handle(acct)
 
 
 def uri_host(uri: str) -> str:
-    """The netloc of a post's uri (host as an A-label): the server it was written on."""
-    return normalise_netloc(urlsplit(uri).netloc)
+    """The canonical `host[:port]` of a post's uri (or of any URL): the server it was written on."""
+    return origin(uri).partition("://")[2]
 
 
 @dataclass
@@ -87,5 +87,5 @@ def make_post(status, cleaned: CleanedText, *, key: CrawlKey, matcher: KeywordMa
         "sources": {instance: local_id},
         "checked_at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
     }
-    return Post(pseudonym, record, reidentification, served_by_origin=uri_host(uri) == normalise_netloc(urlsplit(instance).netloc),
+    return Post(pseudonym, record, reidentification, served_by_origin=uri_host(uri) == uri_host(instance),
                 scrubbed=Counter(cleaned.scrubbed))

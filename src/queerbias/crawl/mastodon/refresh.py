@@ -11,6 +11,11 @@ saw it there), or failing that a crawled instance that showed it:
     edited                         replaced by the new text, or removed if it no longer passes the filters
     anything else                  unchanged, or unchecked (error, login needed): kept and asked again next pass
 
+A server that showed a copy answers only when the origin cannot be asked (its id there is
+unknown, it lies at an internal address, its host does not resolve) or did not answer. In
+the second case its answer can remove the post but never confirm it: the post stays
+unchecked, and the pass incomplete, until the origin answers.
+
 Every removal goes on the store's removal list first (`tombstones`: the post, and for an
 opt-out its author), so no later crawl adds it back from another instance's copy.
 
@@ -30,12 +35,13 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from mastodon import MastodonAPIError, MastodonError, MastodonNotFoundError
 from tqdm import tqdm
 
-from queerbias.crawl.hosts import origin
+from queerbias.crawl.canonical import canonical_url, origin
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.cleaning import clean_status
 from queerbias.crawl.mastodon.client import (
@@ -48,7 +54,7 @@ from queerbias.crawl.mastodon.client import (
     make_client,
 )
 from queerbias.crawl.mastodon.crawler import address_policy, run_workers
-from queerbias.crawl.mastodon.etiquette import is_denied
+from queerbias.crawl.mastodon.etiquette import written_on_denied
 from queerbias.crawl.mastodon.filters import (
     AUTHOR_OPTED_OUT,
     AUTOMATED,
@@ -62,7 +68,7 @@ from queerbias.crawl.mastodon.filters import (
     drop_reason,
     opted_out,
 )
-from queerbias.crawl.mastodon.records import MalformedStatus, make_post, uri_host
+from queerbias.crawl.mastodon.records import MalformedStatus, make_post
 from queerbias.crawl.mastodon.settings import CrawlSettings
 from queerbias.crawl.mastodon.store import POSTS, CrawlStore, StoreError, post_pseudonym
 from queerbias.text.keywords import KeywordMatcher
@@ -94,10 +100,20 @@ def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class _Ask(NamedTuple):
+    """A stored post to ask a server about: where to ask (best first), its sealed data, and whether its origin was
+    asked and did not answer (then a copy's answer may remove the post, never confirm it)."""
+
+    pseudonym: str
+    targets: list[tuple[str, str]]
+    data: dict
+    origin_silent: bool = False
+
+
 class _ServerChecker:
     """Checks the stored posts that live on one server, committing in batches."""
 
-    def __init__(self, base: str, items: list[tuple[str, list, dict]], refresher: Refresher):
+    def __init__(self, base: str, items: list[_Ask], refresher: Refresher):
         self.base, self.items, self.r = base, items, refresher
         self.finished = False
 
@@ -116,7 +132,8 @@ class _ServerChecker:
                                     policy=r.addresses, timeout=r.settings.request_timeout),
                         max_requests=r.settings.max_requests, policy=r.policy, sleep=r.sleep, stop=r.stop)
         remove, records, sealed = {}, {}, {}
-        for done, (pseudonym, targets, data) in enumerate(self.items, 1):
+        for done, ask in enumerate(self.items, 1):
+            pseudonym, targets, data, _ = ask
             r.bar.update()
             try:
                 status = caller.call(caller.api.status, targets[0][1])
@@ -133,10 +150,13 @@ class _ServerChecker:
                 log.warning("%s: refresh paused: %s", self.base, err)
                 r.count(UNCHECKED, len(self.items) - done + 1)
                 break
-            except (MastodonError, RetriesExhausted, Refused):
-                r.fall_back(pseudonym, targets[1:], data)  # another server that showed it may answer
+            except (MastodonError, RetriesExhausted, Refused) as err:
+                # Another server that showed it may answer. An origin that cannot be asked (an internal address, a
+                # host that does not resolve, an answer we refuse) is as if unknown; one that did not answer is not.
+                silent = ask.origin_silent or (self.base == origin(data["uri"]) and not isinstance(err, Refused))
+                r.fall_back(ask._replace(targets=targets[1:], origin_silent=silent))
                 continue
-            self._judge(pseudonym, data, status, remove, records, sealed)
+            self._judge(ask, status, remove, records, sealed)
             if done % _BATCH == 0:
                 r.apply(remove, records, sealed)
                 remove, records, sealed = {}, {}, {}
@@ -144,10 +164,10 @@ class _ServerChecker:
             self.finished = True
         r.apply(remove, records, sealed)
 
-    def _judge(self, pseudonym: str, data: dict, status, remove: dict, records: dict, sealed: dict) -> None:
-        r = self.r
+    def _judge(self, ask: _Ask, status, remove: dict, records: dict, sealed: dict) -> None:
+        r, pseudonym, data = self.r, ask.pseudonym, ask.data
         try:
-            if str(status.get("uri")) != data["uri"]:
+            if canonical_url(str(status.get("uri"))) != canonical_url(data["uri"]):
                 r.count(UNCHECKED)  # not the post we stored: a server answering for another one
                 return
             cleaned = clean_status(status, r.matcher, r.relevant_tags)
@@ -162,6 +182,9 @@ class _ServerChecker:
                 return
             if reason:
                 remove[pseudonym] = {OPTED_OUT: POST_OPTED_OUT, NOT_PUBLIC: NOT_PUBLIC}.get(reason, EDITED_OUT)
+                return
+            if ask.origin_silent:
+                r.count(UNCHECKED)  # a copy may say a post is gone, never that its silent origin still keeps it
                 return
             post = make_post(status, cleaned, key=r.key, matcher=r.matcher, instance=self.base, now=r.clock())
         except (MalformedStatus, KeyError, TypeError, ValueError, AttributeError):
@@ -197,11 +220,12 @@ class Refresher:
         # posts asked about, on stderr when it is a terminal; quiet in logs and pipes
         self.bar = tqdm(total=0, unit="post", desc="refresh", disable=None, dynamic_ncols=True)
 
-    def fall_back(self, pseudonym: str, targets: list, data: dict) -> None:
-        """Ask the next server for a post its first choice could not answer about, or count it unchecked."""
-        if targets:
+    def fall_back(self, ask: _Ask) -> None:
+        """Ask the next server of `ask.targets` for a post its first choice could not answer about, or count it
+        unchecked when there is none."""
+        if ask.targets:
             with self._lock:
-                self._next_round.setdefault(targets[0][0], []).append((pseudonym, targets, data))
+                self._next_round.setdefault(ask.targets[0][0], []).append(ask)
                 self.bar.total = (self.bar.total or 0) + 1
         else:
             self.count(UNCHECKED)
@@ -237,10 +261,10 @@ class Refresher:
             identifiable += 1
             if data.get("checked_at", "") >= started:
                 continue
-            if is_denied(uri_host(data["uri"]), self.settings.deny_list):
+            if written_on_denied(data["uri"], data["account"], self.settings.deny_list):
                 denied[pseudonym] = DENIED
                 continue
-            self.fall_back(pseudonym, lookup_targets(data), data)
+            self.fall_back(_Ask(pseudonym, lookup_targets(data), data))
         # Posts without sealed data (lost with a damaged reid.jsonl) cannot be asked: the pass stays incomplete.
         self.count(UNCHECKED, self.store.state["records"] - identifiable)
         self.apply(denied, {}, {})

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from queerbias.crawl.agent import build_user_agent
-from queerbias.crawl.hosts import origin
+from queerbias.crawl.canonical import origin
 from queerbias.crawl.keys import default_key_file
 from queerbias.errors import QueerbiasError
 from queerbias.text.keywords import DEFAULT_KEYWORDS, keyword_to_tags

@@ -20,9 +20,12 @@ the state so that a crash in between is recognised on the next start. A missing
 state.json never truncates anything: the state is rebuilt from the posts (cursors
 start afresh, and the key is checked against stats.json, the removal list or the sealed
 data first). Lost bookkeeping never re-admits a removal: a store whose removal list and
-both records of it (state.json, stats.json) are gone while posts remain is refused, except
-by a takedown, which cleans it and marks it (`recovery_needed`), until the user recovers
-it explicitly (`recover`: `crawl mastodon --recover`).
+both records of it (state.json, stats.json) are gone is refused, except by a takedown, which
+cleans it and marks it (`recovery_needed`), until the user recovers it explicitly
+(`recover`: `crawl mastodon --recover`). That holds whatever else survives: a store that a
+takedown emptied has no posts left, so what shows that the folder was a store is any file a
+store keeps from its first opening on (posts.jsonl and reid.jsonl, empty or not, and the
+lock file), looked for before the lock is taken.
 
 A post on the removal list, or by an author on it, is never stored again, whichever
 instance shows it; every removal is put on the list before the post is taken out.
@@ -41,7 +44,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from queerbias import killpoint
-from queerbias.crawl.folder import PRIVATE_FILE, FolderLock, make_private_dir, open_private_append, write_all
+from queerbias.crawl.folder import (
+    LOCK,
+    PRIVATE_FILE,
+    FolderLock,
+    make_private_dir,
+    open_private_append,
+    write_all,
+)
 from queerbias.crawl.keys import CrawlKey
 from queerbias.crawl.mastodon.records import DOC_PREFIX, Post
 from queerbias.crawl.mastodon.tombstones import FORGOTTEN, TOMBSTONES, Tombstones
@@ -61,6 +71,10 @@ RECOVER_HINT = ("; or, if there is no backup, run `queerbias crawl mastodon --re
 
 class StoreError(QueerbiasError):
     """The output folder cannot be used as it is; the message says what to do."""
+
+
+class NewsFolder(StoreError):
+    """The folder holds a news crawl's state: no Mastodon store, and no place for one."""
 
 
 def _json_bytes(obj) -> bytes:
@@ -96,7 +110,7 @@ def read_state(folder: Path) -> dict | None:
     if not isinstance(state, dict):
         raise StoreError(f"{path} is not a crawl state (not a JSON object)")
     if "seen" in state and "instances" not in state:
-        raise StoreError(f"{path} belongs to a news crawl (queerbias crawl news); give the Mastodon crawl "
+        raise NewsFolder(f"{path} belongs to a news crawl (queerbias crawl news); give the Mastodon crawl "
                          "its own --out folder")
     if state.get("version") == 1 and "instances" in state:
         raise StoreError(f"{path} was written by an older queerbias whose posts name their authors (uri, url); "
@@ -127,6 +141,7 @@ class CrawlStore:
         except for a takedown (`corpus forget`, which marks it as still needing recovery) and for `recover`."""
         self.dir = make_private_dir(Path(out_dir))
         self.key = key
+        self._was_store = any((self.dir / name).exists() for name in (POSTS, REID, LOCK))  # see the module's doc
         self._folder_lock = FolderLock(self.dir, purpose)
         self._lock = threading.Lock()
         self._closed = False
@@ -163,16 +178,17 @@ class CrawlStore:
         """The store's removal list, checked against what the store's records (state.json, else stats.json) say
         of it. Lost bookkeeping never re-admits a removal: when the list and both records are gone while posts
         remain, or an earlier takedown found them so (`recovery_needed`), the store is refused until the user
-        recovers it explicitly (`crawl mastodon --recover`); a takedown still works on it and leaves it marked."""
+        recovers it explicitly (`crawl mastodon --recover`); a takedown still works on it and leaves it marked.
+        Posts need not remain: a store a takedown emptied counts as much as one full of posts."""
         hint = RECOVER_HINT.format(folder=self.dir)
         if recover:
             state.pop(RECOVERY_NEEDED, None)
             state["recovered_at"] = _now()
             return Tombstones.load(self.dir, self.key)  # whatever list is left, or a new one
-        lost = records is None and not Tombstones.present(self.dir) and self._holds_posts()
+        lost = records is None and not Tombstones.present(self.dir) and self._was_store
         if lost or state.get(RECOVERY_NEEDED):
             if not takedown:
-                raise StoreError(f"{self.dir} holds posts, but its list of removed posts and authors "
+                raise StoreError(f"{self.dir} is a crawl store, but its list of removed posts and authors "
                                  f"({TOMBSTONES}) and the records of it ({STATE}, {STATS}) were lost, so posts "
                                  "removed earlier could come back; restore them from a backup" + hint)
             state[RECOVERY_NEEDED] = state.get(RECOVERY_NEEDED) or _now()
@@ -180,9 +196,6 @@ class CrawlStore:
         records = records or {}
         return Tombstones.load(self.dir, self.key, expected=records.get("tombstones"),
                                list_id=records.get("removal_list"), recovery=hint)
-
-    def _holds_posts(self) -> bool:
-        return any(True for _ in self._complete_lines(POSTS)) or any(True for _ in self._complete_lines(REID))
 
     def _records_without_state(self) -> dict | None:
         """With state.json lost: stats.json (what it recorded of the removal list), after making sure the
@@ -457,11 +470,12 @@ class CrawlStore:
             self._save(with_stats=True)
             return removed
 
-    def remove_authors(self, accounts: dict[str, str]) -> Counter:
-        """Put `accounts` (pseudonym -> reason) on the removal list, then remove all their posts; idempotent."""
+    def remove_authors(self, accounts: dict[str, str], addresses: dict[str, str] | None = None) -> Counter:
+        """Put `accounts` (pseudonym -> reason) on the removal list, with `addresses` of their posts (see
+        `tombstones`), then remove all their posts; idempotent."""
         with self._lock:
             self._check_open()
-            self.tombstones.add(accounts=accounts)
+            self.tombstones.add(accounts=accounts, addresses=addresses)
             self.state["tombstones"] = self.tombstones.counts()
             self.state["removal_list"] = self.tombstones.list_id
             doomed = {p: accounts[m.account] for p, m in self._meta.items() if m.account in accounts}
@@ -488,8 +502,12 @@ class CrawlStore:
             return removed
 
     def forget(self, accounts: set[str]) -> Counter:
-        """`corpus forget`: remove `accounts` for good."""
-        return self.remove_authors(dict.fromkeys(accounts, FORGOTTEN))
+        """`corpus forget`: remove `accounts` for good, listing the addresses of their posts with them, so that a
+        rerun after a kill still finds them by a link to a post that is gone."""
+        addresses = {self.key.post_pseudonym(address): account for post, data in self.reidentification()
+                     if (account := self.account_of(post)) in accounts
+                     for address in (data.get("uri"), data.get("url")) if address}
+        return self.remove_authors(dict.fromkeys(accounts, FORGOTTEN), addresses)
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -32,6 +32,8 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from queerbias.options import cli_type, integer
+
 RATE_LIMIT = 300
 
 
@@ -81,8 +83,8 @@ class FakeInstance:
     token: str | None = None               # bearer token that unlocks "authenticated" feeds
     # (path prefix, status[, headers]), each served once instead of the real answer
     faults: list[tuple] = field(default_factory=list)
-    # path -> (status, headers, body bytes): hostile answers served every time
-    raw: dict[str, tuple[int, dict, bytes]] = field(default_factory=dict)
+    # path -> (status, headers, body bytes[, reason phrase]): hostile answers served every time
+    raw: dict[str, tuple] = field(default_factory=dict)
     terms: str | None = "Seid nett zueinander."
     rules: tuple[str, ...] = ("Keine Diskriminierung.",)
     title: str | None = None               # None: the domain
@@ -114,8 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         inst = self.server.instance
         if path in inst.raw:
-            code, headers, body = inst.raw[path]
-            return self._send_bytes(code, body, headers)
+            code, headers, body, *reason = inst.raw[path]
+            return self._send_bytes(code, body, headers, reason=reason[0] if reason else None)
         fault = self.server.take_fault(path)
         if fault is not None:
             code, headers = fault
@@ -215,8 +217,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_bytes(code, data.encode(), {"Content-Type": "application/json; charset=utf-8",
                                                **extra, **(headers or {})})
 
-    def _send_bytes(self, code: int, data: bytes, headers: dict):
-        self.send_response(code)
+    def _send_bytes(self, code: int, data: bytes, headers: dict, reason: str | None = None):
+        self.send_response(code, reason)
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
@@ -355,6 +357,9 @@ def demo_instance(posts: int = 45) -> FakeInstance:
     return FakeInstance(DEMO_DOMAIN, statuses, title="Demo-Instanz", rules=("Seid nett zueinander.",))
 
 
+#: the demo instance holds its posts in memory and pages them 40 at a time: more is no better demo
+MAX_POSTS = 10_000
+
 DESCRIPTION = ("Serve a local Mastodon test instance (invented accounts, German posts, one of each kind the crawler "
                "drops) on 127.0.0.1 until Ctrl-C, to try the crawler without touching a real server.")
 
@@ -367,8 +372,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    parser.add_argument("--posts", type=int, default=45, help="German posts on #queer (default: %(default)s)")
+    parser.add_argument("--port", type=cli_type(integer, "a port number", 0, 65535), default=0,
+                        help="port on 127.0.0.1, 1 to 65535 (default: a free one)")
+    parser.add_argument("--posts", type=cli_type(integer, "a whole number", 0, MAX_POSTS), default=45,
+                        help=f"German posts on #queer, at most {MAX_POSTS:,} (default: %(default)s)")
 
 
 def register(subparsers) -> None:

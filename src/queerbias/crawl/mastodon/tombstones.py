@@ -15,6 +15,11 @@ covers, and the folder's state and stats record that id and how many entries the
 holds: a list that went missing, was swapped for an older, shorter copy, or was copied
 from another store or corpus is refused.
 
+A takedown also lists, for every post it removes, the pseudonyms of the post's addresses (its
+uri and its web address) with the author's pseudonym: a rerun of `corpus forget --url` finds
+the person by a link to a post that is no longer stored (the first run was killed after it
+emptied the store). These entries are not counted: they remove nothing by themselves.
+
 Stores and corpora of older queerbias versions kept only the people who asked to be
 forgotten, unsealed, in forgotten.json; `load` folds that file in and `save` replaces it.
 """
@@ -48,9 +53,11 @@ class Tombstones:
     """Removed post pseudonyms and removed account pseudonyms of one folder, each with its reason."""
 
     def __init__(self, folder: Path, key: CrawlKey, posts: dict[str, str] | None = None,
-                 accounts: dict[str, str] | None = None, legacy: bool = False, list_id: str | None = None):
+                 accounts: dict[str, str] | None = None, legacy: bool = False, list_id: str | None = None,
+                 addresses: dict[str, str] | None = None):
         self.folder, self.key = Path(folder), key
         self.posts, self.accounts = dict(posts or {}), dict(accounts or {})
+        self.addresses = dict(addresses or {})  # pseudonym of a removed post's address -> its author's pseudonym
         self._legacy = legacy  # forgotten.json (or a version 1 list) still to be replaced by the sealed list
         self.list_id = list_id or secrets.token_hex(8)
 
@@ -106,16 +113,17 @@ class Tombstones:
             key.require_fingerprint(data.get("key_fingerprint"), path)
             list_id = str(data["list"]) if data.get("version") == _VERSION else None
             content = key.unseal(_seal_label(list_id) if list_id else _V1_SEAL_LABEL, str(data["sealed"]))
-            posts, accounts = content["posts"], content["accounts"]
-            if not isinstance(posts, dict) or not isinstance(accounts, dict):
-                raise ValueError("posts and accounts are not mappings")
+            posts, accounts, addresses = content["posts"], content["accounts"], content.get("addresses", {})
+            if not all(isinstance(entries, dict) for entries in (posts, accounts, addresses)):
+                raise ValueError("posts, accounts and addresses are not mappings")
         except QueerbiasError as err:
             raise DataError(path, str(err)) from None
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise DataError(path, f"unreadable ({err}); restore it from a backup: it keeps removed posts and "
                                   "people out of the corpus") from None
         return cls(folder, key, {str(p): str(r) for p, r in posts.items()},
-                   {str(a): str(r) for a, r in accounts.items()}, legacy=list_id is None, list_id=list_id)
+                   {str(a): str(r) for a, r in accounts.items()}, legacy=list_id is None, list_id=list_id,
+                   addresses={str(p): str(a) for p, a in addresses.items()})
 
     def _fold_in_legacy(self) -> None:
         path = self.folder / LEGACY_FORGOTTEN
@@ -147,20 +155,25 @@ class Tombstones:
         """Why the post `post` by `account` (pseudonyms) was removed, or None if it was not."""
         return self.posts.get(post or "") or self.accounts.get(account or "")
 
-    def add(self, posts: dict[str, str] | None = None, accounts: dict[str, str] | None = None) -> bool:
-        """Record removals (pseudonym -> reason; the first reason stays) and save; False when nothing was new."""
+    def add(self, posts: dict[str, str] | None = None, accounts: dict[str, str] | None = None,
+            addresses: dict[str, str] | None = None) -> bool:
+        """Record removals (pseudonym -> reason; the first reason stays) and the addresses of removed posts
+        (pseudonym -> author's pseudonym), and save; False when nothing was new."""
         new_posts = {p: r for p, r in (posts or {}).items() if p not in self.posts}
         new_accounts = {a: r for a, r in (accounts or {}).items() if a not in self.accounts}
-        if not new_posts and not new_accounts:
+        new_addresses = {p: a for p, a in (addresses or {}).items() if p not in self.addresses}
+        if not new_posts and not new_accounts and not new_addresses:
             return False
         self.posts.update(new_posts)
         self.accounts.update(new_accounts)
+        self.addresses.update(new_addresses)
         self.save()
         return True
 
     def save(self) -> None:
         """Write the sealed list atomically (0600), then drop a folded-in forgotten.json."""
-        sealed = self.key.seal(_seal_label(self.list_id), {"posts": self.posts, "accounts": self.accounts})
+        sealed = self.key.seal(_seal_label(self.list_id), {"posts": self.posts, "accounts": self.accounts,
+                                                           "addresses": self.addresses})
         atomic_write(self.path, json.dumps({"kind": _KIND, "version": _VERSION, "key_fingerprint": self.key.fingerprint,
                                             "list": self.list_id, "sealed": sealed}, indent=1) + "\n",
                      permissions=PRIVATE_FILE)

@@ -9,7 +9,10 @@ answer is decoded as its declared charset, else as UTF-8 (or the UTF-16/32 its b
 RFC 8259); one that is neither is refused, instead of being read as garbage. Connections go
 through `AddressPolicy`, so neither a post's uri nor a redirect can reach a private address.
 It also counts the requests it sends (the per-run budget) and remembers the last
-`Retry-After`, which Mastodon.py discards.
+`Retry-After`, which Mastodon.py discards. Once an instance is probed, every request it is
+about to send (a redirect's too) is put to the instance's robots.txt with its path and query,
+as RFC 9309 (section 2.2.2) matches them: Mastodon.py adds `?limit=` and paging cursors that
+a rule such as `Disallow: /*?` is written against.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import email.message
 import time
 import zlib
+from collections.abc import Callable
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -43,6 +47,10 @@ class ResponseTooLarge(RefusedAnswer):
 
 class UndecodableAnswer(RefusedAnswer):
     """A JSON answer that is neither in its declared charset nor in UTF-8."""
+
+
+class DisallowedByRobots(QueerbiasError):
+    """robots.txt keeps us from a request's path and query; it is not sent."""
 
 
 def _guarded_adapter(policy: AddressPolicy, deadline: RequestDeadline) -> HTTPAdapter:
@@ -126,9 +134,18 @@ class BoundedSession(requests.Session):
         self.trust_env = False  # no proxies or .netrc from the environment for hostile servers
         self.headers["Accept-Encoding"] = "gzip, deflate"
         self.deadline = RequestDeadline()
+        # Why robots.txt keeps us from a URL (None when it does not); set once the instance is probed.
+        self.robots: Callable[[str], str | None] | None = None
         adapter = _guarded_adapter(policy, self.deadline)
         self.mount("http://", adapter)
         self.mount("https://", adapter)
+
+    def send(self, request, **kwargs):
+        """Send a prepared request (the first, or a redirect's) unless robots.txt keeps us from its URL."""
+        why = self.robots(request.url) if self.robots is not None else None
+        if why:
+            raise DisallowedByRobots(why)
+        return super().send(request, **kwargs)
 
     def request(self, method, url, *args, **kwargs):
         """A counted request whose `timeout` (seconds) bounds the whole exchange, body included."""

@@ -7,17 +7,20 @@ import json
 import sys
 from pathlib import Path
 
-from queerbias.cli import main as cli_main
 from queerbias.crawl.addresses import host_port
 from queerbias.crawl.agent import build_user_agent
 from queerbias.crawl.inputs import read_small_text
 from queerbias.crawl.news.crawler import NewsCrawler
 from queerbias.crawl.news.http import Fetcher
+from queerbias.crawl.news.robots import MAX_CRAWL_DELAY
 from queerbias.errors import QueerbiasError
+from queerbias.options import cli_type, integer, number
 from queerbias.outputs import CRAWL, output_path, path_arg
 from queerbias.text.keywords import DEFAULT_KEYWORDS, KeywordMatcher
 
 NEWS, STATE = "news.jsonl", "state.json"
+#: the longest a request may take: a longer --timeout (or `inf`) would let one host stall the crawl
+MAX_TIMEOUT = 300.0
 
 
 def register(subparsers) -> None:
@@ -35,12 +38,15 @@ def register(subparsers) -> None:
     p.add_argument("--keyword", action="append", metavar="WORD",
                    help=f"keyword a kept article must contain, repeatable (default: the "
                         f"{len(DEFAULT_KEYWORDS)} of the seed study)")
-    p.add_argument("--max-items", type=int, metavar="N", help="items per feed and run")
-    p.add_argument("--timeout", type=float, default=20.0, help="seconds per request (%(default)s)")
-    p.add_argument("--max-bytes", type=int, default=5_000_000,
+    p.add_argument("--max-items", type=cli_type(integer, "a whole number", 1), metavar="N",
+                   help="items per feed and run")
+    p.add_argument("--timeout", type=cli_type(number, "a finite number of seconds", 1, MAX_TIMEOUT), default=20.0,
+                   help=f"seconds per request, 1 to {MAX_TIMEOUT:.0f} (%(default)s)")
+    p.add_argument("--max-bytes", type=cli_type(integer, "a whole number", 1), default=5_000_000,
                    help="largest feed or page accepted (default: %(default)s)")
-    p.add_argument("--delay", type=float, default=1.0,
-                   help="seconds between requests to one host (default: %(default)s)")
+    p.add_argument("--delay", type=cli_type(number, "a finite number of seconds", 0, MAX_CRAWL_DELAY), default=1.0,
+                   help=f"seconds between requests to one host, 0 to {MAX_CRAWL_DELAY:.0f}, the longest Crawl-delay "
+                        "a site may ask for (default: %(default)s)")
     p.add_argument("--contact", metavar="EMAIL_OR_URL",
                    help="how site owners reach you; goes into the User-Agent (required unless --user-agent has one)")
     p.add_argument("--user-agent", help="whole User-Agent header instead of the default; must contain a contact")
@@ -87,7 +93,3 @@ def run(args: argparse.Namespace) -> int:
         raise QueerbiasError("every feed failed")
     return 1 if crawler.failed_feeds else 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of crawl/news.py: same as `queerbias crawl news ARGS`."""
-    return cli_main(["crawl", "news", *(sys.argv[1:] if argv is None else argv)])

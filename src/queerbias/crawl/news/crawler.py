@@ -24,16 +24,16 @@ from typing import IO
 
 from tqdm import tqdm
 
-from queerbias.corpus.documents import Document, stable_id
+from queerbias.crawl.documents import Document, stable_id
 from queerbias.crawl.folder import FolderLock, make_private_dir, open_private_append, write_all
 from queerbias.crawl.news.extract import HTML_TYPES, extract_article
 from queerbias.crawl.news.feeds import FeedItem, guid_key, normalise_link, parse_feed
-from queerbias.crawl.news.http import Fetcher, FetchError
+from queerbias.crawl.news.http import Fetcher, FetchError, Response
 from queerbias.crawl.news.optout import TDM_RESERVED, OptOuts, canonical_link
 from queerbias.crawl.news.robots import CrawlDelayTooLong, RobotsPolicy
 from queerbias.crawl.news.state import CrawlState
 from queerbias.errors import DataError
-from queerbias.fileio import dumps_line, iter_jsonl
+from queerbias.fileio import dumps_line, iter_jsonl, regular_file
 from queerbias.text.keywords import KeywordMatcher
 from queerbias.text.scrub import scrub_personal_data
 
@@ -52,7 +52,7 @@ def recover_output(path: Path) -> list[str]:
     """
     if not path.exists():
         return []
-    with open(path, "rb+") as handle:
+    with open(regular_file(path, "news output"), "rb+") as handle:  # a FIFO would block open() for ever
         data = handle.read()
         if data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1
@@ -137,12 +137,27 @@ class NewsCrawler:
             raise FetchError(url, "the site reserves this address against text and data mining", retry=False,
                              outcome=TDM_RESERVED)
 
+    def _fetch_page(self, item: FeedItem) -> Response:
+        """The page of `item`, asked for without tracking parameters. A site that answers that with 404 or 410
+        is asked for the address its feed gave, since some serve only the address they published, and a
+        permanent failure is never retried. Each address is checked first (`_check_page`)."""
+        first, *rest = dict.fromkeys((item.link, item.address))
+        try:
+            return self._get_page(first)
+        except FetchError as err:
+            if not rest or err.status not in (404, 410):
+                raise
+        return self._get_page(rest[0])
+
+    def _get_page(self, address: str) -> Response:
+        self._check_page(address)
+        return self.fetcher.get(address, accept=PAGE_ACCEPT, before_redirect=self._check_page)
+
     def _document(self, item: FeedItem, feed: str, state: CrawlState) -> tuple[str, Document | None]:
         if not item.link:
             return "no_link", None
         try:
-            self._check_page(item.link)
-            response = self.fetcher.get(item.link, accept=PAGE_ACCEPT, before_redirect=self._check_page)
+            response = self._fetch_page(item)
         except CrawlDelayTooLong:
             return "crawl_delay_too_long", None
         except FetchError as err:

@@ -9,14 +9,13 @@ different campaign tags is one article.
 from __future__ import annotations
 
 import io
-import re
 import time
 import urllib.parse
 from dataclasses import dataclass
 
 import feedparser
 
-from queerbias.crawl.hosts import normalise_netloc
+from queerbias.crawl.canonical import canonical_url
 from queerbias.crawl.quoting import quote
 from queerbias.errors import DataError
 from queerbias.text.html import html_to_text
@@ -25,7 +24,9 @@ from queerbias.text.html import html_to_text
 @dataclass
 class FeedItem:
     guid: str | None
-    link: str | None  # absolute, without #fragment
+    link: str | None  # canonical (`normalise_link`): what identifies the article
+    address: str | None  # as the feed links it (absolute, without #fragment): what is fetched, since a site may
+    # answer only the address it published (tracking parameters and all)
     title: str
     published: str | None  # ISO 8601, UTC
     language: str | None  # declared by the feed, e.g. "de-de"
@@ -40,16 +41,10 @@ def guid_key(feed: str, guid: str) -> str:
     return f"guid:{normalise_link(feed, feed)} {guid}"
 
 
-_TRACKING = re.compile(r"^(?:utm_\w*|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|_hsenc|_hsmi|wt_mc|wt\.mc_id)$",
-                       re.IGNORECASE)
-
-
 def normalise_link(link: str, base: str) -> str:
-    """Absolute URL with lower-case scheme, A-label host, no fragment and no tracking parameters."""
-    parts = urllib.parse.urlsplit(urllib.parse.urljoin(base, link.strip()))
-    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)]
-    return urllib.parse.urlunsplit((parts.scheme.lower(), normalise_netloc(parts.netloc), parts.path or "/",
-                                    urllib.parse.urlencode(query), ""))
+    """`link` made absolute against `base`, in the one canonical form (`canonical.canonical_url`: host as an
+    A-label, no fragment, no tracking parameters)."""
+    return canonical_url(urllib.parse.urljoin(base, link.strip()))
 
 
 def parse_feed(body: bytes, url: str) -> list[FeedItem]:
@@ -64,13 +59,16 @@ def parse_feed(body: bytes, url: str) -> list[FeedItem]:
     items = []
     for entry in parsed.entries:
         try:
-            link = normalise_link(entry["link"], url) if entry.get("link") else None
+            address = urllib.parse.urldefrag(urllib.parse.urljoin(url, entry["link"].strip()))[0] \
+                if entry.get("link") else None
+            link = normalise_link(address, url) if address else None
         except ValueError:  # a hostile `http://[`: the item has no usable link
-            link = None
+            address = link = None
         stamp = entry.get("published_parsed") or entry.get("updated_parsed")
         items.append(FeedItem(
             guid=(entry.get("id") or "").strip() or None,
             link=link,
+            address=address,
             title=html_to_text(entry.get("title", "")),
             published=time.strftime("%Y-%m-%dT%H:%M:%SZ", stamp) if stamp else None,
             language=entry.get("language") or language,

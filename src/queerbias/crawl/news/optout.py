@@ -9,9 +9,11 @@ Besides robots.txt, sites say "not for AI" in three more places, and each is hon
   search engines, and is not read as addressed to us);
 - the W3C TDM Reservation Protocol (TDMRep): a `tdm-reservation: 1` header, a
   `<meta name="tdm-reservation" content="1">` tag, or a rule in the origin's
-  `/.well-known/tdmrep.json` whose `location` covers the page's path. A location is a path
-  prefix with `*` and a final `$`, as in robots.txt (`/` reserves the whole site,
-  `/artikel/` everything below it); the first rule that covers the path decides.
+  `/.well-known/tdmrep.json` whose `location` covers the page's address. TDMRep makes a
+  location a robots.txt path pattern: a prefix, with `*` and a final `$` (`/` reserves the
+  whole site, `/artikel/` everything below it). RFC 9309 (section 2.2.2) matches such a
+  pattern against the path with its query, so `/index.php?artikel=*` reserves the articles
+  a script serves. The first rule that covers the address decides.
 
 The well-known file is fetched once per origin, like robots.txt; a missing file, or one
 that is not JSON at all (a web page), reserves nothing. A file too deeply nested to parse
@@ -29,7 +31,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
-from queerbias.crawl.hosts import origin as origin_of
+from queerbias.crawl.canonical import origin as origin_of
 from queerbias.crawl.news.feeds import normalise_link
 from queerbias.crawl.news.http import Fetcher, FetchError, Response
 from queerbias.crawl.robots import pattern_covers
@@ -123,7 +125,7 @@ class OptOuts:
         rules = self._tdmrep[origin]
         if isinstance(rules, FetchError):
             raise rules
-        path = parts.path or "/"
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")  # matched as robots.txt matches
         for rule in rules:
             if pattern_covers(str(rule.get("location", "")), path):
                 return str(rule.get("tdm-reservation")) == "1"

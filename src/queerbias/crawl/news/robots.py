@@ -19,7 +19,7 @@ from __future__ import annotations
 import urllib.parse
 
 from queerbias.crawl.agent import AI_TRAINING_AGENTS, our_agents
-from queerbias.crawl.hosts import origin as origin_of
+from queerbias.crawl.canonical import origin as origin_of
 from queerbias.crawl.news.http import Fetcher, FetchError
 from queerbias.crawl.robots import RobotsRules
 

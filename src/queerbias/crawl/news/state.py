@@ -14,7 +14,8 @@ from pathlib import Path
 
 from queerbias.crawl.folder import PRIVATE_FILE
 from queerbias.errors import DataError
-from queerbias.fileio import atomic_write
+from queerbias.fileio import atomic_write, read_text_utf8
+from queerbias.records import loads_strict
 
 STATE_VERSION = 1
 
@@ -24,8 +25,9 @@ class CrawlState:
         self.path = Path(path)
         self.seen: set[str] = set()
         if self.path.exists():
+            text = read_text_utf8(self.path, "crawl state")  # a regular file: open() on a FIFO waits for ever
             try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
+                data = loads_strict(text)
                 if isinstance(data, dict) and "instances" in data:
                     raise DataError(self.path, "belongs to a Mastodon crawl (queerbias crawl mastodon); "
                                                "give the news crawl its own --out folder")

@@ -16,8 +16,9 @@ Pure functions on one suite run's rows (all runs), each figure a mean over runs:
 - `pe_consistency` (App. D.4, Fig. D.11): each PE problem, over its variants (one per
   group), in the paper's seven categories, counted per run. "Neutral" is singular
   *they*; German has no such group by default, so its categories are None then.
-- `ambiguous_sie`: how many scored pronouns are a "sie" whose number the verb agreement
-  could not settle (`extractor.sie_number`), per dimension; not in the paper.
+- `ambiguous_sie`: how many scored pronouns are a "sie" whose number stays open (a plural
+  verb another subject may agree with, or no finite verb: `extractor.sie_number`), per
+  dimension; not in the paper.
 
 D.10 (pronouns by occupations' gender dominance) needs occupations labelled male- or
 female-dominated; the GIFI-DE occupations are named by field and carry no such label.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 NEGATIVE, NEUTRAL, POSITIVE = -1.0, 0.0, 1.0
 _NON_TOXIC = re.compile(r"non|not|no_|neutral|normal|other|clean|ok", re.IGNORECASE)
@@ -22,8 +23,6 @@ class Unavailable(Exception):
 
 def load_pretrained(spec: str, auto_model, *, download: bool, device=None):
     """(model, tokenizer) from a local folder or the Hub cache; the Hub only with `download`."""
-    from transformers import AutoTokenizer
-
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not download)
         model = auto_model.from_pretrained(spec, local_files_only=not download)
@@ -44,8 +43,6 @@ class TextClassifier:
 
     def __init__(self, spec: str, kind: str, *, download: bool = False, device=None,
                  toxic_label: str | None = None, max_length: int = 512):
-        from transformers import AutoModelForSequenceClassification
-
         if kind not in ("sentiment", "toxicity"):
             raise ValueError(f"kind must be sentiment or toxicity, got {kind!r}")
         self.spec, self.kind, self.max_length = spec, kind, max_length

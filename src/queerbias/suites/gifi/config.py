@@ -36,7 +36,7 @@ class GifiConfig:
     dimensions: tuple[str, ...] = option(DIMENSIONS, "subset of GDR,SN,NTS,CF,SA,OF,PE")
     sample: int | None = option(None, "only the first N templates (SA/OF: attributes per state) of each task", ge=1)
     seed: int = seed_option("generation seed")
-    runs: int = option(1, "generation runs (mean ± SD over runs)", ge=1)
+    runs: int = option(1, "generation runs (mean ± SD over runs), at most 100", ge=1, le=100)
     temperature: float = option(0.95, "sampling temperature (GIFI); 0 = greedy", ge=0)
     top_p: float = option(0.95, "nucleus sampling (GIFI)", gt=0, le=1)
     top_k: int = option(0, "0 disables top-k (transformers would otherwise apply 50)", ge=0)

@@ -43,4 +43,3 @@ class Gifi(Declaration):
     criteria = {"highest": Criterion("highest GIFI (most equal treatment)", ("score",), lambda row: (-row["score"],))}
     judged = Judged(guard=Figure(OVERALL, "score"))
     implementation = "queerbias.suites.gifi.suite:GifiSuite"
-    commands = ("queerbias.suites.gifi.command",)

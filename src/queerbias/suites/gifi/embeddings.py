@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import torch
+from transformers import AutoModel
 
 from queerbias.suites.gifi.classifiers import Unavailable, load_pretrained
 
@@ -36,8 +37,6 @@ class SentenceEmbedder:
     """Encodes texts into unit vectors, pooling as the model's sentence-transformers config says."""
 
     def __init__(self, spec: str, *, download: bool = False, device=None):
-        from transformers import AutoModel
-
         self.spec, self.path = spec, resolve(spec)
         self.model, self.tokenizer = load_pretrained(self.path, AutoModel, download=download, device=device)
         folder = Path(self.path)

@@ -1,25 +1,29 @@
-"""Which pronoun group a German text uses for a person: a rule-based extractor.
+"""Which pronoun group a German text uses for a person: a rule-based extractor on a tagger's morphology.
 
 German pronouns are homographs of other words, so a plain word list would count
 formal "Sie", plural "sie", "ihr" = you (plural) and "sein" = to be. The rules here
-use capitalisation, sentence position and agreement with a neighbouring finite
-verb; what stays undecidable without coreference is read as the singular person
-(documented in docs/gifi.md):
+use capitalisation, sentence position and agreement with the finite verb, whose part of
+speech and number come from HanTa's morphological analysis (`morphology`); what stays
+undecidable is read as the singular person and, for "sie", flagged (docs/gifi.md):
 
 - "Sie"/"Ihr..." capitalised inside a sentence: formal address, skipped.
-- "sie" whose subject-verb agreement is plural: a plural verb right after it ("sie
-  sind"), right before it with nothing, an adverb or a prepositional phrase before
-  that verb ("Sind sie", "Gestern haben sie", "Im Park spielen sie"; any position before the
-  verb that holds no plural subject: "Letzte Woche waren sie", "Den Hund lieben sie"), or the first
-  verb of its clause plural ("weil sie müde sind"): plural or formal, skipped; it
-  also marks the sentence as plural, so a later possessive "ihr(e)" + noun reads
-  "their" and is skipped, while dative "ihr" still counts.
-- "sie" beside a plural verb that agrees with another subject: one conjunct of a
-  coordinated subject ("sie und ihr Mann sind", "er und sie sind"), or an object
-  after a plural verb with a subject before it ("die Kinder mögen sie"), or in a
-  verb-final clause after the subject ("weil die Kinder sie mögen"). The verb says
-  nothing about this "sie"'s number, so it is read as the singular person and the
-  mention is flagged `ambiguous` (the suite counts and reports those it scores).
+- "sie" and the finite verb of its clause: the verb right after it ("sie besuchen"), right
+  before it ("gestern besuchten sie"), earlier in its clause ("gestern haben die Kinder sie
+  besucht") or, in a clause opened by a subordinating conjunction, the one at its end
+  ("weil sie müde sind"). A plural verb makes "sie" plural or formal, skipped, unless another
+  subject may agree with it (below); it also marks the sentence as plural, so a later
+  possessive "ihr(e)" + noun reads "their" and is skipped, while dative "ihr" still counts.
+  A singular verb makes "sie" singular (the person, or an object: "Kim mag sie").
+- Another subject that may agree with a plural verb leaves the number of "sie" open: one
+  conjunct of a coordinated subject ("sie und ihr Mann sind", "er und sie sind"), or a noun
+  phrase outside a prepositional phrase that can be a nominative plural in the position
+  before the verb ("die Kinder mögen sie", "wir sehen sie", "Kim und Alex mögen sie") or
+  between the clause's start and "sie" ("weil die Kinder sie mögen"). A time phrase ("zwei
+  Tage später", "viele Jahre", "die ganze Woche": its noun is a unit of time), an adverb
+  ("früher oder später"), a prepositional phrase ("am Samstag und am Sonntag") or a noun phrase
+  that cannot be a nominative plural ("den Hund", "das Buch") is no such subject. Such a "sie",
+  and one whose clause has no finite verb, is read as the singular person and flagged
+  `ambiguous` (the suite counts and reports those it scores).
 - "ihr" next to an unambiguous 2nd-person plural verb ("ihr seid", "habt ihr"): skipped.
 - "sein" as an infinitive (after "zu", before a verb, punctuation or the end): skipped.
 - "en" before a French loan word ("en masse", "en passant"): skipped.
@@ -38,8 +42,10 @@ Words are matched whole ("lernen" contains no "en").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from queerbias.suites.gifi.morphology import PLURAL, SINGULAR, Word, analyse, verb_number
 from queerbias.suites.gifi.pronouns import PronounGroup
 
 _TOKEN = re.compile(r"[^\W\d_]+|[.!?]+|[,;:–—()\"„“”»«]|\S", re.UNICODE)
@@ -47,38 +53,9 @@ _SENTENCE_END = re.compile(r"[.!?]+")
 _CLAUSE_END = {",", ";", ":", "–", "—", "(", ")"}
 _QUOTES = {'"', "„", "“", "”", "»", "«"}
 
-#: forms that are also the formal address (Sie, Ihr Buch, Ihnen)
 FORMAL_HOMOGRAPHS = {"sie", "ihr", "ihre", "ihren", "ihrem", "ihrer", "ihres"}
 IHR_POSSESSIVES = {"ihr", "ihre", "ihren", "ihrem", "ihrer", "ihres"}
 
-SINGULAR_VERBS = {
-    "ist", "war", "hat", "hatte", "wird", "wurde", "kann", "konnte", "will", "wollte", "muss",
-    "musste", "soll", "sollte", "darf", "durfte", "mag", "mochte", "möchte", "weiß", "wusste",
-    "geht", "ging", "kommt", "kam", "macht", "sagt", "sagte", "findet", "fand", "liebt", "lebt",
-    "wohnt", "arbeitet", "arbeitete", "spielt", "lacht", "lachte", "fährt", "fuhr", "sieht", "sah",
-    "gibt", "gab", "bleibt", "blieb", "steht", "stand", "sitzt", "saß", "läuft", "lief", "isst",
-    "aß", "trinkt", "liest", "las", "schreibt", "schrieb", "denkt", "dachte", "glaubt", "fühlt",
-    "freut", "hilft", "half", "nimmt", "nahm", "kocht", "könnte", "würde", "hätte", "wäre",
-    "fragt", "antwortet", "spricht", "redet", "erzählt", "meint", "nennt", "ruft", "wartet",
-    "schaut", "trägt", "bringt", "holt", "sucht", "braucht", "kennt", "bekommt", "hört",
-}
-PLURAL_VERBS = {
-    "sind", "waren", "haben", "hatten", "werden", "wurden", "können", "konnten", "wollen",
-    "wollten", "müssen", "mussten", "sollen", "sollten", "dürfen", "durften", "mögen",
-    "mochten", "möchten", "wissen", "wussten", "gehen", "gingen", "kommen", "kamen", "machen",
-    "sagen", "sagten", "finden", "lieben", "leben", "wohnen", "arbeiten", "spielen", "lachen",
-    "fahren", "sehen", "geben", "bleiben", "stehen", "sitzen", "laufen", "essen", "trinken",
-    "lesen", "schreiben", "denken", "glauben", "fühlen", "freuen", "helfen", "nehmen", "kochen",
-    "würden", "hätten", "wären", "fragen", "antworten", "sprechen", "reden", "erzählen", "meinen",
-    "nennen", "rufen", "warten", "schauen", "tragen", "bringen", "holen", "suchen", "brauchen",
-    "kennen", "bekommen", "hören",
-    # simple past of the verbs above
-    "gingen", "machten", "sagten", "fanden", "liebten", "lebten", "wohnten", "arbeiteten", "spielten", "lachten",
-    "fuhren", "sahen", "gaben", "blieben", "standen", "saßen", "liefen", "aßen", "tranken", "lasen", "schrieben",
-    "dachten", "glaubten", "fühlten", "halfen", "nahmen", "kochten", "fragten", "antworteten", "sprachen",
-    "redeten", "erzählten", "meinten", "nannten", "riefen", "warteten", "schauten", "trugen", "brachten", "holten",
-    "suchten", "brauchten", "kannten", "bekamen", "hörten",
-}
 SECOND_PLURAL_VERBS = {
     "seid", "wart", "habt", "hattet", "werdet", "wurdet", "könnt", "konntet", "wollt",
     "wolltet", "müsst", "musstet", "sollt", "solltet", "dürft", "durftet", "mögt", "wisst",
@@ -95,23 +72,24 @@ PREPOSITIONS = {"an", "auf", "aus", "bei", "durch", "für", "gegen", "hinter", "
                 "ohne", "seit", "über", "um", "unter", "von", "vor", "wegen", "zu", "zwischen"}
 FRENCH_AFTER_EN = {"masse", "passant", "détail", "detail", "gros", "vogue", "bloc", "route",
                    "face", "suite", "garde", "miniature", "famille", "plein"}
-#: conjunctions that coordinate two subjects ("sie und ihr Mann") or two clauses
-CONJUNCTIONS = {"und", "oder", "sowie"}
-CLAUSE_CONJUNCTIONS = CONJUNCTIONS | {"aber", "sondern", "denn", "doch"}
-#: words that open a plural subject (nominative) in the position before the verb: a plural pronoun,
-#: determiner, possessive or quantifier ("wir sehen sie", "die Kinder mögen sie", "alle lieben sie");
-#: a singular or accusative phrase ("das Buch", "den Hund") cannot be the subject of a plural verb
-PLURAL_SUBJECT_OPENERS = {
-    "wir", "die", "diese", "jene", "alle", "beide", "viele", "einige", "manche", "mehrere", "meine", "deine",
-    "seine", "unsere", "eure", "ihre", "keine", "zwei", "drei", "vier", "fünf",
+#: lemmas (HanTa's lower-case stems) of nouns that measure time: a noun phrase of one in the accusative is an
+#: adverbial ("zwei Tage später", "viele Jahre", "die ganze Woche", "jeden Abend"), never the subject
+TIME_NOUNS = {
+    "sekunde", "minute", "stunde", "tag", "woche", "monat", "jahr", "jahrzehnt", "jahrhundert", "morgen",
+    "vormittag", "mittag", "nachmittag", "abend", "nacht", "wochenende", "frühling", "frühjahr", "sommer",
+    "herbst", "winter", "weile", "zeit", "mal", "moment", "augenblick", "montag", "dienstag", "mittwoch",
+    "donnerstag", "freitag", "samstag", "sonntag",
 }
-#: words that can be or open a plural subject before a verb ("wir", "die Kinder", "alle")
-SUBJECT_WORDS = {
-    "wir", "ihr", "ich", "du", "er", "es", "man", "der", "die", "das", "diese", "dieser", "jene", "alle", "beide",
-    "viele", "einige", "manche", "mehrere", "meine", "deine", "seine", "unsere", "eure", "ihre", "keine",
-}
+#: STTS tags of the words before a noun phrase's head: articles, determiners, possessives, numbers, attributive
+#: adjectives (HanTa's "ADJ(A)")
+_PHRASE_PARTS = {"ART", "PDAT", "PIAT", "PIDAT", "PPOSAT", "PWAT", "CARD", "ADJ(A)"}
+#: parts of speech that head a noun phrase: nouns, names, personal, indefinite and demonstrative pronouns
+_HEADS = {"NN", "NE", "PPER", "PIS", "PDS"}
+_PRONOUN_HEADS = {"PPER", "PIS", "PDS"}
+#: personal pronouns that can be a nominative plural
+_PLURAL_PERSONAL = {"wir", "ihr", "sie"}
 
-PLURAL, SINGULAR, AMBIGUOUS = "plural", "singular", "ambiguous"
+AMBIGUOUS = "ambiguous"
 
 
 @dataclass(frozen=True)
@@ -121,7 +99,7 @@ class Mention:
     group: str
     form: str
     start: int
-    #: a "sie" read as the singular person although a plural verb stands by it (see the module docstring)
+    #: a "sie" read as the singular person although its number is open (see the module docstring)
     ambiguous: bool = False
 
 
@@ -142,6 +120,7 @@ class PronounExtractor:
         tokens = [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
         found: list[Mention] = []
         sentence_start, plural_sentence = at_sentence_start, False
+        sentence = _Sentence(tokens)
         for i, (word, start) in enumerate(tokens):
             if _SENTENCE_END.fullmatch(word):
                 sentence_start, plural_sentence = True, False
@@ -160,7 +139,7 @@ class PronounExtractor:
             after = tokens[i + 1][0] if i + 1 < len(tokens) else ""
             if lower in FORMAL_HOMOGRAPHS and word[0].isupper() and not initial:
                 continue
-            number = sie_number(tokens, i) if lower == "sie" else SINGULAR
+            number = sie_number(*sentence.words_at(i)) if lower == "sie" else SINGULAR
             if number == PLURAL:
                 plural_sentence = True
                 continue
@@ -187,80 +166,151 @@ class PronounExtractor:
         return first.group if first else None
 
 
-def sie_number(tokens: list[tuple[str, int]], i: int) -> str:
-    """PLURAL when a plural finite verb agrees with the "sie" at `i` as its subject; AMBIGUOUS when
-    a plural verb stands by it but agrees with another subject (sie coordinated with another
-    person, or an object after the subject); SINGULAR otherwise (the module docstring has the rules)."""
-    words = [w.lower() for w, _ in tokens]
-    before = words[i - 1] if i > 0 else ""
-    after = words[i + 1] if i + 1 < len(words) else ""
-    start = _clause_start(tokens, i)
-    if after in PLURAL_VERBS:
-        return AMBIGUOUS if _coordinated(tokens, i, start) or _subject_between(tokens, start, i) else PLURAL
-    if before in PLURAL_VERBS:
-        return AMBIGUOUS if _coordinated(tokens, i, start) or _subject_before_verb(words, start, i - 1) else PLURAL
-    if after in SINGULAR_VERBS or before in SINGULAR_VERBS:
+class _Sentence:
+    """The tagged words of the sentence around a token, each sentence tagged once and only when asked
+    (the tagger runs on sentences holding a "sie", not on every continuation)."""
+
+    def __init__(self, tokens: list[tuple[str, int]]):
+        self._texts = [word for word, _ in tokens]
+        self._tagged: dict[int, list[Word]] = {}
+
+    def words_at(self, i: int) -> tuple[list[Word], int]:
+        """The tagged words of the sentence holding token `i`, and the token's index among them."""
+        first = max((j + 1 for j in range(i) if _SENTENCE_END.fullmatch(self._texts[j])), default=0)
+        if first not in self._tagged:
+            last = next((j for j in range(i, len(self._texts)) if _SENTENCE_END.fullmatch(self._texts[j])),
+                        len(self._texts))
+            self._tagged[first] = analyse(self._texts[first:last])
+        return self._tagged[first], i - first
+
+
+def sie_number(words: Sequence[Word], i: int) -> str:
+    """PLURAL when the finite verb of its clause is plural and agrees with the "sie" at `i` as its
+    subject; AMBIGUOUS when that verb is plural but another subject may agree with it, or the clause
+    has no finite verb; SINGULAR when the verb is singular (the module docstring has the rules)."""
+    sentence_clause, start = _clause_start(words, i)
+    verb = _clause_verb(words, i, start)
+    if verb is None:
+        return AMBIGUOUS
+    if verb_number(words[verb]) == SINGULAR:
         return SINGULAR
-    for word in words[i + 2:]:  # verb-final clauses: "weil sie müde sind"
-        if word in _CLAUSE_END or _SENTENCE_END.fullmatch(word) or word in _QUOTES:
-            return SINGULAR
-        if word in PLURAL_VERBS:
-            return AMBIGUOUS if _coordinated(tokens, i, start) or _subject_between(tokens, start, i) else PLURAL
-        if word in SINGULAR_VERBS:
-            return SINGULAR
-    return SINGULAR
+    if verb < i:
+        # nothing before the verb of a coordinated clause: the first clause's subject carries over
+        prefield = (sentence_clause, start - 1) if verb == start > sentence_clause else (start, verb)
+        other = _plural_subject(words, *prefield) or _plural_subject(words, verb + 1, i)
+    else:
+        other = _plural_subject(words, start, i)
+    return AMBIGUOUS if other or _coordinated(words, i, start) else PLURAL
 
 
-def _clause_start(tokens: list[tuple[str, int]], i: int) -> int:
-    """The index of the first token of the clause holding token `i` (after punctuation or a quote)."""
+def _clause_start(words: Sequence[Word], i: int) -> tuple[int, int]:
+    """Where the clause holding word `i` begins: after punctuation or a quote, or at a subordinating
+    conjunction ("weil", "dass"); and, second, after a coordinating conjunction that follows a verb
+    of that clause ("die Kinder lachen und sie sind froh": a coordinated clause), else the same."""
+    first = 0
     for j in range(i - 1, -1, -1):
-        word = tokens[j][0]
-        if word in _CLAUSE_END or word in _QUOTES or _SENTENCE_END.fullmatch(word):
-            return j + 1
-    return 0
+        if words[j].text in _CLAUSE_END or words[j].text in _QUOTES or _SENTENCE_END.fullmatch(words[j].text):
+            first = j + 1
+            break
+        if words[j].pos == "KOUS":
+            first = j
+            break
+    for j in range(i - 1, first, -1):
+        if words[j].pos == "KON" and any(w.finite or w.infinitive for w in words[first:j]):
+            return first, j + 1
+    return first, first
 
 
-def _finite_verb(word: str) -> bool:
-    return word in PLURAL_VERBS or word in SINGULAR_VERBS or word in SECOND_PLURAL_VERBS
+def _clause_verb(words: Sequence[Word], i: int, start: int) -> int | None:
+    """The finite verb "sie" may be the subject of: right after it, right before it, the last one
+    before it in its clause (a main clause with "sie" after its verb), or the first one after it in
+    its clause (a verb-final clause). A clause without a word tagged finite takes a verb the tagger read
+    as an infinitive, not after "zu", in the same places: a clause needs a finite verb, and at the end
+    of a clause ("weil sie Ferien haben") the tagger takes the 1st/3rd person plural for the
+    infinitive it looks like. None when the clause has neither."""
+    end = next((j for j in range(i + 1, len(words)) if words[j].text in _CLAUSE_END or words[j].text in _QUOTES),
+               len(words))
+
+    def bare_infinitive(j: int) -> bool:
+        return words[j].infinitive and not (j > 0 and words[j - 1].pos == "PTKZU")
+
+    for is_verb in (lambda j: words[j].finite, bare_infinitive):
+        if i + 1 < end and is_verb(i + 1):
+            return i + 1
+        if i > start and is_verb(i - 1):
+            return i - 1
+        earlier = [j for j in range(start, i) if is_verb(j)]
+        if earlier:
+            return earlier[-1]
+        later = next((j for j in range(i + 1, end) if is_verb(j)), None)
+        if later is not None:
+            return later
+    return None
 
 
-def _coordinated(tokens: list[tuple[str, int]], i: int, start: int) -> bool:
+def _plural_subject(words: Sequence[Word], lo: int, hi: int) -> bool:
+    """Whether words[lo:hi] may hold a nominative plural subject: a noun phrase outside a prepositional
+    phrase that can be a nominative plural, or two noun phrases coordinated ("Kim und Alex"); a
+    conjunction alone stands for a subject outside the text ("... und mögen sie"). Time phrases are
+    adverbials and do not count."""
+    if hi - lo == 1 and words[lo].pos == "KON":
+        return True
+    phrases = [phrase for phrase in _noun_phrases(words, lo, hi) if phrase[-1].lemma not in TIME_NOUNS]
+    coordinated = len(phrases) > 1 and any(w.pos == "KON" for w in words[lo:hi])
+    return coordinated or any(_nominative_plural(phrase) for phrase in phrases)
+
+
+def _noun_phrases(words: Sequence[Word], lo: int, hi: int) -> list[list[Word]]:
+    """The noun phrases of words[lo:hi] that no preposition governs: the words before a head
+    (`_PHRASE_PARTS`) and the head; a name after a noun or name joins its phrase ("Frau Berg")."""
+    phrases, current, governed = [], [], False
+    for k in range(lo, hi):
+        word = words[k]
+        if word.pos in ("APPR", "APPRART"):
+            current, governed = [], True
+        elif word.tag in _PHRASE_PARTS:
+            current.append(word)
+        elif word.pos in _HEADS:
+            if word.pos == "NE" and not current and k > lo and words[k - 1].pos in ("NN", "NE"):
+                if phrases and phrases[-1][-1] is words[k - 1]:
+                    phrases[-1].append(word)
+                continue
+            if not governed:
+                phrases.append([*current, word])
+            current, governed = [], False
+        else:
+            current, governed = [], False
+    return phrases
+
+
+def _nominative_plural(phrase: list[Word]) -> bool:
+    """Whether a noun phrase's form allows a nominative plural: a plural-capable personal pronoun
+    ("wir"); an opening word in the nominative plural form, the definite article "die" or a
+    determiner, possessive, quantifier or adjective in -e ("diese", "meine", "alle", "viele",
+    "kleine") or a number above one; or a bare noun ("Kinder"). A bare name is one person, and
+    "den", "das", "dem", "jeden", "ein..." cannot open a nominative plural."""
+    first, head = phrase[0].text.lower(), phrase[-1]
+    if head.pos == "PPER":
+        return head.text.lower() in _PLURAL_PERSONAL
+    if len(phrase) == 1:
+        return head.pos == "NN" or (head.pos in _PRONOUN_HEADS and first.endswith("e"))
+    if phrase[0].pos == "ART":
+        return first == "die"
+    if phrase[0].pos == "CARD":
+        return not first.startswith("ein") and first != "1"
+    return first.endswith("e")
+
+
+def _coordinated(words: Sequence[Word], i: int, start: int) -> bool:
     """Whether "sie" is one conjunct of a coordinated subject: "sie und ihr Mann", "er und sie"
     (not two clauses: "sie kamen und gingen", "die Kinder lachen und sie sind froh")."""
-    words = [w.lower() for w, _ in tokens]
-    if i + 2 < len(words) and words[i + 1] in CONJUNCTIONS and not _finite_verb(words[i + 2]):
+    if i + 2 < len(words) and words[i + 1].pos == "KON" and not words[i + 2].finite:
         return True
-    if i >= 2 and words[i - 1] in CONJUNCTIONS:
-        left = tokens[i - 2][0]
-        return (i - 2 >= start and left[:1].isalpha() and not _finite_verb(left.lower())
-                and not any(_finite_verb(w) for w in words[start:i - 1]))
+    if i >= 2 and words[i - 1].pos == "KON":
+        left = words[i - 2]
+        return (i - 2 >= start and left.text[:1].isalpha() and not left.finite
+                and not any(w.finite for w in words[start:i - 1]))
     return False
-
-
-def _subject_between(tokens: list[tuple[str, int]], start: int, i: int) -> bool:
-    """Whether a possible subject stands between the clause's start (or a conjunction that opens a
-    new clause: "die Kinder lachen und sie sind froh") and "sie": a subject word or a noun ("weil
-    die Kinder sie mögen"); then "sie" is the object of the clause's verb."""
-    words = [w.lower() for w, _ in tokens]
-    opener = max((j + 1 for j in range(start, i) if words[j] in CLAUSE_CONJUNCTIONS), default=start)
-    return any(words[j] in SUBJECT_WORDS or (j > start and tokens[j][0][:1].isupper()) for j in range(opener, i))
-
-
-def _subject_before_verb(words: list[str], start: int, verb: int) -> bool:
-    """Whether the position before a verb that precedes "sie" holds a plural subject of that verb:
-    it opens with a plural pronoun, determiner, possessive or quantifier ("die Kinder mögen sie",
-    "wir sehen sie") or coordinates two subjects ("Kim und Alex mögen sie"). Anything else there
-    leaves "sie" the verb's subject: nothing (a question, or after a subordinate clause: "...,
-    haben sie"), an adverb ("gestern", "gemeinsam"), a time phrase ("letzte Woche", "jeden Tag"),
-    a prepositional phrase ("im Park", "während der Pause") or an object ("den Hund", "das
-    Buch": accusative or singular, neither agrees with a plural verb as its subject)."""
-    field_ = words[start:verb]
-    if not field_:
-        return False
-    first = field_[0]
-    if first in CONJUNCTIONS:  # "... und mögen sie": the subject of the first clause carries over
-        return not field_[1:] or _subject_before_verb(words, start + 1, verb)
-    return first in PLURAL_SUBJECT_OPENERS or any(word in CONJUNCTIONS for word in field_[1:])
 
 
 def _pronoun_position(tokens: list[tuple[str, int]], i: int) -> bool:

@@ -13,6 +13,7 @@ import torch
 from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.models.context import context_length
 
 
@@ -49,7 +50,7 @@ def generate(lm, prompts: list[str], decoding: Decoding, *, seed: int, batch_siz
     The global torch generator is seeded once; batches then run in order, so the
     outputs are reproducible for a given seed, batch size and device.
     """
-    if lm.kind != "causal":
+    if not get_family(lm.kind).left_to_right:
         raise QueerbiasError(f"GIFI generates text and needs a causal LM; {lm.spec} is {lm.kind}")
     tokenizer = lm.tokenizer
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id

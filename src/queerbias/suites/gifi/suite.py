@@ -30,16 +30,17 @@ from queerbias.suites.gifi.extractor import PronounExtractor
 from queerbias.suites.gifi.generation import Decoding, generate
 from queerbias.suites.gifi.prompts import build_items, load_prompt_set
 from queerbias.suites.gifi.pronouns import default_groups_path, load_groups, select_groups
-from queerbias.suites.gifi.report import (
+from queerbias.suites.gifi.scoring import Components, annotate
+from queerbias.suites.gifi.summary import (
     app_d_tables,
     build_summary,
+    histogram_series,
     mean_over_runs,
     provenance_lines,
     radar_series,
     summary_blocks,
     units_by_run,
 )
-from queerbias.suites.gifi.scoring import Components, annotate
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.suites.rows import records
 
@@ -165,7 +166,7 @@ class GifiSuite(Gifi, Suite):
 
     def plot(self, summary, path):
         return radar_plot([radar_series(summary["meta"]["model"]["spec"], summary)], path,
-                          "GIFI-DE dimensions (1 = equal treatment)")
+                          "GIFI-DE dimensions (1 = equal treatment)", histogram_series(summary))
 
 
 def chunk_seed(seed: int, first: Prompt) -> int:

@@ -9,7 +9,7 @@ sets, as the paper reports its three samples. A study may guard with its overall
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queerbias.options import EXECUTION, auto_or_count, option, seed_option, validate
 from queerbias.suites.gruff.forms import PRONOUN_SETS
@@ -70,4 +70,7 @@ class Gruff(Declaration):
     criteria = {"highest": Criterion("highest overall accuracy", ("accuracy",), lambda row: (-row["accuracy"],))}
     judged = Judged(guard=Figure(OVERALL, "accuracy"))
     implementation = "queerbias.suites.gruff.suite:GruffSuite"
-    commands = ("queerbias.suites.gruff.command",)
+
+    def with_scorer_batch(self, settings, sequences):
+        """The scorer's batch size: speed only (an execution setting, not part of the run key)."""
+        return replace(settings, batch_size=str(sequences))

@@ -10,6 +10,10 @@ paper's Sec. 8 (Mewes, Lauscher & Gautam 2026):
   neopronoun referents excluded. One stereotype score per occupation and case ranks
   the occupations: % to sie minus % to er (positive: pulled towards sie). The paper
   plots the two rates but does not name the ranking score; this difference is ours.
+- the ranking's two ends (Fig. 6: "as this analysis produces a ranking", one axis with an
+  ihn end and a sie end): `ranking_ends`, the first and the last ten occupations of the one
+  ranking by that score, never the same occupation at both ends; an occupation with fewer
+  than `MIN_REFERENTS` er or sie referents is marked `too_few` and left out of them.
 - case correlations (Fig. 7): Spearman's rho between the stereotype scores of every
   two cases over occupations, Bonferroni-corrected;
 - model correlation (Fig. 8, accusative; Figs. 12-14, nominative, dative, genitive = `poss`):
@@ -37,6 +41,11 @@ from queerbias.suites.gruff.generation import SETTINGS
 
 BREAKDOWNS = {"by_pronoun": ("target", PRONOUN_SETS), "by_case": ("case", CASES), "by_system": ("system", SYSTEMS)}
 BINARY = ("er", "sie")
+#: Fig. 6 shows ten occupations at each end of the ranking
+TOP_OCCUPATIONS = 10
+#: the fewest er and sie referents an occupation needs (each) to be placed at an end of the ranking: below it,
+#: one referent moves a rate by more than ten points
+MIN_REFERENTS = 10
 
 
 def accuracy(correct) -> dict:
@@ -72,7 +81,8 @@ def over_resolution(items: pd.DataFrame) -> dict:
 
     to_er: % of items whose referent uses sie (context settings) answered er; to_sie:
     % of er-referent items answered sie; n_sie/n_er their denominators; score: to_sie
-    - to_er (None unless both are defined). Rows are sorted by score, sie-ward first.
+    - to_er (None unless both are defined); too_few: fewer than MIN_REFERENTS of either. Rows are sorted
+    by score, sie-ward first.
     """
     pool = _stereotype_pool(items)
     result = {}
@@ -87,9 +97,28 @@ def over_resolution(items: pd.DataFrame) -> dict:
             to_er = 100 * float((sie_referents["answer"] == "er").mean()) if len(sie_referents) else None
             score = None if to_sie is None or to_er is None else to_sie - to_er
             rows.append({"occupation": occupation, "to_er": to_er, "n_sie": len(sie_referents),
-                         "to_sie": to_sie, "n_er": len(er_referents), "score": score})
+                         "to_sie": to_sie, "n_er": len(er_referents), "score": score,
+                         "too_few": min(len(er_referents), len(sie_referents)) < MIN_REFERENTS})
         result[case] = sorted(rows, key=lambda r: (r["score"] is None, -(r["score"] or 0.0), r["occupation"]))
     return result
+
+
+def ranking_ends(rows: list[dict], top: int = TOP_OCCUPATIONS) -> dict:
+    """Fig. 6 as one ranking of one case's `over_resolution` rows by stereotype score: the `sie` end (the
+    highest scores first) and the `ihn` end (the lowest first), `top` each and never the same occupation
+    twice (with fewer than 2·top ranked occupations each end takes half, the sie end the odd one). A tie
+    at the cut goes to the occupation with more er and sie referents (the better-supported score), then
+    to the name. Occupations marked `too_few` are not ranked (`excluded`)."""
+    ranked = [r for r in rows if r["score"] is not None and not r["too_few"]]
+    sizes = {"sie": min(top, (len(ranked) + 1) // 2)}
+    sizes["ihn"] = min(top, len(ranked) - sizes["sie"])
+    ends: dict = {}
+    for end, sign in (("sie", 1), ("ihn", -1)):
+        taken = {r["occupation"] for chosen in ends.values() for r in chosen}
+        order = sorted((r for r in ranked if r["occupation"] not in taken),
+                       key=lambda r: (-sign * r["score"], -(r["n_er"] + r["n_sie"]), r["occupation"]))
+        ends[end] = order[:sizes[end]]
+    return {**ends, "excluded": [r["occupation"] for r in rows if r["too_few"]], "min_referents": MIN_REFERENTS}
 
 
 def _stereotype_pool(items: pd.DataFrame) -> pd.DataFrame:
@@ -228,7 +257,8 @@ def summarise(items: pd.DataFrame) -> dict:
                        "by_pronoun": {p: pronoun_spread(context, p) for p in PRONOUN_SETS},
                        "by_pronoun_case": pronoun_case_figures(context)},
         "settings": by_setting(items),
-        "over_resolution": over_resolution(items),
+        "over_resolution": (over := over_resolution(items)),
+        "ranking_ends": {case: ranking_ends(rows) for case, rows in over.items()},
         "case_correlations": case_correlations(items),
         "pronoun_tests": pronoun_tests(context),
         "case_tests": case_tests(context),

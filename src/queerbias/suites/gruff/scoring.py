@@ -18,6 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from queerbias.errors import QueerbiasError
+from queerbias.families import get_family
 from queerbias.models.context import context_length
 from queerbias.models.loading import LoadedModel
 from queerbias.scoring.config import ScoringConfig
@@ -42,7 +43,7 @@ def scoring_config(lm: LoadedModel, bos: str = "auto") -> ScoringConfig:
     """The scorer settings of the GRUFF method for this model."""
     if bos not in BOS_CHOICES:
         raise QueerbiasError(f"bos must be one of {BOS_CHOICES}, got {bos!r}")
-    if lm.kind == "masked":
+    if not get_family(lm.kind).left_to_right:  # a pseudo-log-likelihood: within-word masking
         return ScoringConfig(reduction="mean", pll="within_word_l2r")
     if bos == "auto":
         bos = "prepend" if tokenizer_adds_bos(lm.tokenizer) else "none"

@@ -4,19 +4,19 @@ paper's metrics over distinct instances (the declaration is `suites.gruff.declar
 from __future__ import annotations
 
 from queerbias.options import count_or_auto
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.gruff import metrics
 from queerbias.suites.gruff.declaration import Gruff
 from queerbias.suites.gruff.forms import CASES, PRONOUN_SETS
 from queerbias.suites.gruff.generation import SETTINGS, generate
 from queerbias.suites.gruff.metrics import comparison_extras, distinct
-from queerbias.suites.gruff.report import (
+from queerbias.suites.gruff.scoring import METHOD, item_rows, score_options, scoring_config
+from queerbias.suites.gruff.tables import (
     accuracy_lines,
     model_correlation_table,
     pronoun_case_change_table,
     summary_blocks,
 )
-from queerbias.suites.gruff.scoring import METHOD, item_rows, score_options, scoring_config
 from queerbias.suites.gruff.templates import load_templates
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 

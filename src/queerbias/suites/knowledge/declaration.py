@@ -15,6 +15,7 @@ et al. 2021). A study's guard reads its overall accuracy.
 from __future__ import annotations
 
 from queerbias.suites.pairs.declaration import Pairs
+from queerbias.suites.pairs.parts import PAIR_GAP
 from queerbias.suites.protocol import BINARY, CONTINUOUS, OVERALL, Criterion, Figure, Judged, Measure
 
 CRITERIA = {
@@ -35,6 +36,8 @@ class Knowledge(Pairs):
                         reference_label="0 = no preference"))
     scope_titles = {"groups": "Identity"}
     criteria = CRITERIA
+    parts = (PAIR_GAP,)
+    optional_parts = ()
     figures = {}
     judged = Judged(guard=Figure(OVERALL, "accuracy"))
     implementation = "queerbias.suites.knowledge.suite:KnowledgeSuite"
@@ -43,5 +46,3 @@ class Knowledge(Pairs):
     # groups that fell below chance), the report as any suite's
     companions = {"training": "queerbias.suites.knowledge.training:KnowledgeTraining",
                   "card": "queerbias.suites.knowledge.card:KnowledgeCard"}
-    commands = ()
-

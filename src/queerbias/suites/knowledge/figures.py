@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from queerbias.pairs.taxonomy import table_order
 from queerbias.report.tables import Table, fmt
 from queerbias.suites.pairs.indifference import gaps, pair_gap_summary
+from queerbias.suites.pairs.parts import PAIR_GAP
+from queerbias.text.taxonomy import table_order
 
 
 def accuracy_figures(correct: np.ndarray, d: np.ndarray) -> dict:
@@ -35,7 +36,7 @@ def knowledge_summary(rows: pd.DataFrame, margin: float) -> dict:
     order = table_order(set(groups))
     return {"overall": accuracy_figures(correct, d),
             "groups": {group: accuracy_figures(correct[groups == group], d[groups == group]) for group in order},
-            "pair_gap": pair_gap_summary(groups, d, margin, order)}
+            PAIR_GAP: pair_gap_summary(groups, d, margin, order)}
 
 
 def knowledge_blocks(summary: dict) -> list:
@@ -53,6 +54,6 @@ def knowledge_blocks(summary: dict) -> list:
         Table(header=["Group", "n", "ties", "accuracy ± se", "margin d ± se (nats)"],
               rows=[[group, *cells(f)] for group, f in summary["groups"].items()],
               summary_rows=[["Overall", *cells(summary["overall"])]]),
-        f"Mean |d|: {fmt(summary['pair_gap']['overall']['mean_abs_d'], 3)} nats (the definitional side of the "
+        f"Mean |d|: {fmt(summary[PAIR_GAP]['overall']['mean_abs_d'], 3)} nats (the definitional side of the "
         "specificity ratio, docs/scoring.md).",
     ]

@@ -6,12 +6,13 @@ checkpoint keeps accuracy.
 
 from __future__ import annotations
 
-from queerbias.pairs.taxonomy import table_order
 from queerbias.suites.knowledge.declaration import Knowledge
 from queerbias.suites.knowledge.figures import knowledge_blocks, knowledge_summary
 from queerbias.suites.pairs.indifference import gap_extra, gaps, indifference_tables
+from queerbias.suites.pairs.parts import PAIR_GAP
 from queerbias.suites.pairs.suite import PairsSuite
 from queerbias.suites.protocol import OVERALL, Headline, PairedItems
+from queerbias.text.taxonomy import table_order
 
 
 class KnowledgeSuite(Knowledge, PairsSuite):
@@ -21,10 +22,10 @@ class KnowledgeSuite(Knowledge, PairsSuite):
     def headline(self, summary) -> Headline:
         """Accuracy overall and per group; the mean margin and the pair-level gap as extras."""
         overall = summary["overall"]
-        gap = summary["pair_gap"]
+        gap = summary[PAIR_GAP]
         return Headline("knowledge accuracy", overall["accuracy"],
                         {group: figures["accuracy"] for group, figures in summary["groups"].items()},
-                        {"margin": overall["margin"], "pair_gap": {"margin": gap["margin"], **gap["overall"]}})
+                        {"margin": overall["margin"], PAIR_GAP: {"margin": gap["margin"], **gap["overall"]}})
 
     def paired_cells(self, before, after, settings):
         def cell(scope: str, name: str, mask) -> PairedItems:

@@ -25,13 +25,17 @@ version) and, for the token counts, the LM view's rows too:
   paper states significance without naming its test).
 - `flip_bins` (Sec. 6 iii, Fig. 7): per property, the flip share of the pairs whose original
   falls in each fifth of the 0-100 scale.
-- `performance_relation` (Sec. 5 iv, Fig. 5): per (task, strategy) cell its macro-F1 on the
-  reformulations, ΔF1 and flip rate, and Spearman's ρ of each change against that F1.
-- `task_properties` (App. A.4, Table 5): per task, the originals' length in the classifier's
-  tokens and their (raw) Flesch score, mean ± SD, their number and label counts.
+- `performance_cells`, `performance_relation` (Sec. 5 iv, Fig. 5): per (model, task, strategy)
+  cell the model's macro-F1 on the task's original texts, ΔF1 and flip rate, and Spearman's ρ
+  of each change against that F1. The paper relates the changes to "the absolute performance"
+  and to "task difficulty", i.e. how well the model does on the task; the F1 on the
+  reformulations would be ΔF1 plus a constant within a task and correlate with ΔF1 by
+  construction. Within one task of one model the original F1 is a single value, so ρ is
+  undefined there: it exists across tasks (a run with several) or models (`consistency.json`).
 
-Length is counted in the classifier's tokens by default (Table 5 defines "length" as tokens;
-a gender character adds no word but several tokens), or in words (`length="words"`).
+Length is counted in words (whitespace-separated, as Table 5 counts it; `readability`), or in
+the classifier's tokens (`length="tokens"`). Table 5 itself describes the task data, not a
+run's rows (`task_data`).
 """
 
 from __future__ import annotations
@@ -48,8 +52,8 @@ PROPERTIES = {"flesch": "Norm. Flesch", "length": "Norm. Length", "certainty": "
               "attention_max": "Attention Max", "attention_sd": "Attention Variation"}
 SPLITS = {"overall": "Overall", "flip_no": "Flip: no", "flip_yes": "Flip: yes", "correct_no": "Correct: no",
           "correct_yes": "Correct: yes"}
-#: what a text's length is counted in (`property_pairs`): the classifier's tokens (Table 5) or words
-LENGTH_UNITS = {"tokens": "tokens", "words": "words"}
+#: what a text's length is counted in (`property_pairs`): words (Table 5's unit) or the classifier's tokens
+LENGTH_UNITS = {"words": "words", "tokens": "tokens"}
 #: Fig. 7's bins: fifths of the 0-100 scale every property is on
 BINS = (0.0, 20.0, 40.0, 60.0, 80.0, 100.0)
 
@@ -63,7 +67,7 @@ def normalise(values: Sequence[float | None]) -> list[float | None]:
     return [None if v is None else 100.0 * (v - low) / span for v in values]
 
 
-def property_pairs(rows: Sequence[dict], task: str, length: str = "tokens") -> list[dict]:
+def property_pairs(rows: Sequence[dict], task: str, length: str = "words") -> list[dict]:
     """Per non-identical (instance, strategy) of `task`: its split flags and each property before
     (original) and after (reformulation), on 0-100; a property the rows lack is None. `length`:
     the row column the length is counted in (`LENGTH_UNITS`)."""
@@ -168,39 +172,29 @@ def flip_bins(pairs: Sequence[dict]) -> dict:
     return result
 
 
-def performance_relation(tasks_summary: dict) -> dict:
-    """Fig. 5: per (task, strategy) cell its macro-F1 on the reformulations, ΔF1 and flip rate, and
-    Spearman's ρ of ΔF1 and of the flip rate against that F1 over the cells."""
-    cells = [{"task": task, "strategy": strategy, "macro_f1": entry["macro_f1"], "delta_f1": entry["delta_f1"],
-              "flip_rate": entry["flip_rate"]}
-             for task, entries in tasks_summary.items() for strategy, entry in entries.items() if strategy != ORIGINAL]
-    f1 = [c["macro_f1"] for c in cells]
-    return {"cells": cells, "delta_f1": spearman(f1, [c["delta_f1"] for c in cells]).to_dict(),
+def performance_cells(tasks_summary: dict, model: str | None = None) -> list[dict]:
+    """Fig. 5's points of one classifier: per (task, strategy) the model's macro-F1 on the task's
+    original texts (`original_f1`), ΔF1 and flip rate; `model` labels them where several are pooled."""
+    return [{**({"model": model} if model is not None else {}), "task": task, "strategy": strategy,
+             "original_f1": entries[ORIGINAL]["macro_f1"], "delta_f1": entry["delta_f1"],
+             "flip_rate": entry.get("flip_rate")}
+            for task, entries in tasks_summary.items() for strategy, entry in entries.items() if strategy != ORIGINAL]
+
+
+def performance_relation(cells: Sequence[dict]) -> dict:
+    """Fig. 5: Spearman's ρ of ΔF1 and of the flip rate against the original macro-F1 over the cells;
+    undefined (None) where the original F1 is one value (one task of one model), as `spread` says."""
+    f1 = [c["original_f1"] for c in cells]
+    spread = {"tasks": len({c["task"] for c in cells}), "models": len({c.get("model") for c in cells}),
+              "original_f1_values": len(set(f1))}
+    return {"cells": list(cells), "spread": spread, "delta_f1": spearman(f1, [c["delta_f1"] for c in cells]).to_dict(),
             "flip_rate": spearman(f1, [c["flip_rate"] for c in cells]).to_dict()}
 
 
-def task_properties(rows: Sequence[dict], tasks: Sequence[str]) -> dict:
-    """Table 5: per task, the originals' length in the classifier's tokens and their Flesch score (mean ± SD),
-    their number and how many carry each label (label ids as text)."""
-    result = {}
-    for task in tasks:
-        originals = [r for r in rows if r["task"] == task and r["strategy"] == ORIGINAL]
-
-        def spread(column: str) -> dict | None:
-            values = [r[column] for r in originals if r.get(column) is not None]
-            return {"mean": float(np.mean(values)), "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None} \
-                if values else None
-
-        labels = {str(label): sum(r["label"] == label for r in originals)
-                  for label in sorted({r["label"] for r in originals})}
-        result[task] = {"n": len(originals), "length": spread("tokens"), "flesch": spread("flesch"), "labels": labels}
-    return result
-
-
 def analyse(rows: Sequence[dict], tasks_summary: dict, tasks: Sequence[str], strategies: Sequence[str],
-            length: str = "tokens") -> dict:
+            length: str = "words") -> dict:
     """The classifier summary's `analysis`: Tables 3 and 4 and Fig. 7 per task and pooled, Table 6,
-    the ΔF1-flip correlation, Fig. 5 and Table 5."""
+    the ΔF1-flip correlation and Fig. 5."""
     if length == "tokens" and any(r.get("tokens") is None for r in rows):
         length = "words"  # a run written before token counts were kept
     pairs = {task: property_pairs(rows, task, length) for task in tasks}
@@ -212,5 +206,5 @@ def analyse(rows: Sequence[dict], tasks_summary: dict, tasks: Sequence[str], str
             "flip_properties": {scope: flip_properties(p) for scope, p in pairs.items()},
             "flip_bins": {scope: flip_bins(p) for scope, p in pairs.items()},
             "added_tokens": classifier_added_tokens(rows, tasks, strategies),
-            "f1_flip_correlation": f1_flip_correlation(cells), "performance": performance_relation(tasks_summary),
-            "task_properties": task_properties(rows, tasks)}
+            "f1_flip_correlation": f1_flip_correlation(cells),
+            "performance": performance_relation(performance_cells(tasks_summary))}

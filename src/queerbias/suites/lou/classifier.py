@@ -5,7 +5,7 @@ rate, and prediction certainty (mean max-softmax probability, on [0, 1]) and its
 unlike the LM view, texts equal to the original are kept (they cannot flip), as in the paper.
 
 Each row also carries what Sec. 6 ii (Table 3) and App. A.5 (Table 6) analyse: the text's
-words and German Flesch score (`readability`), its token count, and on reformulation rows
+length in words (whitespace-separated, Table 5's unit) and German Flesch score (`readability`), its token count, and on reformulation rows
 the attention the prediction token pays to the tokens the reformulation left unchanged, in
 the original and in the reformulation (`prediction_attention`, `shared_attention`).
 
@@ -39,7 +39,7 @@ from queerbias.suites.lou.analysis import analyse
 from queerbias.suites.lou.clusters import layer_clustering
 from queerbias.suites.lou.data import ORIGINAL, Instance, TaskInfo
 from queerbias.suites.lou.metrics import classifier_bootstrap, flip_rate, macro_f1, upstream_f1
-from queerbias.suites.lou.readability import flesch_amstad, words
+from queerbias.suites.lou.readability import flesch_amstad, word_count
 
 DEFAULT_MAX_LENGTH = 300  # upstream's truncation of GermEval texts (tasks with truncate_text)
 #: recorded in the run meta (and so in the run key): how inputs are composed
@@ -115,11 +115,18 @@ def compose_input(tokenizer, text: str, text_pair: str | None, truncate_text: in
 
 
 def encode_inputs(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
-                  truncate_text: int | None = None) -> list[dict]:
-    """Token ids of composed inputs, cut at the model's input limit (upstream: `truncation=True`)."""
+                  truncate_text: int | None = None, offsets: bool = False) -> list[dict]:
+    """Token ids of composed inputs, cut at the model's input limit (upstream: `truncation=True`);
+    with `offsets`, each input also keeps its composed text (`text`) and the character span of every
+    token (`offset_mapping`; fast tokenizers only)."""
     limit = context_length(clf.model, clf.tokenizer)
-    return [clf.tokenizer(compose_input(clf.tokenizer, text, pair, truncate_text),
-                          truncation=limit is not None, max_length=limit) for text, pair in inputs]
+    composed = [compose_input(clf.tokenizer, text, pair, truncate_text) for text, pair in inputs]
+    extra = {"return_offsets_mapping": True} if offsets else {}
+    encoded = [clf.tokenizer(text, truncation=limit is not None, max_length=limit, **extra) for text in composed]
+    if offsets:
+        for text, entry in zip(composed, encoded, strict=True):
+            entry["text"] = text
+    return encoded
 
 
 def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
@@ -143,10 +150,10 @@ def predict_proba(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]
 
 def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
                          truncate_text: int | None = None, batch_size: int = PREDICT_BATCH
-                         ) -> list[tuple[list[int], np.ndarray] | None]:
-    """Per input: its token ids but the structural ones (`structural_ids`) and the attention the prediction token pays to each
-    (last layer, mean over heads), as Sec. 6 ii characterises attention; None for all inputs
-    when the model cannot return attention weights.
+                         ) -> list[tuple[list, np.ndarray] | None]:
+    """Per input: its tokens but the structural ones (`structural_ids`), each as `token_key` gives it, and
+    the attention the prediction token pays to each (last layer, mean over heads), as Sec. 6 ii
+    characterises attention; None for all inputs when the model cannot return attention weights.
 
     The prediction token is the first one for classifiers that start with a [CLS]-like token
     (encoders), else the last (decoders classify from the last token). Attention weights need
@@ -154,11 +161,11 @@ def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str 
     the predictions themselves keep the model's own implementation. The model returns the weights
     of every layer, so batches (of inputs of similar length) hold at most ATTENTION_BUDGET of them.
     """
-    encoded = encode_inputs(clf, inputs, truncate_text)
     model, tokenizer = clf.model, clf.tokenizer
+    encoded = encode_inputs(clf, inputs, truncate_text, offsets=tokenizer.is_fast)
     previous, was_training = model.config._attn_implementation, model.training
     special, cls = structural_ids(tokenizer), tokenizer.cls_token_id
-    found: list[tuple[list[int], np.ndarray] | None] = [None] * len(encoded)
+    found: list[tuple[list, np.ndarray] | None] = [None] * len(encoded)
     per_square = 4 * getattr(model.config, "num_hidden_layers", 12) * getattr(model.config, "num_attention_heads", 12)
     order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]["input_ids"]))
     batches = []
@@ -171,7 +178,8 @@ def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str 
     model.eval()
     try:
         for batch in batches:
-            padded = tokenizer.pad([encoded[i] for i in batch], return_tensors="pt")
+            padded = tokenizer.pad([{key: encoded[i][key] for key in ("input_ids", "attention_mask", "token_type_ids")
+                                     if key in encoded[i]} for i in batch], return_tensors="pt")
             with torch.inference_mode():
                 attentions = model(**{k: v.to(clf.device) for k, v in padded.items()}, output_attentions=True).attentions
             if not attentions:
@@ -182,11 +190,25 @@ def prediction_attention(clf: LoadedClassifier, inputs: Sequence[tuple[str, str 
                 ids = padded["input_ids"][row].numpy()[real]
                 query = real[0] if cls is not None and ids[0] == cls else real[-1]
                 keep = [k for k, token in enumerate(ids) if int(token) not in special]
-                found[i] = ([int(ids[k]) for k in keep], last[row, query, real[keep]])
+                found[i] = ([token_key(tokenizer, encoded[i], k) for k in keep], last[row, query, real[keep]])
     finally:
         model.set_attn_implementation(previous)
         model.train(was_training)
     return found
+
+
+def token_key(tokenizer, encoding: dict, k: int):
+    """What the `k`-th token of an input stands for, to match tokens of an original and its reformulation:
+    its id, but for the unknown token the text it covers (from the fast tokenizer's offsets). One [UNK]
+    may stand for the reformulated word and another for the original's, and the paper excludes the
+    tokens a reformulation touched; without offsets (slow tokenizers) an unknown token matches none."""
+    token = int(encoding["input_ids"][k])
+    if token != tokenizer.unk_token_id:
+        return token
+    if "offset_mapping" not in encoding:
+        return object()
+    start, end = encoding["offset_mapping"][k]
+    return encoding["text"][start:end]
 
 
 def layer_embeddings(clf: LoadedClassifier, inputs: Sequence[tuple[str, str | None]],
@@ -222,13 +244,13 @@ def structural_ids(tokenizer) -> set[int]:
     return {int(token) for token in found if token is not None} - {tokenizer.unk_token_id}
 
 
-def shared_attention(original: tuple[list[int], np.ndarray], reformulated: tuple[list[int], np.ndarray]
-                     ) -> dict | None:
-    """Max and SD over tokens of the attention on the tokens both texts share (matched in order),
+def shared_attention(original: tuple[list, np.ndarray], reformulated: tuple[list, np.ndarray]) -> dict | None:
+    """Max and SD over tokens of the attention on the tokens both texts share (matched in order by
+    `token_key`: an unknown token only where it covers the same text),
     in the original and in the reformulation: the paper excludes the tokens a reformulation
     changed so that both attention vectors have the same length. None without shared tokens."""
-    (ids_o, att_o), (ids_r, att_r) = original, reformulated
-    blocks = difflib.SequenceMatcher(None, ids_o, ids_r, autojunk=False).get_matching_blocks()
+    (keys_o, att_o), (keys_r, att_r) = original, reformulated
+    blocks = difflib.SequenceMatcher(None, keys_o, keys_r, autojunk=False).get_matching_blocks()
     pos_o = [b.a + k for b in blocks for k in range(b.size)]
     pos_r = [b.b + k for b in blocks for k in range(b.size)]
     if not pos_o:
@@ -281,14 +303,14 @@ def classify_chunk(clf: LoadedClassifier, instances: Sequence[Instance], strateg
             rows.append({"task": instance.task, "index": instance.index, "label": instance.label,
                          "strategy": version, "identical": text == instance.original,
                          "pred": pred, "prob_max": float(p.max()), "flipped": pred != base,
-                         "words": len(words(text)), "flesch": flesch_amstad(text), "tokens": tokens[text],
+                         "words": word_count(text), "flesch": flesch_amstad(text), "tokens": tokens[text],
                          **(shared or dict.fromkeys(ATTENTION_COLUMNS)),
                          **({"reformulation_layers": difference} if layers else {})})
     return rows
 
 
 def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[str], seed: int = 0,
-              n_resamples: int = DEFAULT_RESAMPLES, length: str = "tokens") -> dict:
+              n_resamples: int = DEFAULT_RESAMPLES, length: str = "words") -> dict:
     """Per task: the original's macro-F1 and certainty, and per strategy their changes and the flip rate.
 
     `f1_upstream`/`delta_f1_upstream`: the F1 upstream logs as "f1-macro" (binary tasks:
@@ -296,7 +318,7 @@ def summarise(rows: Sequence[dict], tasks: Sequence[str], strategies: Sequence[s
     Certainty is the mean over instances of the max-softmax probability (`prob_max`), on [0, 1]
     (the paper's Tables 3-4 use %). ΔF1 and the flip rate get paired bootstrap 95% intervals over
     instances, one seeded generator per task and strategy. `analysis`: Sec. 5 iv, Sec. 6 ii-iii and
-    App. A.4-A.5 (module `analysis`), lengths counted in `length` (tokens or words).
+    App. A.5 (module `analysis`), lengths counted in `length` (words or tokens).
     """
     result = {}
     for task in tasks:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from queerbias.errors import DataError, QueerbiasError
 from queerbias.fileio import iter_jsonl
-from queerbias.pairs.registry import BenchmarkInfo, fetch, sha256_file
+from queerbias.pairs.registry import BenchmarkInfo, fetch, sha256_file, shared_copy
 from queerbias.yamlio import load_packaged_yaml
 
 ORIGINAL = "original"
@@ -130,13 +130,27 @@ def data_file(relpath: str, data_dir: str | Path | None) -> Path:
             raise QueerbiasError(f"{path} not found; --data must be a folder laid out like "
                                  f"{lou_spec().homepage} (lou/<task>.jsonl, tasks/<task>/train.jsonl)")
         return path
+    return fetch(_cache_info(relpath))
+
+
+def local_file(relpath: str, data_dir: str | Path | None) -> Path | None:
+    """`relpath` where it is on this machine without a download: below a user's data folder, or the
+    verified cache or shared copy; None where it is not."""
+    if data_dir is not None:
+        path = Path(data_dir).expanduser() / relpath
+        return path if path.is_file() else None
+    info = _cache_info(relpath)
+    return fetch(info) if info.is_cached() or shared_copy(info) is not None else None
+
+
+def _cache_info(relpath: str) -> BenchmarkInfo:
+    """The download of one upstream file, cached as `lou/<folder>/<file>`."""
     spec = lou_spec()
     folder, _, filename = relpath.rpartition("/")
-    info = BenchmarkInfo(name=f"lou/{folder}", description=f"Lou {relpath}", language="de",
+    return BenchmarkInfo(name=f"lou/{folder}", description=f"Lou {relpath}", language="de",
                          licence=spec.licence, citation=spec.citation, homepage=spec.homepage,
                          layout="lou", urls=(f"{spec.raw_base}/{relpath}",),
                          url_verified=spec.url_verified, filename=filename)
-    return fetch(info)
 
 
 def load_task(task: str, data_dir: str | Path | None = None) -> LouTask:
@@ -159,15 +173,20 @@ def load_split(task: str, split: str, data_dir: str | Path | None = None) -> tup
     """The original (unreformulated) train or dev split of `task`, and the file it came from."""
     if split not in SPLITS:
         raise QueerbiasError(f"split must be one of {SPLITS}, got {split!r}")
-    info = lou_spec().tasks[resolve_tasks([task])[0]]
     path = data_file(f"tasks/{task}/{split}.jsonl", data_dir)
+    return read_split(task, path), path
+
+
+def read_split(task: str, path: Path) -> list[Example]:
+    """The examples of one split file of `task`, every field checked."""
+    info = lou_spec().tasks[resolve_tasks([task])[0]]
     examples = [Example(_text(record, "text", path, row),
                         _text(record, info.text_pair, path, row) if info.text_pair else None,
                         _label(record, info, path, row))
                 for row, record in iter_jsonl(path)]
     if not examples:
         raise DataError(path, "holds no examples")
-    return examples, path
+    return examples
 
 
 def sample_task(task: LouTask, n: int | None, seed: int = 0) -> LouTask:

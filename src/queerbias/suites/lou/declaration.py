@@ -9,7 +9,7 @@ instance's rows by (task, index, strategy); an item missing from one run is refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queerbias.options import EXECUTION, SUMMARY, auto_or_count, option, seed_option, validate
 from queerbias.suites.lou.data import POOLED
@@ -54,8 +54,8 @@ class LouClassifierSettings:
     layers: bool = option(False, "Sec. 6 i: keep each reformulation's layer-wise mean embedding difference r = s - s' "
                                  "(layers × hidden size numbers per row: a large items file) and cluster r by "
                                  "strategy per layer", role=SUMMARY)
-    length: str = option("tokens", "what a text's length is counted in (Sec. 6 ii-iii): the classifier's tokens, as "
-                                   "Table 5 defines it, or words", role=SUMMARY, choices=("tokens", "words"))
+    length: str = option("words", "what a text's length is counted in (Sec. 6 ii-iii): words, as Table 5 counts it, "
+                                  "or the classifier's tokens", role=SUMMARY, choices=("words", "tokens"))
     batch_size: int = option(16, "inputs per batch", role=EXECUTION, ge=1)
     chunk_instances: int = option(64, "instances predicted between two saves of progress", role=EXECUTION, ge=1)
 
@@ -94,7 +94,10 @@ class Lou(_LouData):
     compatible = (("scoring method (scoring_id)", ("scoring_id",)),)
     judged = Judged(guard=Figure(OVERALL, "ll"))
     implementation = "queerbias.suites.lou.suite:LouLMSuite"
-    commands = ("queerbias.suites.lou.command",)
+
+    def with_scorer_batch(self, settings, sequences):
+        """The scorer's batch size: speed only (an execution setting, not part of the run key)."""
+        return replace(settings, batch_size=str(sequences))
 
 
 class LouClassifier(_LouData):

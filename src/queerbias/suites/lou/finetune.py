@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from transformers import DataCollatorWithPadding, Trainer, TrainerCallback, TrainingArguments
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
@@ -56,8 +57,6 @@ class Recipe:
 def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(), *,
              data_dir: str | Path | None = None, progress: bool = True, **load_options) -> Path:
     """Train `base` on `task` and save the best-on-dev classifier to `out_dir` (reused if already there)."""
-    from transformers import DataCollatorWithPadding, Trainer, TrainerCallback
-
     out_dir = Path(out_dir)
     train, train_path = load_split(task, "train", data_dir)
     dev, dev_path = load_split(task, "dev", data_dir)
@@ -110,8 +109,6 @@ def finetune(base: str, task: str, out_dir: str | Path, recipe: Recipe = Recipe(
 
 
 def _arguments(recipe: Recipe, scratch: str, progress: bool):
-    from transformers import TrainingArguments
-
     return TrainingArguments(
         output_dir=scratch, num_train_epochs=recipe.epochs, learning_rate=recipe.learning_rate,
         per_device_train_batch_size=recipe.batch_size, per_device_eval_batch_size=recipe.batch_size,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from queerbias.models.loading import MASKED
+from queerbias.families import get_family
 from queerbias.report.paired_stats import cell_rng
 from queerbias.scoring.config import ScoringConfig
 from queerbias.scoring.scorer import Scorer
@@ -31,7 +31,8 @@ PREFERENCE = "Δ > 0 counts 100, a tie 50; per-token and summed log-likelihood"
 
 def lm_scoring_config(kind: str) -> ScoringConfig:
     """Mean over every token; masked LMs use the within-word PLL that does not favour split words."""
-    return ScoringConfig(scope="all", reduction="mean", pll="within_word_l2r" if kind == MASKED else "original")
+    return ScoringConfig(scope="all", reduction="mean",
+                         pll="original" if get_family(kind).left_to_right else "within_word_l2r")
 
 
 def pair_key(original: str, reformulated: str) -> str:

@@ -15,7 +15,8 @@ import itertools
 import numpy as np
 
 from queerbias.report.paired_stats import bootstrap_mean_ci, spearman
-from queerbias.suites.lou.analysis import f1_flip_correlation
+from queerbias.suites.lou.analysis import f1_flip_correlation, performance_cells, performance_relation
+from queerbias.suites.lou.data import ORIGINAL
 
 
 def macro_f1(labels, preds) -> float:
@@ -126,7 +127,8 @@ def ranking_consistency(summaries: dict[str, dict], strategies) -> dict:
     the models' F1 on the original and on the reformulation (the paper's check that model
     rankings survive gender-fair language, Sec. 5 v). Each ρ comes with its p-value
     (`report.paired_stats.spearman`). f1_flip_correlation: ΔF1 against the flip rate over every
-    model, task and strategy (Sec. 5 iv).
+    model, task and strategy (Sec. 5 iv); performance: Fig. 5's ΔF1 and flip rate against each
+    model's F1 on the original texts over the same cells, where the original F1 varies (Sec. 5 iv).
     """
     labels = list(summaries)
     shared = set.intersection(*(set(s["tasks"]) for s in summaries.values()))
@@ -143,4 +145,7 @@ def ranking_consistency(summaries: dict[str, dict], strategies) -> dict:
         result[task] = {"strategy_rankings": pairs, "model_rankings": models}
     cells = [(entry["delta_f1"], entry.get("flip_rate"))
              for label in labels for task in tasks for entry in (summaries[label]["tasks"][task][s] for s in strategies)]
-    return {"models": labels, "tasks": result, "f1_flip_correlation": f1_flip_correlation(cells)}
+    performance = performance_relation([cell for label in labels for cell in performance_cells(
+        {task: {s: summaries[label]["tasks"][task][s] for s in (ORIGINAL, *strategies)} for task in tasks}, label)])
+    return {"models": labels, "tasks": result, "f1_flip_correlation": f1_flip_correlation(cells),
+            "performance": performance}

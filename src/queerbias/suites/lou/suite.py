@@ -6,18 +6,20 @@ declarations are `suites.lou.declaration`).
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from queerbias.errors import QueerbiasError
 from queerbias.models.context import context_length
 from queerbias.options import count_or_auto
-from queerbias.scoring.families import make_scorer
+from queerbias.scoring.scorer import make_scorer
 from queerbias.suites.lou.classifier import INPUT_COMPOSITION, check_labels, classify_chunk, load_classifier
 from queerbias.suites.lou.classifier import summarise as classifier_summarise
 from queerbias.suites.lou.data import ORIGINAL, POOLED, load_task, lou_spec, resolve_tasks, sample_task
 from queerbias.suites.lou.declaration import Lou, LouClassifier
 from queerbias.suites.lou.lm_view import PREFERENCE, lm_scoring_config, score_chunk
 from queerbias.suites.lou.lm_view import summarise as lm_summarise
-from queerbias.suites.lou.report import classifier_blocks, classifier_plot, data_line, lm_blocks, lm_plot
+from queerbias.suites.lou.tables import classifier_blocks, classifier_plot, data_line, lm_blocks, lm_plot
+from queerbias.suites.lou.task_data import describe_task
 from queerbias.suites.protocol import OVERALL, DataRef, Headline, PairedItems, Suite
 from queerbias.suites.rows import records
 
@@ -133,6 +135,15 @@ class LouLMSuite(Lou, _LouView):
 
 class LouClassifierSuite(LouClassifier, _LouView):
     view = "classifier"
+
+    def load_data(self, spec, settings):
+        """The instances, and with the data's description Table 5 of every task (App. A.4, `task_data`):
+        it describes the task data the paper used (train, dev and the Lou file's originals), not the
+        instances a run samples, so it is computed with the data rather than from the rows."""
+        items, ref = load_lou(spec, settings)
+        tables = {name: describe_task(load_task(name, spec), spec)
+                  for name in resolve_tasks(list(settings.tasks), spec)}
+        return items, replace(ref, details={**ref.details, "task_data": tables})
 
     def load_model(self, spec, kind=None, force_kind=False, **options):
         if kind is not None or force_kind:

@@ -13,22 +13,37 @@ from queerbias.report.options import CORRECTIONS
 from queerbias.report.paired_stats import stars
 from queerbias.report.tables import Cell, Table, fmt, to_markdown
 from queerbias.suites.companions import CardHooks, IndexMetric
-from queerbias.suites.pairs.declaration import DISTANCE
+from queerbias.suites.pairs.association_report import association_tables, shift_clause
 from queerbias.suites.pairs.indifference import (
     closing_clauses,
     harm_lines,
     indifference_tables,
     specificity_lines,
 )
+from queerbias.suites.pairs.parts import ASSOCIATION, DISTANCE, SHIFT
 from queerbias.suites.protocol import OVERALL
 
 
 def summary_sentence(comparison: dict, data: str, evaluated: str) -> str | None:
-    """How the distance to indifference of the bias and soft score changed, with intervals and p."""
-    d = comparison.get("distance")
+    """How the association changed, where the set has neutral predicates, and the groups the frame-level test
+    found shifted; then how the paper's distance to indifference of the bias and soft score changed, with
+    intervals and p."""
+    d = comparison.get(DISTANCE)
     if not d:
         return None
-    return (f"On {data} ({evaluated}), the distance to indifference (mean over {d['n_groups']} identity groups of "
+    association, shift = comparison.get(ASSOCIATION), comparison.get(SHIFT)
+    lead = ""
+    if association:
+        lead = (f"On {data} ({evaluated}), the association of each group with its stereotypes, measured against "
+                f"neutral predicates of the same frame so that the identity phrase's own likelihood cancels, went "
+                f"from an excess of {association['excess_before']:.2f} to {association['excess_after']:.2f} points "
+                f"({_change(association, 'excess')}; coin-flip floor {association['excess_floor']:.2f}) and a soft "
+                f"distance of {association['soft_before']:.3f} to {association['soft_after']:.3f} nats "
+                f"({_change(association, 'soft')}). ")
+    if shift:
+        lead += (f"Groups shifted towards the stereotype ({shift['unit']}-level sign test, {shift['correction']}): "
+                 f"{', '.join(shift['shifted']) or 'none'}. ")
+    return lead + (f"On {data} ({evaluated}), the paper's distance to indifference (mean over {d['n_groups']} identity groups of "
             f"|score − 50|) went from {d['bias_before']:.2f} to {d['bias_after']:.2f} for the bias score "
             f"({_change(d, 'bias')}) and from {d['soft_before']:.2f} to {d['soft_after']:.2f} for the soft score "
             f"({_change(d, 'soft')}).{floor_sentence(d)}")
@@ -56,8 +71,9 @@ def blocks(document: dict, comparison: dict, evaluated: str) -> list[str]:
     described = (f"{data.get('n_items')} pairs of `{data.get('name')}` (checksum `{data.get('checksum')}`), "
                  f"{evaluated}; scored with the WinoQueer shared-token method "
                  f"(scoring id `{document['meta'].get('scoring_id')}`).")
-    found = [described + floor_sentence(comparison.get("distance") or {}),
+    found = [described + floor_sentence(comparison.get(DISTANCE) or {}),
              to_markdown(before_after_table(document, comparison)).rstrip("\n")]
+    found[:0] = [to_markdown(table).rstrip("\n") for table in association_tables(comparison)]
     found += [to_markdown(table).rstrip("\n") for table in indifference_tables({"comparisons": [comparison]})]
     best = document.get("best")
     if best:
@@ -91,8 +107,8 @@ def before_after_table(document: dict, comparison: dict) -> Table:
 
     groups = comparison.get((document.get("scopes") or ["groups"])[0]) or {}
     summary = [["Overall", str(comparison["overall"]["n"]), *cells(comparison["overall"])]]
-    if comparison.get("distance"):
-        d = comparison["distance"]
+    if comparison.get(DISTANCE):
+        d = comparison[DISTANCE]
         summary.append(["Distance to indifference", f"{d['n_groups']} groups", *cells(d)])
     meta = document["meta"]
     return Table(
@@ -125,15 +141,26 @@ class PairCard(CardHooks):
                             DISTANCE, "soft"))
 
     def closing_figures(self, comparison, measures):
-        """The distance to indifference (bias to one decimal, as the scores, soft to two), which a
-        mitigation should lower; the overall scores where a comparison lacks it."""
+        """The association (excess and soft distance) where the set has neutral predicates, which a mitigation
+        should lower without moving the identity phrase; else the distance to indifference (bias to one
+        decimal, as the scores, soft to two); the overall scores where a comparison lacks both."""
+        if comparison.get(ASSOCIATION):
+            return "association ", comparison[ASSOCIATION], [("excess", "excess", 2), ("soft", "soft distance", 3),
+                                                            ("bias", "distance", 1)]
         if not comparison.get(DISTANCE):
             return super().closing_figures(comparison, measures)
         return "distance to indifference ", comparison[DISTANCE], [("bias", "bias", 1), ("soft", "soft", 2)]
 
     def closing_clauses(self, comparison) -> str:
-        """The pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
-        return closing_clauses(comparison)
+        """The frame-level shift test, then (after the association) the paper's distance to indifference,
+        then the pair-level |d| change, the stereotype excess and the crossed and harmful groups."""
+        shift = shift_clause(comparison.get(SHIFT))
+        paper = ""
+        if comparison.get(ASSOCIATION) and comparison.get(DISTANCE):
+            d = comparison[DISTANCE]
+            paper = (f"; paper's distance to indifference bias {fmt(d['bias_before'], 1)} -> {fmt(d['bias_after'], 1)} "
+                     f"(change {change_text(d, 'bias', 1)}), soft {fmt(d['soft_before'])} -> {fmt(d['soft_after'])}")
+        return (f"; {shift}" if shift else "") + paper + closing_clauses(comparison)
 
     def closing_lines(self, documents) -> list[str]:
         """Harm on every pair benchmark of the run, then the specificity ratio against the knowledge set."""

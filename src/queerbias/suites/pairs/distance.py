@@ -1,7 +1,7 @@
 """The pair suite's distance to indifference in a comparison: its change, interval and table.
 
 The distance is the mean over identity groups of |score - 50| (bias and soft score;
-`scoring.aggregate.distance_to_indifference` for one run), the figure a mitigation
+`suites.pairs.aggregate.distance_to_indifference` for one run), the figure a mitigation
 should lower where the overall score hides groups that lean in opposite directions.
 Its change gets a group-stratified paired bootstrap: pairs are resampled within each
 group (group sizes fixed, before and after from the same draw). Beside the binary distance,
@@ -20,6 +20,7 @@ from queerbias.report.options import CompareOptions
 from queerbias.report.paired_stats import bootstrap_p, cell_rng, json_safe, stratified_bootstrap_means
 from queerbias.report.tables import Cell, Table, fmt
 from queerbias.suites.pairs.floor import LEVEL, containing, distance_floor
+from queerbias.suites.pairs.parts import DISTANCE
 
 
 def distance_extra(before: pd.DataFrame, after: pd.DataFrame, options: CompareOptions) -> dict:
@@ -64,7 +65,7 @@ def distance_stats(pairs: pd.DataFrame, options: CompareOptions, rng: np.random.
 
 def distance_table(comparison: dict) -> Table:
     """Distance to indifference before and after, with the change's bootstrap interval and p."""
-    d = comparison["distance"]
+    d = comparison[DISTANCE]
     figures = [("bias score", "bias"), ("soft score", "soft")]
     notes = "Interval and p from a paired bootstrap of pairs within groups; a fall is a mitigation."
     if d.get("floor") is not None:  # reports written before the noise floor have none

@@ -1,5 +1,5 @@
 """The pair benchmark in a training run: its historical folder name, its held-out default data and how it
-guards a run (the validation frames of queerbias-de-contrary)."""
+guards a run (the validation shapes of queerbias-de-shapes)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,6 @@ class PairTraining(TrainingHooks):
                  "optional": True}]
 
     def guard_refusal(self, suite, comparison, allowed):
-        """A pair benchmark guarding a run (the validation frames of queerbias-de-contrary): its
-        stereotype excess rose more than `allowed` points, or a group crossed 50 towards the stereotype."""
+        """A pair benchmark guarding a run (the validation shapes of queerbias-de-shapes): its excess rose
+        more than `allowed` points, or a group shifted towards the stereotype (`harm.guard_refusal`)."""
         return guard_refusal(comparison, allowed)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from queerbias.comparison.checkpoints import LAST_REFUSED, REFUSED, UNGUARDED
 from queerbias.report.formatting import format_p, with_ci
 from queerbias.report.tables import Table, fmt, to_markdown
 from queerbias.suites.registry import companion
@@ -25,7 +26,7 @@ PERPLEXITIES = (("general_perplexity", "general (neutral German text shipped wit
 
 def card_body(run: TrainingRun, card_dir: Path) -> str:
     """The Markdown below the front matter; `card_dir` is where the card goes (links are relative to it)."""
-    blocks = [f"# {run.path.name}", _summary(run)]
+    blocks = [f"# {run.path.name}", *_verdict(run), _summary(run)]
     if run.incomplete():
         blocks.append("> **Evaluation incomplete.** " + "; ".join(run.incomplete()) + ". No before/after figure "
                       "is given for what was not evaluated; rerun the training command to resume, then "
@@ -35,6 +36,50 @@ def card_body(run: TrainingRun, card_dir: Path) -> str:
                "## Limitations", _limitations(run), "## Intended use", _intended_use(),
                "## Reproducing", _reproducing(run), "## References", _references(run)]
     return "\n\n".join(blocks) + "\n"
+
+
+def _verdict(run: TrainingRun) -> list[str]:
+    """The run's verdict as the card's first paragraph (none for a run written before verdicts were kept),
+    in words for someone who finds the weights on the Hub: that its guards refused it and why, so that
+    it is not a mitigation to use, or which checkpoint compare chose and why."""
+    verdict, refused = run.verdict
+    if verdict is None:
+        return []
+    what = "adapter" if run.lora else "model"
+    last, status = verdict["last_step"], verdict["status"]
+    guards = ", ".join(f"`{name}`" for name in verdict["guards"])
+    checked = (f"Its training run checked every saved checkpoint against its guards ({guards}): benchmarks on "
+               "which a mitigation must not make things worse; a checkpoint that did is refused.")
+    if status == REFUSED:
+        reasons = "; ".join(f"at step {step}, {why}" for step, why in refused.items())
+        return [f"**This {what} was refused by its guards: {reasons}, so it is not a mitigation to use.** {checked} "
+                "Every checkpoint was refused: the figures below describe what the training did, not a model to "
+                "use as a mitigation."]
+    chosen = _chosen(verdict["chosen"], last)
+    if status == LAST_REFUSED:
+        return [f"**The weights in this folder (the last checkpoint, step {last}) were refused by its guards: "
+                f"{refused[str(last)]}, so they are not a mitigation to use.** {checked} {chosen}"]
+    if status == UNGUARDED:
+        return [f"{chosen} No guard benchmark checked this run, so nothing refused a checkpoint."]
+    others = "; ".join(f"step {step}: {why}" for step, why in refused.items())
+    return [f"{chosen} {checked} They passed the last checkpoint (step {last})"
+            + (f" and refused {others}." if others else " and refused none.")]
+
+
+def _chosen(chosen: dict | None, last: int) -> str:
+    """Which checkpoint compare chose, by which criterion, and where its weights are."""
+    if chosen is None:
+        return "No benchmark of the run chooses a checkpoint."
+    where = f"`compare/{chosen['benchmark']}/`"
+    if chosen["label"] is None:
+        return (f"Compare chose no checkpoint on `{chosen['benchmark']}` ({chosen['criterion_description']}): every "
+                f"one was excluded, each with its reason in {where}, so the weights here are not a checkpoint it "
+                "chose.")
+    weights = ("its weights are the ones here" if chosen["step"] == last else
+               f"its weights are in the run's `checkpoint-{chosen['step']}/`, the ones here are the last "
+               f"checkpoint's (step {last})")
+    return (f"Compare chose {chosen['label']} on `{chosen['benchmark']}` by its criterion "
+            f"`{chosen['criterion']}` ({chosen['criterion_description']}); {weights}.")
 
 
 def _summary(run: TrainingRun) -> str:
@@ -92,7 +137,7 @@ def _training_section(run: TrainingRun) -> str:
                 f"{run.setting('lora.dropout')}, "
                 f"targets {', '.join(_adapter_targets(run)) or 'per architecture'})" if run.lora else "") + ".",
              f"- {steps}, learning rate {c.get('learning_rate')} ({c.get('lr_scheduler')}, warm-up ratio "
-             f"{c.get('warmup_ratio')}), batch {c.get('batch_size')} per process × {c.get('grad_accum')} accumulation "
+             f"{c.get('warmup_ratio')}), batch {c.get('examples_per_device')} per process × {c.get('grad_accum')} accumulation "
              f"steps, {run.record.get('precision') or c.get('precision')} training, seed {c.get('seed')}, sequences up to "
              f"{run.setting('data.max_length')} tokens.",
              f"- Checkpoints every {c.get('eval_every')} steps, each scored on every benchmark below (in float32)."]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCardData
 
+from queerbias import families
 from queerbias.suites.registry import companion, get_declaration
 from queerbias.train.card.run import Benchmark, TrainingRun
 
 TASK_TYPE = "bias-evaluation"
-PIPELINE_TAGS = {"causal": "text-generation", "masked": "fill-mask"}
 
 
 def card_data(run: TrainingRun):
@@ -34,7 +34,7 @@ def card_data(run: TrainingRun):
         license=base.licence or "unknown",
         language=languages(run),
         datasets=[train.removeprefix("hf:")] if train.startswith("hf:") else None,
-        pipeline_tag=PIPELINE_TAGS.get(run.kind),
+        pipeline_tag=families.get_family(run.kind).pipeline_tag if run.kind in families.names() else None,
         tags=["queerbias", "bias-mitigation", run.declared.tag if run.declared else run.objective,
               *(["lora"] if run.lora else [])],
         model_name=run.path.name if results else None,

@@ -14,11 +14,13 @@ from pathlib import Path
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from queerbias.errors import QueerbiasError
+from queerbias.fileio import existing_folder
 from queerbias.models.embedded import EMBEDDED_MODELS, PREFIX, is_embedded
 from queerbias.suites.paths import SUMMARY_FILE
 from queerbias.suites.registry import LEGACY_SUITE
 from queerbias.suites.store import read_json_file
 from queerbias.train.checkpoints import METRICS, holds_weights, read_metrics
+from queerbias.train.config import migrate
 from queerbias.train.objectives.protocol import Objective
 from queerbias.train.objectives.registry import get_objective
 from queerbias.train.objectives.registry import names as objective_names
@@ -113,6 +115,13 @@ class TrainingRun:
             value = value.get(part) if isinstance(value, dict) else None
         return value
 
+    @property
+    def verdict(self) -> tuple[dict | None, dict[str, str]]:
+        """The run's verdict and its guards' refusals (step -> why), as its compare reports keep them
+        (`comparison.checkpoints.run_verdict`); None for a run written before they did."""
+        delta = next((b.delta for b in self.benchmarks if b.delta is not None and "verdict" in b.delta), None)
+        return (None, {}) if delta is None else (delta["verdict"], delta.get("refused") or {})
+
     def incomplete(self) -> list[str]:
         """Why the card cannot report a finished evaluation (empty: it can)."""
         reasons = [] if self.final_weights else ["final/ holds no trained weights: the run did not finish"]
@@ -126,12 +135,10 @@ class TrainingRun:
 
 def read_run(run_dir: str | Path) -> TrainingRun:
     """The run folder's config, metrics and compare reports, checked as they are read."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise QueerbiasError(f"{run_dir}: not a directory")
+    run_dir = existing_folder(run_dir, "training run folder")
     if not (run_dir / CONFIG_FILE).is_file():
         raise QueerbiasError(f"{run_dir}: not a training run (no {CONFIG_FILE})")
-    config = load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config")
+    config = migrate(load_yaml_mapping(run_dir / CONFIG_FILE, what="saved run config"), warn=False)  # moved keys
     metrics = read_metrics(run_dir)
     last_step = metrics[-1]["step"] if metrics else None
     named = (metrics[0].get("benchmarks") or {}) if metrics else {}

@@ -5,7 +5,9 @@
 - `equalise`: language modelling plus a loss on counterfactual pairs that makes the
   benchmark's own score indifferent to the identity phrase.
 - `dpo`: preference tuning through TRL's `DPOTrainer` on stereotype frames.
+- `contrast`: a one-sided loss on each group's association with its stereotypes against
+  neutral predicates of the same frame.
 
-Each folder has the shape `protocol` describes (`config.py`: the section and the
+Each folder has the shape `protocol` describes (`config.py`: the section; `objective.py`: the
 declaration; `trainer.py`: `make_trainer`); docs/new-objective.md adds one.
 """

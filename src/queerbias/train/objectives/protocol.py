@@ -1,25 +1,29 @@
 """What an objective declares so that one runner trains it, one config loader reads it and one card describes it.
 
 An objective is a way of training a model against bias (config key `objective`): lm,
-cda, equalise, dpo. As PEFT keeps every method in `tuners/<name>/`, each lives in
+cda, equalise, dpo, contrast. As PEFT keeps every method in `tuners/<name>/`, each lives in
 `objectives/<name>/` of one shape: `config.py` holds its config section (a dataclass of
-`queerbias.options` fields, the config key named after the objective, its checks in
-the fields and in `Objective.validate`) and its declaration (a subclass of `Objective`:
-what the card says, its default benchmarks, what it needs); `trainer.py` holds
-`make_trainer(setup)`, which builds the `transformers.Trainer` (or TRL trainer) that
-trains it. Adding one is its folder plus one line in `objectives.registry`
+`queerbias.options` fields, the config key named after the objective, every key its
+trainer reads), `objective.py` its declaration (a subclass of `Objective`, generic over
+that section: what the card says, its default benchmarks, what it needs, its checks across
+keys) and `trainer.py` `make_trainer(setup)`, which builds the `transformers.Trainer` (or
+TRL trainer) that trains it. After TRL, the types run from the YAML key to the loss: the
+section is read as its class (`TrainConfig.section`), the declaration's `make_trainer`
+imports the trainer's by name and hands it a `TrainerSetup[Config]`, and the trainer and
+its loss import the section's class (the declaration imports the trainer, never the
+reverse). Adding one is its folder plus one line in `objectives.registry`
 (docs/new-objective.md).
 
-Light at the top: configs and cards read declarations without the numeric stack;
-`make_trainer` imports the folder's trainer.py when a run starts.
+Light at the top: configs and cards read declarations without the numeric stack; a
+declaration's `make_trainer` imports its folder's trainer.py when a run starts.
 """
 
 from __future__ import annotations
 
-import importlib
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 if TYPE_CHECKING:
     from queerbias.models.loading import LoadedModel
@@ -51,8 +55,9 @@ class TrainerSetup(Generic[Settings]):
     num_processes: int
 
 
-class Objective:
-    """One objective. Subclasses set the class attributes; the methods have working defaults."""
+class Objective(ABC, Generic[Settings]):
+    """One objective, generic over its config section (`Objective[EqualiseConfig]`; `Objective[None]` without one).
+    Subclasses set the class attributes and `make_trainer`; the other methods have working defaults."""
 
     name: ClassVar[str]
     #: the model card's tag and what the card says it trains ("... to reduce bias by <description>")
@@ -74,13 +79,13 @@ class Objective:
     augmentable: ClassVar[bool] = False
     #: judged on data it did not train on, as a mitigation is (a suite's training companion's `data`, default benchmarks)
     held_out: ClassVar[bool] = True
-    #: the model kind it needs ("causal"), and why; refused before the weights load
+    #: the model family it needs (`families.CAUSAL`), and why; refused before the weights load
     needs_kind: ClassVar[str | None] = None
     needs_kind_reason: ClassVar[str] = ""
 
-    def settings(self, config: TrainConfig) -> Any:
+    def settings(self, config: TrainConfig) -> Settings:
         """This objective's section of `config` (an instance of `Config`), None without one."""
-        return config.sections.get(self.name) if self.Config else None
+        return config.section(self.Config) if self.Config else None
 
     def validate(self, config: TrainConfig, require) -> None:
         """Checks across config keys (`require(ok, key, message)`; the own section is
@@ -95,7 +100,7 @@ class Objective:
         in config.yaml's `record` and every summary; {}: nothing)."""
         return texts, {}
 
-    def make_trainer(self, setup: TrainerSetup):
-        """The trainer, from the `trainer.py` beside the objective's `config.py`."""
-        package = type(self).__module__.rpartition(".")[0]
-        return importlib.import_module(f"{package}.trainer").make_trainer(setup)
+    @abstractmethod
+    def make_trainer(self, setup: TrainerSetup[Settings]):
+        """The trainer: `make_trainer` of the `trainer.py` beside the objective's `objective.py`, imported when a
+        run starts (it imports torch and transformers)."""

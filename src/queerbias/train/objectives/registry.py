@@ -1,6 +1,6 @@
 """The registered objectives: name -> where its `Objective` declaration lives.
 
-Adding an objective is one folder (`objectives/<name>/config.py` and `trainer.py`) and one
+Adding an objective is one folder (`objectives/<name>/config.py`, `objective.py` and `trainer.py`) and one
 entry here (docs/new-objective.md). Declarations are imported when asked for.
 """
 
@@ -10,10 +10,11 @@ from queerbias.plugins import instantiate
 from queerbias.train.objectives.protocol import Objective
 
 REGISTRY: dict[str, str] = {
-    "lm": "queerbias.train.objectives.lm.config:LmObjective",
-    "cda": "queerbias.train.objectives.cda.config:CdaObjective",
-    "equalise": "queerbias.train.objectives.equalise.config:EqualiseObjective",
-    "dpo": "queerbias.train.objectives.dpo.config:DpoObjective",
+    "lm": "queerbias.train.objectives.lm.objective:LmObjective",
+    "cda": "queerbias.train.objectives.cda.objective:CdaObjective",
+    "equalise": "queerbias.train.objectives.equalise.objective:EqualiseObjective",
+    "dpo": "queerbias.train.objectives.dpo.objective:DpoObjective",
+    "contrast": "queerbias.train.objectives.contrast.objective:ContrastObjective",
 }
 
 

@@ -1,15 +1,11 @@
 """`cda`: its config section (one- or two-sided copies, augmentation under other objectives; the
-lexicon is the core `data.lexicon`, which targeting reads too) and declaration (light: read by
-configs and cards)."""
+lexicon is the core `data.lexicon`, which targeting reads too); the declaration is `objective.py`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from queerbias.options import option
-from queerbias.train.objectives.cda.corpus import augment_corpus
-from queerbias.train.objectives.protocol import Objective
-from queerbias.train.objectives.registry import list_objectives
 
 
 @dataclass
@@ -17,22 +13,3 @@ class CdaConfig:
     two_sided: bool = option(True, "keep each matched document and add its swapped copy; false: replace it")
     augment: bool = option(False, "augment the corpus under another objective that takes it (equalise); "
                                   "objective cda always augments")
-
-
-class CdaObjective(Objective):
-    name = "cda"
-    tag = "counterfactual-data-augmentation"
-    description = ("continued pretraining on the corpus with counterfactual copies of its identity-naming "
-                   "documents (CDA; Webster et al. 2020)")
-    references = ("- Kellie Webster et al. 2020. Measuring and Reducing Gendered Correlations in Pre-trained "
-                  "Models. (CDA)",)
-    Config = CdaConfig
-    card_sections = ("cda",)
-
-    def validate(self, config, require) -> None:
-        takers = [objective.name for objective in list_objectives() if objective.augmentable]
-        require(not config.section(CdaConfig).augment or config.objective in takers, "cda.augment",
-                f"applies to objective {' or '.join(takers)} (objective cda always augments; the others never do)")
-
-    def prepare_corpus(self, config, texts):
-        return augment_corpus(config, config.section(CdaConfig), texts)

@@ -1,4 +1,5 @@
-"""`equalise`: its config section (the weights of the pair loss) and declaration (light).
+"""`equalise`: its config section, every key its trainer reads (the weights of the pair loss, its pair batches);
+the declaration is `objective.py`.
 
     L = lm_term * L_lm + weight * (pair_term * mean_i d_i^2 + group_term * mean_g (mean_{i in g} d_i)^2
                                    + sign_term * mean_g (mean_{i in g} tanh(d_i / temperature))^2
@@ -33,9 +34,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from queerbias.options import option
-from queerbias.train.objectives.cda.config import CdaConfig, CdaObjective
-from queerbias.train.objectives.cda.corpus import augment_corpus
-from queerbias.train.objectives.protocol import Objective
 
 
 @dataclass
@@ -90,36 +88,9 @@ class EqualiseConfig:
               "weighed by how far it moved against the size of its own base preference, and pairs the base "
               "found near indifference hold back a shift that every group shares instead of being outweighed by "
               "the largest preferences (null: off). LoRA only: d_base is the adapter switched off", gt=0)
-
-
-class EqualiseObjective(Objective):
-    name = "equalise"
-    tag = "equalising-loss"
-    description = ("language modelling plus a loss that makes the benchmark's own score indifferent to the "
-                   "identity phrase on counterfactual training pairs")
-    Config = EqualiseConfig
-    card_sections = ("pairs", "equalise", "cda")
-    uses_pairs = True
-    mined_pairs = True
-    augmentable = True
-
-    def validate(self, config, require) -> None:
-        e = config.section(EqualiseConfig)
-        require(e.pair_term + e.group_term + e.sign_term + e.clp_term > 0, "equalise.pair_term",
-                "group_term, sign_term and clp_term cannot all be 0")
-        require(e.lm_term > 0 or e.anchor_term > 0, "equalise.lm_term",
-                "0 needs anchor_term above 0: without either, nothing holds the corpus text's predictions")
-        require(not e.anchor_term or config.method == "lora", "equalise.anchor_term",
-                "needs method: lora (the anchor's base model is the adapter switched off)")
-        for name, used in (("keep", e.keep), ("flip_term", e.flip_term), ("residual_scale", e.residual_scale),
-                           ("clp_reference", e.clp_reference == "base")):
-            require(not used or config.method == "lora", f"equalise.{name}",
-                    "needs method: lora (the base's preference is read with the adapter switched off)")
-
-    def card_references(self, config):
-        """CDA's too, when `cda.augment` added counterfactual copies to the corpus."""
-        return CdaObjective.references if (config.get("cda") or {}).get("augment") else ()
-
-    def prepare_corpus(self, config, texts):
-        cda = config.section(CdaConfig)
-        return augment_corpus(config, cda, texts) if cda.augment else (texts, {})
+    pairs_per_batch: int = option(32, "training pairs per micro-batch and process (`train.pair_batches.PairBatches`)",
+                                  ge=1)
+    balance: bool = option(True, "draw every batch evenly over the identity groups (round-robin) rather than at "
+                                 "random")
+    groups_per_batch: int | None = option(None, "groups in one balanced batch (None = all): fewer groups, more "
+                                                "pairs per group", ge=1)

@@ -7,7 +7,7 @@
 with d_i = s(sent_more_i) - s(sent_less_i), where s is the benchmark's own sentence score
 (WinoQueer's shared-token sum: the masked variant for MLMs, the BOS-prepended causal sum
 for CLMs), computed by the scorer itself (`Scorer.logprob_tensor`, the positions of
-`scoring.alignment`) with the autograd graph, so the loss optimises exactly what
+`suites.pairs.alignment`) with the autograd graph, so the loss optimises exactly what
 `queerbias score` measures. CLP, the counterfactual pairing term (`equalise.pairing`),
 compares the two sentences' whole next-token distributions at the same positions, a
 signal over the vocabulary rather than over the template's own tokens. Why the group and
@@ -38,10 +38,10 @@ import torch
 from queerbias.models import LoadedModel
 from queerbias.pairs.schema import Pair
 from queerbias.scoring.config import ScoringConfig
-from queerbias.scoring.families import make_scorer
-from queerbias.scoring.pair_scores import oriented_scores, pair_requests
-from queerbias.scoring.scorer import Scorer, picked
+from queerbias.scoring.scorer import Scorer, make_scorer, picked
+from queerbias.suites.pairs.scoring import oriented_scores, pair_requests
 from queerbias.train.modeling import scoring_view
+from queerbias.train.objectives.equalise.config import EqualiseConfig
 from queerbias.train.objectives.equalise.pairing import pairing_loss, pairing_requests
 
 
@@ -141,7 +141,7 @@ def shrunk_target(d_base: torch.Tensor, keep: float, one_sided: bool) -> torch.T
     return keep * (torch.relu(d_base) if one_sided else d_base)
 
 
-def pair_loss(scorer: Scorer, pairs: list[Pair], settings,
+def pair_loss(scorer: Scorer, pairs: list[Pair], settings: EqualiseConfig,
               base_model: Callable[[], AbstractContextManager] | None = None) -> torch.Tensor:
     """The bracketed pair loss of one batch (without the weight): the score terms on
     s(sent_more) - s(sent_less) (measured from `shrunk_target` with `keep`, which needs

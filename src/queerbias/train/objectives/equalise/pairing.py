@@ -9,7 +9,7 @@ whole next-token distribution after it must not change. That is a signal over th
 entire vocabulary at every such position, which is what a frame or a predicate the run
 never saw also reads.
 
-Positions: the aligned shared positions of `scoring.alignment` (the benchmark's own). For
+Positions: the aligned shared positions of `suites.pairs.alignment` (the benchmark's own). For
 a causal LM only those after the first token where the sentences differ count (before
 it both contexts are the same, and every divergence there is 0); for a masked LM every
 shared position sees the whole sentence, so all count. `positions` keeps the first N per
@@ -36,6 +36,8 @@ import math
 from collections.abc import Sequence
 
 import torch
+
+from queerbias.families import get_family
 
 DIVERGENCES = ("js", "symmetric_kl", "kl")
 
@@ -93,7 +95,7 @@ def paired_positions(kind: str, first, second, limit: int | None = None) -> list
     """
     (enc1, pos1), (enc2, pos2) = first, second
     pairs = list(zip(pos1, pos2, strict=True))
-    if kind == "causal":
+    if get_family(kind).left_to_right:  # before the first difference both read the same context
         ids1, ids2 = enc1.ids, enc2.ids
         differ = next((i for i, (x, y) in enumerate(zip(ids1, ids2)) if x != y), min(len(ids1), len(ids2)))
         pairs = [(p1, p2) for p1, p2 in pairs if p1 > differ]

@@ -1,0 +1,1 @@
+"""`contrast`: train the association c, the stereotype against the neutral predicates of the same frame."""

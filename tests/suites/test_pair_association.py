@@ -1,0 +1,255 @@
+"""The association c (issue 52): every figure recomputed by hand, from small rows and from a scored run's
+pairs.csv; the frame-level shift tests against scipy; a pure identity offset moves the paper's score and
+leaves c where it was; the guard refuses a shift, never a crossing alone."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from queerbias.comparison.compare import compare_runs
+from queerbias.comparison.runs import load_run
+from queerbias.models import load_model
+from queerbias.pairs.resolve import load_pairs
+from queerbias.pairs.sampling import sample_frames
+from queerbias.pairs.schema import NEUTRAL, STEREOTYPE
+from queerbias.pairs.shapes import load_shapes
+from queerbias.report.options import CompareOptions
+from queerbias.scoring.scorer import make_scorer
+from queerbias.suites import rows as suite_rows
+from queerbias.suites.pairs.association import (
+    association_change,
+    association_summary,
+    chance_some_above,
+    shift_change,
+    sign_test_greater,
+)
+from queerbias.suites.pairs.declaration import PAIR_COLUMNS, PairSettings
+from queerbias.suites.pairs.harm import guard_refusal
+from queerbias.suites.pairs.scoring import score_pairs
+from queerbias.suites.pairs.suite import PairsSuite, _row
+from queerbias.suites.store import run_to_dir
+from report.score_dirs import with_scores
+
+FAST = CompareOptions(resamples=400, seed=1)
+
+
+def _rows(d: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
+    """Pairs with the given d per (group, frame, kind); score_less is -10, score_more -10 + d."""
+    rows, more = [], []
+    for (group, frame, kind), values in d.items():
+        for i, value in enumerate(values):
+            rows.append({"pair_id": f"{group}-{frame}-{kind}-{i}", "group": group, "counterfactual_group": "cis",
+                         "category": "", "sent_more": f"{group} {frame} {kind} {i}.", "sent_less": f"x {frame} {i}.",
+                         "frame": frame, "predicate_kind": kind})
+            more.append(-10.0 + value)
+    return with_scores(pd.DataFrame(rows), more, [-10.0] * len(more))
+
+
+# group a: frame f1 c = mean(3, 1) - 1 = 1; f2 c = 0.5 - 1.5 = -1; f3 c = 2 - 0 = 2  -> score 66.7, mean c 2/3
+# group b: frame f1 c = -1 - 0 = -1; f2 c = -2 - (-1) = -1                               -> score 0, mean c -1
+BEFORE = _rows({("a", "f1", STEREOTYPE): [3, 1], ("a", "f1", NEUTRAL): [1],
+                ("a", "f2", STEREOTYPE): [0.5], ("a", "f2", NEUTRAL): [1, 2],
+                ("a", "f3", STEREOTYPE): [2], ("a", "f3", NEUTRAL): [0],
+                ("b", "f1", STEREOTYPE): [-1], ("b", "f1", NEUTRAL): [0],
+                ("b", "f2", STEREOTYPE): [-2], ("b", "f2", NEUTRAL): [-1]})
+
+
+def test_the_association_of_a_run_by_hand():
+    found = association_summary(BEFORE, ["a", "b"])
+    a, b = found["groups"]["a"], found["groups"]["b"]
+    assert (a["n_frames"], b["n_frames"]) == (3, 2)
+    assert a["score"] == pytest.approx(200 / 3) and b["score"] == 0.0
+    assert a["mean_c"] == pytest.approx(2 / 3) and b["mean_c"] == pytest.approx(-1.0)
+    assert a["offset"] == pytest.approx((1 + 1.5 + 0) / 3) and b["offset"] == pytest.approx(-0.5)
+    assert a["d_stereotype"] == pytest.approx((2 + 0.5 + 2) / 3)
+    assert a["ci_c"][0] <= a["mean_c"] <= a["ci_c"][1]
+    overall = found["overall"]
+    assert overall["excess"] == pytest.approx((200 / 3 - 50) / 2)
+    assert overall["distance"] == pytest.approx((200 / 3 - 50 + 50) / 2)
+    assert overall["soft_distance"] == pytest.approx((2 / 3 + 1) / 2)
+    # coin-flip floor for 3 and 2 frames: E|100K/n - 50| = 100/6 (n = 3: 1/8*50*2 + 3/8*(50/3)*2) and 25
+    assert overall["floor"] == pytest.approx((25.0 + 25.0) / 2) and overall["excess_floor"] == overall["floor"] / 2
+    assert overall["stereotypical_groups"] == ["a"]
+
+
+def test_the_papers_figures_count_the_stereotype_pairs_only():
+    summary = PairsSuite().summarise(BEFORE, PairSettings())
+    assert summary["overall"]["n"] == 6  # of 12 pairs, 6 hold a neutral predicate
+    assert summary["groups"]["a"]["bias_score"] == pytest.approx(100.0)  # d 3, 1, 0.5, 2: all above 0
+    assert summary["association"]["groups"]["a"]["n_frames"] == 3
+    without = PairsSuite().summarise(BEFORE.drop(columns=["predicate_kind", "frame"]), PairSettings())
+    assert "association" not in without and without["overall"]["n"] == 12
+
+
+def test_shift_tests_by_hand_against_scipy():
+    # after: group a's stereotype pairs +1 nat in every frame (c +1); group b unchanged but its neutral d -0.5
+    after = BEFORE.copy()
+    stereotype = after["predicate_kind"] == STEREOTYPE
+    after.loc[stereotype & (after["group"] == "a"), "score_more"] += 1.0
+    after.loc[~stereotype & (after["group"] == "b"), "score_more"] -= 0.5
+    after = with_scores(after, after["score_more"], after["score_less"])
+    shift = shift_change(BEFORE, after, FAST)
+    a, b = shift["groups"]["a"], shift["groups"]["b"]
+    assert shift["unit"] == "frame" and a["n_units"] == 3 and b["n_units"] == 2
+    assert a["c"]["delta"] == pytest.approx(1.0) and a["c"]["towards"] == 3 and a["c"]["away"] == 0
+    assert a["c"]["p"] == pytest.approx(stats.binomtest(3, 3, 0.5, alternative="greater").pvalue)  # 1/8
+    assert b["d_neutral"]["delta"] == pytest.approx(-0.5) and b["c"]["delta"] == pytest.approx(0.5)
+    holm = min(1.0, 2 * min(a["c"]["p"], b["c"]["p"]))  # the smaller of two p-values times 2
+    assert min(a["c"]["p_adj"], b["c"]["p_adj"]) == pytest.approx(holm)
+    assert shift["neutral_moved_max"] == pytest.approx(0.5) and shift["shifted"] == []  # 3 frames cannot reach .05
+    assert sign_test_greater(np.array([1.0] * 8 + [0.0])) == pytest.approx(0.5 ** 8)
+
+
+def test_the_association_change_by_hand():
+    after = BEFORE.copy()
+    after.loc[(after["group"] == "a") & (after["predicate_kind"] == STEREOTYPE), "score_more"] -= 3.0
+    after = with_scores(after, after["score_more"], after["score_less"])
+    change = association_change(BEFORE, after, FAST)
+    # a: every c falls by 3 -> c = -2, -4, -1: score 0, mean c -7/3; b unchanged
+    assert change["excess_before"] == pytest.approx((200 / 3 - 50) / 2) and change["excess_after"] == 0.0
+    assert change["soft_before"] == pytest.approx((2 / 3 + 1) / 2)
+    assert change["soft_after"] == pytest.approx((7 / 3 + 1) / 2)
+    assert change["bias_after"] == pytest.approx(50.0)
+    assert change["delta_excess"] == pytest.approx(-(200 / 3 - 50) / 2)
+    assert change["soft_shrink_pct"] == pytest.approx(100 * (1 - (10 / 3) / (5 / 3)))
+
+
+def test_chance_of_some_group_above_60_for_the_sizes():
+    assert chance_some_above({f"g{i}": 21 for i in range(16)}) == pytest.approx(
+        1 - stats.binom.cdf(12, 21, 0.5) ** 16)
+    assert chance_some_above({f"g{i}": 21 for i in range(16)}) > 0.96
+
+
+def _comparison(shifted=(), crossed=(), excess=(-1.0, 2.0, 1.0)):
+    groups = {"gay": {"n_units": 10, "c": {"before": 0.1, "after": 0.9, "towards": 10}, "d": {"before": 0, "after": 1,
+                                                                                            "towards": 9}}}
+    return {"association": {"excess_before": excess[1], "excess_after": excess[2], "delta_excess": excess[2] - excess[1]},
+            "direction": {"delta_excess": 0.0, "crossed": list(crossed), "groups": {}},
+            "shift": {"unit": "frame", "shifted": list(shifted), "shifted_c": list(shifted), "groups": groups}}
+
+
+def test_the_guard_refuses_a_shift_and_a_risen_excess_never_a_crossing_alone():
+    assert guard_refusal(_comparison(crossed=["gay"]), 0.0) is None
+    assert "shifted towards the stereotype: gay (c 0.10 -> 0.90 nats, 10 of 10 frames towards)" in \
+        guard_refusal(_comparison(shifted=["gay"]), 0.0)
+    assert "association excess rose 1.00 -> 3.00" in guard_refusal(_comparison(excess=(0, 1.0, 3.0)), 0.0)
+    assert guard_refusal({"direction": {"delta_excess": 0.0}}, 0.0) == "no frame-level shift test to check"
+
+
+# -- a real scored run -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def scored(tiny_gemma, tmp_path_factory):
+    """Tiny Gemma on four frames of queerbias-de-shapes:validation, written by the store."""
+    out = tmp_path_factory.mktemp("association") / "run"
+    settings = PairSettings(sample=4, sample_unit="frame")
+    run_to_dir(PairsSuite(), str(tiny_gemma), "queerbias-de-shapes:validation", out, settings, progress=False)
+    return out
+
+
+def _csv(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_association_figure_recomputed_from_pairs_csv(scored):
+    rows = _csv(scored / "pairs.csv")
+    summary = json.loads((scored / "summary.json").read_text())
+    d = defaultdict(list)
+    for row in rows:
+        d[row["group"], row["frame"], row["predicate_kind"]].append(float(row["score_more"]) - float(row["score_less"]))
+    frames = defaultdict(dict)
+    for (group, frame, kind), values in d.items():
+        frames[group].setdefault(frame, {})[kind] = statistics.fmean(values)
+    assert {row["frame"] for row in rows} and len({row["frame"] for row in rows}) == 4
+    scores = {}
+    for group, by_frame in frames.items():
+        c = [f[STEREOTYPE] - f[NEUTRAL] for f in by_frame.values()]
+        found = summary["association"]["groups"][group]
+        scores[group] = 100 * sum(value > 0 for value in c) / len(c)
+        assert found["score"] == pytest.approx(scores[group])
+        assert found["mean_c"] == pytest.approx(statistics.fmean(c), abs=1e-9)
+        assert found["offset"] == pytest.approx(statistics.fmean(f[NEUTRAL] for f in by_frame.values()), abs=1e-9)
+    overall = summary["association"]["overall"]
+    assert overall["excess"] == pytest.approx(statistics.fmean(max(0, s - 50) for s in scores.values()))
+    assert overall["distance"] == pytest.approx(statistics.fmean(abs(s - 50) for s in scores.values()))
+    stereotype = [row for row in rows if row["predicate_kind"] == STEREOTYPE]
+    assert summary["overall"]["n"] == len(stereotype) < len(rows)
+    assert summary["overall"]["bias_score"] == pytest.approx(100 * sum(int(r["biased"]) for r in stereotype)
+                                                             / len(stereotype), abs=1e-4)
+    # the phrase split adds up to d on every pair (the two scores and the two terms are rounded to 3 decimals)
+    for row in rows:
+        total = float(row["d_phrase"]) + float(row["d_predicate"])
+        assert total == pytest.approx(float(row["score_more"]) - float(row["score_less"]), abs=0.0021)
+    assert "Association, with the identity phrase's own term cancelled" in (scored / "summary.md").read_text()
+
+
+def test_a_pure_identity_offset_moves_the_papers_score_and_leaves_c(tiny_gemma):
+    """A model whose only change is an offset on the identity phrase's own token (the token after the
+    identity word, read after the queer word only: " Männer" after "schwule"), as a logit bias on that
+    token would give: the paper's bias score of the group moves, its association does not."""
+    pairs = sample_frames(load_pairs("queerbias-de-shapes:validation"), 6, 0).pairs
+    lm = load_model(str(tiny_gemma))
+    plain, offset = make_scorer(lm), make_scorer(lm)
+    marks = set()
+    for pair in (p for p in pairs if p.group == "gay"):
+        more, less = plain.encode(pair.sent_more).ids, plain.encode(pair.sent_less).ids
+        last = len(more) - next(i for i in range(1, min(len(more), len(less))) if more[-i] != less[-i])
+        marks.add((more[last], more[last + 1]))  # the identity word's last own token, and the shared one after it
+    compute = offset._compute_logprobs
+
+    def with_offset(requests):
+        found = compute(requests)
+        return {(ids, p): value + (5.0 if p > 0 and (ids[p - 1], ids[p]) in marks else 0.0)
+                for (ids, p), value in found.items()}
+
+    offset._compute_logprobs = with_offset
+    frames = [suite_rows.frame([_row(s) for s in score_pairs(scorer, pairs)], PAIR_COLUMNS) for scorer in (plain, offset)]
+    before, after = (PairsSuite().summarise(f, PairSettings()) for f in frames)
+    assert after["groups"]["gay"]["bias_score"] > before["groups"]["gay"]["bias_score"] + 30
+    assert after["groups"]["gay"]["bias_score"] == pytest.approx(100.0)
+    c_before, c_after = before["association"]["groups"]["gay"], after["association"]["groups"]["gay"]
+    assert c_after["mean_c"] == pytest.approx(c_before["mean_c"], abs=0.002)  # only the 3-decimal rounding
+    assert c_after["offset"] == pytest.approx(c_before["offset"] + 5.0, abs=0.002)
+    shift = shift_change(*frames, FAST)
+    assert shift["groups"]["gay"]["d"]["towards"] == 6 and shift["groups"]["gay"]["c"]["p"] > 0.05
+    assert before["groups"]["lesbian"] == after["groups"]["lesbian"]
+
+
+def test_compare_of_two_runs_writes_the_association_and_the_shift_tests(scored, tmp_path):
+    document = compare_runs(load_run(scored, label="base"), [load_run(scored, label="again")], FAST)
+    last = document["comparisons"][-1]
+    assert last["association"]["delta_excess"] == 0.0 and last["shift"]["shifted"] == []
+    assert set(last["shift"]["measures"]) == {"d", "c", "d_neutral"}
+
+
+def test_the_phrase_term_is_the_same_for_every_predicate_after_the_same_phrase(scored):
+    """For a causal LM the phrase term reads only the tokens up to the end of the identity phrase, so in a
+    frame whose predicate follows the phrase every pair of one phrase and counterfactual shares it."""
+    spec = load_shapes()
+    after = {frame["id"] for frames in spec["shapes"].values() for frame in frames
+             if frame["text"].lower().index("{who}") < min(frame["text"].index("{verb}"), frame["text"].index("{rest}"))}
+    by_phrase, checked = defaultdict(set), 0
+    for row in _csv(scored / "pairs.csv"):
+        if row["frame"] in after:
+            by_phrase[row["frame"], row["group"], row["counterfactual_group"]].add(round(float(row["d_phrase"]), 5))
+            checked += 1
+    assert checked and all(len(values) == 1 for values in by_phrase.values())
+
+
+def test_a_sample_that_fills_no_frame_with_both_kinds_has_no_association():
+    """A pair sample of a few pairs rarely holds a stereotype and a neutral pair of one group and frame: no c,
+    so no association (the paper's figures and the shift test of d remain)."""
+    rows = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f2", NEUTRAL): [0.5], ("b", "f1", STEREOTYPE): [-1.0]})
+    summary = PairsSuite().summarise(rows, PairSettings())
+    assert "association" not in summary and summary["overall"]["n"] == 2
+    assert association_change(rows, rows, FAST) is None
+    assert shift_change(rows, rows, FAST)["measures"] == {"d": "mean d of the unit's stereotype pairs"}

@@ -45,9 +45,9 @@ TARGET = 90.0
 
 # name: (source files under src/queerbias, the tests that target them)
 MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "pair_scores": (("scoring/pair_scores.py",), ("tests/scoring/test_pair_outcome.py", "tests/scoring/test_exactness.py",
-                                                  "tests/scoring/test_pair_screening.py")),
-    "alignment": (("scoring/alignment.py",), ("tests/scoring/test_alignment.py",)),
+    "pair_scores": (("suites/pairs/scoring.py",), ("tests/suites/test_pair_outcome.py", "tests/scoring/test_exactness.py",
+                                                   "tests/suites/test_pair_screening.py")),
+    "alignment": (("suites/pairs/alignment.py",), ("tests/suites/test_pair_alignment.py",)),
     "paired_stats": (("report/paired_stats.py",), ("tests/report/test_paired_stats.py",)),
     "floor": (("suites/pairs/floor.py",), ("tests/suites/test_pair_floor.py",)),
     "indifference": (("suites/pairs/indifference.py",), ("tests/suites/test_pair_indifference.py",
@@ -65,6 +65,7 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gruff_metrics": (("suites/gruff/metrics.py",), ("tests/suites/gruff/test_gruff_metrics.py",)),
     "lou_metrics": (("suites/lou/metrics.py",), ("tests/suites/lou/test_lou_metrics.py",)),
     "gifi_dimensions": (("suites/gifi/dimensions.py",), ("tests/suites/gifi/test_gifi_dimensions.py",)),
+    "association": (("suites/pairs/association.py",), ("tests/suites/test_pair_association.py",)),
 }
 
 KILLED = ("killed", "timeout")  # mutmut's verdicts that a test caught the mutant

@@ -253,3 +253,59 @@ def test_a_sample_that_fills_no_frame_with_both_kinds_has_no_association():
     assert "association" not in summary and summary["overall"]["n"] == 2
     assert association_change(rows, rows, FAST) is None
     assert shift_change(rows, rows, FAST)["measures"] == {"d": "mean d of the unit's stereotype pairs"}
+
+
+def test_every_figure_of_the_association_change_by_hand():
+    """Each group's frames (a, then b) as a stratum of [stereotypical before, after, c before, after], drawn in one
+    bootstrap of frames within groups (`cell_rng(seed, "association")`, the options' resamples): every figure's
+    value before and after, its change's interval and p. A frame whose c is exactly 0 is not stereotypical."""
+    from queerbias.report.paired_stats import bootstrap_p, cell_rng, stratified_bootstrap_means
+    from queerbias.suites.pairs.floor import coin_flip_distance
+
+    after = BEFORE.copy()  # a's f1 stereotype pairs fall by 1: c 1 -> 0 exactly
+    after.loc[(after["pair_id"].str.startswith("a-f1-stereotype")), "score_more"] -= 1.0
+    after = with_scores(after, after["score_more"], after["score_less"])
+    change = association_change(BEFORE, after, FAST)
+    c_a, c_b = ([1.0, -1.0, 2.0], [0.0, -1.0, 2.0]), ([-1.0, -1.0], [-1.0, -1.0])
+    strata = [np.column_stack([100.0 * (np.array(b) > 0), 100.0 * (np.array(a) > 0), b, a]) for b, a in (c_a, c_b)]
+    draws = stratified_bootstrap_means(strata, cell_rng(FAST.seed, "association"), FAST.resamples)
+    figures = {"excess": lambda m: np.maximum(0.0, m[..., :2] - 50.0).mean(axis=-2),
+               "bias": lambda m: np.abs(m[..., :2] - 50.0).mean(axis=-2),
+               "soft": lambda m: np.abs(m[..., 2:]).mean(axis=-2)}
+    observed = {"excess": (100 / 12, 0.0), "bias": ((100 / 6 + 50) / 2, (50 / 3 + 50) / 2),
+                "soft": ((2 / 3 + 1) / 2, (1 / 3 + 1) / 2)}
+    for name, of in figures.items():
+        changes = of(draws)[:, 1] - of(draws)[:, 0]
+        before, after_ = observed[name]
+        assert (change[f"{name}_before"], change[f"{name}_after"]) == (pytest.approx(before), pytest.approx(after_))
+        assert change[f"delta_{name}"] == pytest.approx(change[f"{name}_after"] - change[f"{name}_before"])
+        assert change[f"ci_{name}"] == pytest.approx(list(np.quantile(changes, [0.025, 0.975])), abs=1e-12), name
+        assert change[f"p_{name}"] == pytest.approx(bootstrap_p(changes)), name
+    floor = (coin_flip_distance(3) + coin_flip_distance(2)) / 2
+    assert (change["n_groups"], change["n_frames"], change["floor"], change["excess_floor"]) == (
+        2, 5, pytest.approx(floor), pytest.approx(floor / 2))
+    assert change["soft_shrink_pct"] == pytest.approx(100 * (1 - (2 / 3) / (5 / 6)))
+    assert change["excess_lowered"] is bool(change["ci_excess"][1] < 0)
+    back = association_change(after, BEFORE, FAST)  # the frame at c = 0 before: a at 33.3, no excess
+    assert (back["excess_before"], back["excess_after"]) == (0.0, pytest.approx(100 / 12))
+
+
+def test_an_association_change_needs_neutral_predicates_on_both_sides():
+    """A run without predicate kinds (an older run of the same pairs) has no association: with a frame of
+    stereotype pairs only, the units of the two runs differ, yet the answer is None, not a refusal."""
+    extra = _rows({("a", "f4", STEREOTYPE): [1.0]})
+    framed = pd.concat([BEFORE, extra], ignore_index=True)
+    assert association_change(framed.drop(columns=["predicate_kind"]), framed, FAST) is None
+    assert association_change(framed, framed.drop(columns=["predicate_kind"]), FAST) is None
+    stereotype_only = BEFORE[BEFORE["predicate_kind"] == STEREOTYPE].reset_index(drop=True)
+    assert association_change(stereotype_only, stereotype_only, FAST) is None
+
+
+def test_chance_of_some_group_above_a_level_counts_a_group_at_it_as_not_above():
+    assert chance_some_above({}) is None
+    assert chance_some_above({"g": 5}) == pytest.approx(6 / 32)  # 4 or 5 of 5 (80%, 100%); 3 of 5 is 60, not above
+    assert chance_some_above({"g": 5}, 59.0) == pytest.approx(16 / 32)
+    # 0.29 * 100 is 28.999999999999996 in floating point: 29 of 100 is still at the level, not above it
+    assert chance_some_above({"g": 100}, 29.0) == pytest.approx(1 - stats.binom.cdf(29, 100, 0.5))
+    assert chance_some_above({"g": 10, "h": 4}, 75.0) == pytest.approx(
+        1 - stats.binom.cdf(7, 10, 0.5) * stats.binom.cdf(3, 4, 0.5))

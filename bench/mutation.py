@@ -1,6 +1,6 @@
 """Mutation score of the modules a result or a person depends on (issue 54), by mutmut.
 
-    python bench/mutation.py [MODULE ...] [--jobs N] [--work DIR]
+    python bench/mutation.py [MODULE ...] [--jobs N] [--again] [--work DIR]
 
 Each module in MODULES is mutated alone and judged by its own tests only, so its score says how
 well those tests pin that module down (not whether some slow end-to-end test happens to touch
@@ -12,15 +12,19 @@ pyproject.toml of the folder it runs in and writes its mutated copy of src and t
 (mutants/). So every module runs in a folder of its own under --work: links to src and tests,
 the project's pyproject.toml with a [tool.mutmut] table naming the module and its tests, and,
 inside mutants/, links to the rest of the checkout for tests that read its files. Every run
-starts afresh, because mutmut keeps the verdicts of functions that did not change, and a test
-added since would not be seen. In a module's folder, `mutmut show NAME` shows a mutant.
+starts afresh (but see --again), because mutmut keeps the verdicts of functions that did not
+change, and a test added since would not be seen. In a module's folder, `mutmut show NAME` shows a mutant.
 
 A mutant that survives is a missing test or an equivalent mutant (no test could tell it from
 the original); bench/mutation_equivalent.md lists the equivalent ones, each with its reason.
 The score is the share of the other mutants killed (a timeout is a kill). The command exits 1
 when a module scores below 90% or a survivor is not listed, and names the listed mutants that
-no longer survive (a number shifts when its function changes). Run with every module, it
-writes the table into BENCHMARKS.md ("Mutation score").
+no longer survive (a number shifts when its function changes). It writes the modules' rows into
+BENCHMARKS.md ("Mutation score"); the other modules' rows stay as they were.
+
+`--again` reruns only the mutants that survived a module's last run, with the tests as they are
+now (mutmut copies tests/ afresh and finds the tests added since): after writing a test that kills
+survivors, it costs their tests, not the module's whole run. A killed mutant keeps its verdict.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks_md import markdown_table, write_section  # noqa: E402
+from benchmarks_md import BENCHMARKS_MD, markdown_table, write_section  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EQUIVALENT = REPO / "bench" / "mutation_equivalent.md"
@@ -119,14 +123,24 @@ def changed_lines(folder: Path, mutant: str) -> str:
     return f"`{old}` → `{new}`"
 
 
-def run_module(name: str, work: Path, jobs: int, equivalent: set[str]) -> dict:
+def run_module(name: str, work: Path, jobs: int, equivalent: set[str], again: bool = False) -> dict:
     sources, tests = MODULES[name]
     folder = work / name
-    prepare(folder, sources, tests)
-    started = time.monotonic()
-    done = mutmut(folder, "run", "--max-children", str(jobs), capture_output=True)
-    seconds = time.monotonic() - started
-    if done.returncode != 0:
+    seconds_file = folder / "seconds"
+    if again and (folder / "mutants").is_dir():
+        # the last run's survivors only, against the tests as they are now: mutmut copies tests/ afresh and
+        # finds the tests added since; a killed mutant stays killed, as tests are only added
+        survivors = sorted(m for m, verdict in verdicts(folder).items() if verdict == "survived")
+        done = mutmut(folder, "run", "--max-children", str(jobs), *survivors, capture_output=True) if survivors \
+            else None
+        seconds = float(seconds_file.read_text()) if seconds_file.exists() else float("nan")
+    else:
+        prepare(folder, sources, tests)
+        started = time.monotonic()
+        done = mutmut(folder, "run", "--max-children", str(jobs), capture_output=True)
+        seconds = time.monotonic() - started
+        seconds_file.write_text(f"{seconds:.0f}\n")
+    if done is not None and done.returncode != 0:
         sys.exit(f"{name}: mutmut failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     found = verdicts(folder)
     survivors = sorted(m for m, verdict in found.items() if verdict in SURVIVED)
@@ -139,15 +153,28 @@ def run_module(name: str, work: Path, jobs: int, equivalent: set[str]) -> dict:
             "stale": sorted(listed - set(survivors))}
 
 
-def report(results: list[dict], jobs: int) -> list[str]:
-    rows = [[r["name"], str(r["mutants"]), str(r["killed"]), str(r["survived"]), str(r["equivalent"]),
-             f"{r['score']:.1f}", f"{r['seconds']:.0f}"] for r in results]
+HEADER = ["module", "mutants", "killed", "survived", "equivalent", "score %", "seconds"]
+
+
+def previous_rows(path: Path = BENCHMARKS_MD) -> dict[str, list[str]]:
+    """The rows of the table BENCHMARKS.md holds now, by module: a run of some modules keeps the others'."""
+    text = path.read_text(encoding="utf-8")
+    section = text.split("<!-- mutation:begin -->")[-1].split("<!-- mutation:end -->")[0]
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith(f"| {HEADER[0]} |")]
+    return {row[0]: row for row in rows if row and row[0] in MODULES}
+
+
+def report(results: list[dict], jobs: int, kept: dict[str, list[str]] | None = None) -> list[str]:
+    run = {r["name"]: [r["name"], str(r["mutants"]), str(r["killed"]), str(r["survived"]), str(r["equivalent"]),
+                       f"{r['score']:.1f}", "–" if r["seconds"] != r["seconds"] else f"{r['seconds']:.0f}"] for r in results}
+    rows = [run.get(name) or (kept or {}).get(name) or [name, "–", "–", "–", "–", "not run", "–"] for name in MODULES]
     version = f"mutmut {importlib.metadata.version('mutmut')}"
     return [f"Command: `python bench/mutation.py --jobs {jobs}` ({version}, Python "
             f"{sys.version.split()[0]}, {os.cpu_count()} CPU cores). Score: killed / (mutants - equivalent), a "
-            f"timeout counting as killed; the equivalent survivors are listed in bench/mutation_equivalent.md.", "",
-            *markdown_table(["module", "mutants", "killed", "survived", "equivalent", "score %", "seconds"],
-                            [False, True, True, True, True, True, True], rows)]
+            f"timeout counting as killed; the equivalent survivors are listed in bench/mutation_equivalent.md. "
+            f"Seconds: the module's whole run.", "",
+            *markdown_table(HEADER, [False, True, True, True, True, True, True], rows)]
 
 
 def main() -> int:
@@ -155,6 +182,8 @@ def main() -> int:
     parser.add_argument("modules", nargs="*", metavar="MODULE",
                         help=f"modules to run (default: all of {', '.join(MODULES)})")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants tested side by side")
+    parser.add_argument("--again", action="store_true",
+                        help="rerun only the survivors of each module's last run, with the tests as they are now")
     parser.add_argument("--work", type=Path, default=REPO / ".mutation",
                         help="the modules' mutmut folders (default: .mutation/ in the checkout, ignored by git)")
     args = parser.parse_args()
@@ -166,11 +195,11 @@ def main() -> int:
     equivalent = set(LISTED.findall(EQUIVALENT.read_text(encoding="utf-8")))
     results = []
     for name in args.modules or MODULES:
-        results.append(run_module(name, args.work.resolve(), args.jobs, equivalent))
+        results.append(run_module(name, args.work.resolve(), args.jobs, equivalent, args.again))
         result = results[-1]
         print(f"{name}: {result['killed']}/{result['mutants']} killed, {result['equivalent']} equivalent, "
               f"score {result['score']:.1f}% ({result['seconds']:.0f} s)", flush=True)
-    lines = report(results, args.jobs)
+    lines = report(results, args.jobs, previous_rows())
     print("\n".join(lines))
     failed = False
     for result in results:
@@ -179,8 +208,7 @@ def main() -> int:
         for mutant in result["stale"]:
             print(f"listed as equivalent but no longer surviving: {mutant}")
         failed |= bool(result["unlisted"]) or result["score"] < TARGET
-    if not args.modules:
-        write_section("mutation", "\n".join(lines))
+    write_section("mutation", "\n".join(lines))  # the modules run now; the others' rows as they were
     return 1 if failed else 0
 
 

@@ -309,3 +309,58 @@ def test_chance_of_some_group_above_a_level_counts_a_group_at_it_as_not_above():
     assert chance_some_above({"g": 100}, 29.0) == pytest.approx(1 - stats.binom.cdf(29, 100, 0.5))
     assert chance_some_above({"g": 10, "h": 4}, 75.0) == pytest.approx(
         1 - stats.binom.cdf(7, 10, 0.5) * stats.binom.cdf(3, 4, 0.5))
+
+
+def _frames(group: str, n: int, stereotype: float, neutral: float | None) -> dict:
+    """n frames of one stereotype pair (and one neutral pair) each, every d the same."""
+    return {(group, f"f{i}", kind): [value] for i in range(n)
+            for kind, value in ((STEREOTYPE, stereotype), (NEUTRAL, neutral)) if value is not None}
+
+
+def _moved(rows: pd.DataFrame, group: str, kind: str, by: float) -> pd.DataFrame:
+    moved = rows.copy()
+    moved.loc[(moved["group"] == group) & (moved["predicate_kind"] == kind), "score_more"] += by
+    return with_scores(moved, moved["score_more"], moved["score_less"])
+
+
+def test_every_figure_of_the_shift_test_by_hand():
+    """g's stereotype pairs rise a nat in each of 8 frames (d and c shift); h's neutral pairs fall a nat (c shifts,
+    d does not, d_neutral falls): 1/256 each, Holm over the two groups 2/256 < .05. Each change's interval is
+    the bootstrap of its frames from `cell_rng(seed, "shift", group, measure)`."""
+    from queerbias.report.paired_stats import adjust_pvalues, cell_rng, stratified_bootstrap_means
+
+    before = _rows(_frames("g", 8, 0.0, 0.5) | _frames("h", 8, 2.0, 0.0))
+    after = _moved(_moved(before, "g", STEREOTYPE, 1.0), "h", NEUTRAL, -1.0)
+    found = shift_change(before, after, FAST)
+    assert (found["unit"], found["alpha"], found["correction"]) == ("frame", 0.05, "holm")
+    assert list(found["measures"]) == ["d", "c", "d_neutral"]
+    expected = {("g", "d"): (0.0, 1.0), ("g", "c"): (-0.5, 0.5), ("g", "d_neutral"): (0.5, 0.5),
+                ("h", "d"): (2.0, 2.0), ("h", "c"): (2.0, 3.0), ("h", "d_neutral"): (0.0, -1.0)}
+    for (group, measure), (mean_before, mean_after) in expected.items():
+        entry, change = found["groups"][group][measure], np.full(8, mean_after - mean_before)
+        draws = stratified_bootstrap_means([change], cell_rng(FAST.seed, "shift", group, measure), FAST.resamples)
+        p = sign_test_greater(change)
+        assert entry == {"before": pytest.approx(mean_before), "after": pytest.approx(mean_after),
+                         "delta": pytest.approx(mean_after - mean_before),
+                         "ci": pytest.approx(list(np.quantile(draws[:, 0, 0], [0.025, 0.975]))),
+                         "towards": int(np.sum(change > 0)), "away": int(np.sum(change < 0)), "p": pytest.approx(p),
+                         "p_adj": pytest.approx(float(adjust_pvalues([p, found["groups"]["h" if group == "g" else "g"]
+                                                                      [measure]["p"]], "holm")[0]))}, (group, measure)
+    assert found["groups"]["g"]["c"]["p_adj"] == pytest.approx(2 / 256)
+    assert (found["shifted"], found["shifted_d"], found["shifted_c"]) == (["g", "h"], ["g"], ["g", "h"])
+    assert found["neutral_moved_max"] == pytest.approx(1.0) and found["groups"]["g"]["n_units"] == 8
+    bh = shift_change(before, after, CompareOptions(resamples=50, seed=1, correction="bh"))
+    assert bh["correction"] == "bh" and bh["groups"]["g"]["c"]["p_adj"] == pytest.approx(1 / 256)
+
+
+def test_the_shift_test_without_neutral_predicates_or_frames():
+    before = _rows(_frames("g", 8, 0.0, None))
+    after = _moved(before, "g", STEREOTYPE, 1.0)
+    found = shift_change(before, after, FAST)
+    assert list(found["measures"]) == ["d"] and found["measures"]["d"] == "mean d of the unit's stereotype pairs"
+    assert (found["shifted"], found["shifted_d"], found["shifted_c"], found["neutral_moved_max"]) == (
+        ["g"], ["g"], [], None)
+    unframed = shift_change(before.assign(frame=""), after.assign(frame=""), FAST)
+    assert unframed["unit"] == "pair" and unframed["groups"]["g"]["n_units"] == 8
+    half = before.assign(frame=["f0"] * 4 + [""] * 4)  # some pairs without a frame: each pair is its unit
+    assert shift_change(half, after.assign(frame=half["frame"]), FAST)["unit"] == "pair"

@@ -364,3 +364,37 @@ def test_the_shift_test_without_neutral_predicates_or_frames():
     assert unframed["unit"] == "pair" and unframed["groups"]["g"]["n_units"] == 8
     half = before.assign(frame=["f0"] * 4 + [""] * 4)  # some pairs without a frame: each pair is its unit
     assert shift_change(half, after.assign(frame=half["frame"]), FAST)["unit"] == "pair"
+
+
+def test_no_soft_distance_before_has_no_shrink():
+    import warnings
+
+    flat = _rows(_frames("g", 3, 1.0, 1.0))  # c = 0 in every frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no division by the zero soft distance
+        change = association_change(flat, _moved(flat, "g", STEREOTYPE, 1.0), FAST)
+    assert (change["soft_before"], change["soft_after"], change["soft_shrink_pct"]) == (0.0, 1.0, None)
+
+
+def test_every_figure_of_a_runs_association_by_hand():
+    """Groups in the order given (one not in the run left out); a frame at c = 0 is not stereotypical, a group at
+    50 is not stereotypical; each group's interval is the bootstrap of its frames' c from `cell_rng(0,
+    "association", group)` with 2000 resamples."""
+    from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
+
+    rows = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f1", NEUTRAL): [1.0],  # c 0
+                  ("a", "f2", STEREOTYPE): [2.0], ("a", "f2", NEUTRAL): [0.5],  # c 1.5
+                  ("b", "f1", STEREOTYPE): [1.0], ("b", "f1", NEUTRAL): [0.0],  # c 1
+                  ("b", "f2", STEREOTYPE): [0.0], ("b", "f2", NEUTRAL): [2.0]})  # c -2
+    found = association_summary(rows, ["b", "x", "a"])
+    assert (found["unit"], found["resamples"], found["seed"], found["level"]) == ("frame", 2000, 0, 0.95)
+    assert list(found["groups"]) == ["b", "a"]
+    for group, c in (("a", [0.0, 1.5]), ("b", [1.0, -2.0])):
+        draws = stratified_bootstrap_means([np.array(c)], cell_rng(0, "association", group), 2000)[:, 0, 0]
+        assert found["groups"][group]["ci_c"] == pytest.approx(list(np.quantile(draws, [0.025, 0.975])))
+        assert found["groups"][group]["score"] == 50.0 and found["groups"][group]["mean_c"] == pytest.approx(np.mean(c))
+    assert found["overall"]["stereotypical_groups"] == [] and found["overall"]["excess"] == 0.0
+    assert found["overall"]["n_groups"] == 2 and found["overall"]["distance"] == 0.0
+    assert association_summary(rows.drop(columns=["predicate_kind"]), ["a", "b"]) is None
+    apart = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f2", NEUTRAL): [1.0]})  # no frame holds both kinds
+    assert association_summary(apart, ["a"]) is None

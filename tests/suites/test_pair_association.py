@@ -398,3 +398,9 @@ def test_every_figure_of_a_runs_association_by_hand():
     assert association_summary(rows.drop(columns=["predicate_kind"]), ["a", "b"]) is None
     apart = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f2", NEUTRAL): [1.0]})  # no frame holds both kinds
     assert association_summary(apart, ["a"]) is None
+
+
+def test_the_one_sided_sign_test_leaves_out_zeros_and_balances_signs():
+    assert sign_test_greater(np.array([1.0, -1.0, 0.0])) == pytest.approx(0.75)  # 1 of 2 up: P(K >= 1) = 3/4
+    assert sign_test_greater(np.array([-1.0, -2.0])) == pytest.approx(1.0)
+    assert sign_test_greater(np.array([0.0, 0.0])) == sign_test_greater(np.array([])) == 1.0

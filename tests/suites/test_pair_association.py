@@ -317,35 +317,39 @@ def _frames(group: str, n: int, stereotype: float, neutral: float | None) -> dic
             for kind, value in ((STEREOTYPE, stereotype), (NEUTRAL, neutral)) if value is not None}
 
 
-def _moved(rows: pd.DataFrame, group: str, kind: str, by: float) -> pd.DataFrame:
+def _moved(rows: pd.DataFrame, group: str, kind: str, by: float, step: float = 0.0) -> pd.DataFrame:
+    """`group`'s pairs of `kind` moved by `by` nats, plus `step` more in each next frame (f0, f1, ...)."""
     moved = rows.copy()
-    moved.loc[(moved["group"] == group) & (moved["predicate_kind"] == kind), "score_more"] += by
+    chosen = (moved["group"] == group) & (moved["predicate_kind"] == kind)
+    moved.loc[chosen, "score_more"] += by + step * moved.loc[chosen, "frame"].str[1:].astype(int)
     return with_scores(moved, moved["score_more"], moved["score_less"])
 
 
 def test_every_figure_of_the_shift_test_by_hand():
-    """g's stereotype pairs rise a nat in each of 8 frames (d and c shift); h's neutral pairs fall a nat (c shifts,
-    d does not, d_neutral falls): 1/256 each, Holm over the two groups 2/256 < .05. Each change's interval is
-    the bootstrap of its frames from `cell_rng(seed, "shift", group, measure)`."""
+    """g's stereotype pairs rise 1, 1.25, ..., 2.75 nats in its 8 frames (d and c shift); h's neutral pairs fall a
+    nat (c shifts, d does not, d_neutral falls): 1/256 each, Holm over the two groups 2/256 < .05. Each change's
+    interval is the bootstrap of its frames from `cell_rng(seed, "shift", group, measure)`."""
     from queerbias.report.paired_stats import adjust_pvalues, cell_rng, stratified_bootstrap_means
 
     before = _rows(_frames("g", 8, 0.0, 0.5) | _frames("h", 8, 2.0, 0.0))
-    after = _moved(_moved(before, "g", STEREOTYPE, 1.0), "h", NEUTRAL, -1.0)
+    after = _moved(_moved(before, "g", STEREOTYPE, 1.0, 0.25), "h", NEUTRAL, -1.0)
     found = shift_change(before, after, FAST)
     assert (found["unit"], found["alpha"], found["correction"]) == ("frame", 0.05, "holm")
     assert list(found["measures"]) == ["d", "c", "d_neutral"]
-    expected = {("g", "d"): (0.0, 1.0), ("g", "c"): (-0.5, 0.5), ("g", "d_neutral"): (0.5, 0.5),
-                ("h", "d"): (2.0, 2.0), ("h", "c"): (2.0, 3.0), ("h", "d_neutral"): (0.0, -1.0)}
-    for (group, measure), (mean_before, mean_after) in expected.items():
-        entry, change = found["groups"][group][measure], np.full(8, mean_after - mean_before)
+    rise = 1.0 + 0.25 * np.arange(8)
+    expected = {("g", "d"): (0.0, rise), ("g", "c"): (-0.5, rise), ("g", "d_neutral"): (0.5, np.zeros(8)),
+                ("h", "d"): (2.0, np.zeros(8)), ("h", "c"): (2.0, np.ones(8)), ("h", "d_neutral"): (0.0, -np.ones(8))}
+    for (group, measure), (mean_before, change) in expected.items():
+        entry = found["groups"][group][measure]
         draws = stratified_bootstrap_means([change], cell_rng(FAST.seed, "shift", group, measure), FAST.resamples)
         p = sign_test_greater(change)
-        assert entry == {"before": pytest.approx(mean_before), "after": pytest.approx(mean_after),
-                         "delta": pytest.approx(mean_after - mean_before),
+        assert entry == {"before": pytest.approx(mean_before), "after": pytest.approx(mean_before + change.mean()),
+                         "delta": pytest.approx(change.mean()),
                          "ci": pytest.approx(list(np.quantile(draws[:, 0, 0], [0.025, 0.975]))),
                          "towards": int(np.sum(change > 0)), "away": int(np.sum(change < 0)), "p": pytest.approx(p),
                          "p_adj": pytest.approx(float(adjust_pvalues([p, found["groups"]["h" if group == "g" else "g"]
                                                                       [measure]["p"]], "holm")[0]))}, (group, measure)
+    assert found["groups"]["g"]["d"]["ci"][1] - found["groups"]["g"]["d"]["ci"][0] > 0.5  # the draws vary
     assert found["groups"]["g"]["c"]["p_adj"] == pytest.approx(2 / 256)
     assert (found["shifted"], found["shifted_d"], found["shifted_c"]) == (["g", "h"], ["g"], ["g", "h"])
     assert found["neutral_moved_max"] == pytest.approx(1.0) and found["groups"]["g"]["n_units"] == 8
@@ -362,8 +366,11 @@ def test_the_shift_test_without_neutral_predicates_or_frames():
         ["g"], ["g"], [], None)
     unframed = shift_change(before.assign(frame=""), after.assign(frame=""), FAST)
     assert unframed["unit"] == "pair" and unframed["groups"]["g"]["n_units"] == 8
-    half = before.assign(frame=["f0"] * 4 + [""] * 4)  # some pairs without a frame: each pair is its unit
-    assert shift_change(half, after.assign(frame=half["frame"]), FAST)["unit"] == "pair"
+    for missing in ("", None):  # some pairs without a frame: each pair is its own unit
+        half = before.assign(frame=[f"f{i}" for i in range(4)] + [missing] * 4)
+        assert shift_change(half, after.assign(frame=half["frame"]), FAST)["unit"] == "pair"
+    no_column = shift_change(before.drop(columns=["frame"]), after.drop(columns=["frame"]), FAST)
+    assert no_column["unit"] == "pair" and no_column["groups"]["g"]["n_units"] == 8
 
 
 def test_no_soft_distance_before_has_no_shrink():

@@ -30,6 +30,7 @@ from queerbias.suites.pairs.association import (
     chance_some_above,
     shift_change,
     sign_test_greater,
+    stereotype_rows,
 )
 from queerbias.suites.pairs.declaration import PAIR_COLUMNS, PairSettings
 from queerbias.suites.pairs.harm import guard_refusal
@@ -411,3 +412,11 @@ def test_the_one_sided_sign_test_leaves_out_zeros_and_balances_signs():
     assert sign_test_greater(np.array([1.0, -1.0, 0.0])) == pytest.approx(0.75)  # 1 of 2 up: P(K >= 1) = 3/4
     assert sign_test_greater(np.array([-1.0, -2.0])) == pytest.approx(1.0)
     assert sign_test_greater(np.array([0.0, 0.0])) == sign_test_greater(np.array([])) == 1.0
+
+
+def test_the_stereotype_rows_are_the_rows_as_they_were_numbered_afresh():
+    found = stereotype_rows(BEFORE)
+    assert list(found.columns) == list(BEFORE.columns) and list(found.index) == list(range(6))
+    assert found["pair_id"].tolist() == BEFORE.loc[BEFORE["predicate_kind"] == STEREOTYPE, "pair_id"].tolist()
+    without = BEFORE.drop(columns=["predicate_kind"])
+    assert stereotype_rows(without) is without  # no neutral predicates: every row is a stereotype pair

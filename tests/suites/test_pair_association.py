@@ -286,7 +286,10 @@ def test_every_figure_of_the_association_change_by_hand():
     assert (change["n_groups"], change["n_frames"], change["floor"], change["excess_floor"]) == (
         2, 5, pytest.approx(floor), pytest.approx(floor / 2))
     assert change["soft_shrink_pct"] == pytest.approx(100 * (1 - (2 / 3) / (5 / 6)))
-    assert change["excess_lowered"] is bool(change["ci_excess"][1] < 0)
+    assert change["ci_excess"][1] == 0.0 and change["excess_lowered"] is False  # lowered: the interval below 0
+    everywhere = _rows(_frames("g", 8, 1.0, 0.0))  # c 1 -> -1 in every frame: 50 points of excess go
+    lowered = association_change(everywhere, _moved(everywhere, "g", STEREOTYPE, -2.0), FAST)
+    assert lowered["ci_excess"] == [-50.0, -50.0] and lowered["excess_lowered"] is True
     back = association_change(after, BEFORE, FAST)  # the frame at c = 0 before: a at 33.3, no excess
     assert (back["excess_before"], back["excess_after"]) == (0.0, pytest.approx(100 / 12))
 

@@ -423,3 +423,15 @@ def test_the_stereotype_rows_are_the_rows_as_they_were_numbered_afresh():
     assert found["pair_id"].tolist() == BEFORE.loc[BEFORE["predicate_kind"] == STEREOTYPE, "pair_id"].tolist()
     without = BEFORE.drop(columns=["predicate_kind"])
     assert stereotype_rows(without) is without  # no neutral predicates: every row is a stereotype pair
+
+
+def test_a_group_at_a_corrected_p_of_exactly_alpha_is_not_shifted():
+    """Benjamini-Hochberg over 8 groups: e, 5 of 5 frames up (p 1/32), ranks fifth, 1/32 * 8 / 5 = 0.05."""
+    spec: dict = {}
+    for group, frames in (("a", 8), ("b", 8), ("c", 8), ("d", 8), ("e", 5), ("f", 1), ("g", 1), ("h", 1)):
+        spec |= _frames(group, frames, 0.0, None)
+    before = after = _rows(spec)
+    for group in "abcdefgh":
+        after = _moved(after, group, STEREOTYPE, 1.0 if group <= "e" else -1.0)
+    found = shift_change(before, after, CompareOptions(resamples=20, seed=1, correction="bh"))
+    assert found["groups"]["e"]["d"]["p_adj"] == 0.05 and found["shifted"] == ["a", "b", "c", "d"]

@@ -28,6 +28,7 @@ from queerbias.suites.pairs.association import (
     association_change,
     association_summary,
     chance_some_above,
+    phrase_terms_summary,
     shift_change,
     sign_test_greater,
     stereotype_rows,
@@ -435,3 +436,17 @@ def test_a_group_at_a_corrected_p_of_exactly_alpha_is_not_shifted():
         after = _moved(after, group, STEREOTYPE, 1.0 if group <= "e" else -1.0)
     found = shift_change(before, after, CompareOptions(resamples=20, seed=1, correction="bh"))
     assert found["groups"]["e"]["d"]["p_adj"] == 0.05 and found["shifted"] == ["a", "b", "c", "d"]
+
+
+def test_the_phrase_terms_of_a_run_by_hand():
+    rows = pd.DataFrame({"group": ["a", "a", "b", "c", "a"], "d_phrase": [1.0, -3.0, 2.0, None, None],
+                         "d_predicate": [0.5, 0.5, -1.0, 4.0, 9.0]})
+    found = phrase_terms_summary(rows, ["b", "c", "a", "x"])
+    assert found["groups"] == {"b": {"n": 1, "d_phrase": 2.0, "d_predicate": -1.0},
+                               "a": {"n": 2, "d_phrase": -1.0, "d_predicate": 0.5}}
+    assert list(found["groups"]) == ["b", "a"]  # c has no known phrase term
+    assert found["overall"] == {"abs_phrase": 1.5, "abs_predicate": 0.75, "phrase_share": pytest.approx(100 * 1.5 / 2.25)}
+    zero = phrase_terms_summary(rows.assign(d_phrase=[0.0, 0.0, 0.0, None, None], d_predicate=0.0), ["a", "b"])
+    assert zero["overall"]["phrase_share"] is None
+    assert phrase_terms_summary(rows.drop(columns=["d_phrase"]), ["a"]) is None
+    assert phrase_terms_summary(rows.assign(d_phrase=None), ["a"]) is None

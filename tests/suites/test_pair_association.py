@@ -450,3 +450,12 @@ def test_the_phrase_terms_of_a_run_by_hand():
     assert zero["overall"]["phrase_share"] is None
     assert phrase_terms_summary(rows.drop(columns=["d_phrase"]), ["a"]) is None
     assert phrase_terms_summary(rows.assign(d_phrase=None), ["a"]) is None
+
+
+def test_neutral_pairs_rising_alone_shift_no_group():
+    """The neutral pairs' d is the offset, not the association: rising in every frame it lowers c, and names no
+    group as shifted towards the stereotype, however clear its own test."""
+    before = _rows(_frames("g", 8, 0.0, 0.0))
+    found = shift_change(before, _moved(before, "g", NEUTRAL, 1.0), FAST)
+    assert found["groups"]["g"]["d_neutral"]["p_adj"] == pytest.approx(1 / 256)
+    assert (found["shifted"], found["shifted_d"], found["shifted_c"]) == ([], [], [])

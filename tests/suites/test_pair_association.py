@@ -459,3 +459,11 @@ def test_neutral_pairs_rising_alone_shift_no_group():
     found = shift_change(before, _moved(before, "g", NEUTRAL, 1.0), FAST)
     assert found["groups"]["g"]["d_neutral"]["p_adj"] == pytest.approx(1 / 256)
     assert (found["shifted"], found["shifted_d"], found["shifted_c"]) == ([], [], [])
+
+
+def test_two_runs_whose_units_differ_on_either_side_are_refused():
+    extra = pd.concat([BEFORE, _rows({("a", "f9", STEREOTYPE): [1.0], ("a", "f9", NEUTRAL): [0.0]})], ignore_index=True)
+    refusal = "^the two runs' units differ; compare aligns runs of the same pairs$"
+    for before, after in ((BEFORE, extra), (extra, BEFORE)):
+        with pytest.raises(ValueError, match=refusal):
+            shift_change(before, after, FAST)

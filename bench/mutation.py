@@ -22,9 +22,10 @@ when a module scores below 90% or a survivor is not listed, and names the listed
 no longer survive (a number shifts when its function changes). It writes the modules' rows into
 BENCHMARKS.md ("Mutation score"); the other modules' rows stay as they were.
 
-`--again` reruns only the mutants that survived a module's last run, with the tests as they are
-now (mutmut copies tests/ afresh and finds the tests added since): after writing a test that kills
-survivors, it costs their tests, not the module's whole run. A killed mutant keeps its verdict.
+`--again` continues a module's last run: the mutants it did not reach (a run stopped half way),
+then only those that survived, with the tests as they are now (mutmut copies tests/ afresh and
+finds the tests added since): after writing a test that kills survivors, it costs their tests,
+not the module's whole run. A killed mutant keeps its verdict.
 """
 
 from __future__ import annotations
@@ -128,11 +129,12 @@ def run_module(name: str, work: Path, jobs: int, equivalent: set[str], again: bo
     folder = work / name
     seconds_file = folder / "seconds"
     if again and (folder / "mutants").is_dir():
-        # the last run's survivors only, against the tests as they are now: mutmut copies tests/ afresh and
-        # finds the tests added since; a killed mutant stays killed, as tests are only added
+        # the mutants the last run did not reach, then its survivors, against the tests as they are now: mutmut
+        # copies tests/ afresh and finds the tests added since; a killed mutant stays killed (tests are only added)
+        done = mutmut(folder, "run", "--max-children", str(jobs), capture_output=True)
         survivors = sorted(m for m, verdict in verdicts(folder).items() if verdict == "survived")
-        done = mutmut(folder, "run", "--max-children", str(jobs), *survivors, capture_output=True) if survivors \
-            else None
+        if done.returncode == 0 and survivors:
+            done = mutmut(folder, "run", "--max-children", str(jobs), *survivors, capture_output=True)
         seconds = float(seconds_file.read_text()) if seconds_file.exists() else float("nan")
     else:
         prepare(folder, sources, tests)
@@ -140,7 +142,7 @@ def run_module(name: str, work: Path, jobs: int, equivalent: set[str], again: bo
         done = mutmut(folder, "run", "--max-children", str(jobs), capture_output=True)
         seconds = time.monotonic() - started
         seconds_file.write_text(f"{seconds:.0f}\n")
-    if done is not None and done.returncode != 0:
+    if done.returncode != 0:
         sys.exit(f"{name}: mutmut failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     found = verdicts(folder)
     survivors = sorted(m for m, verdict in found.items() if verdict in SURVIVED)
@@ -183,7 +185,8 @@ def main() -> int:
                         help=f"modules to run (default: all of {', '.join(MODULES)})")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants tested side by side")
     parser.add_argument("--again", action="store_true",
-                        help="rerun only the survivors of each module's last run, with the tests as they are now")
+                        help="continue each module's last run: the mutants it did not reach, then its survivors, "
+                             "with the tests as they are now")
     parser.add_argument("--work", type=Path, default=REPO / ".mutation",
                         help="the modules' mutmut folders (default: .mutation/ in the checkout, ignored by git)")
     args = parser.parse_args()

@@ -467,3 +467,28 @@ def test_two_runs_whose_units_differ_on_either_side_are_refused():
     for before, after in ((BEFORE, extra), (extra, BEFORE)):
         with pytest.raises(ValueError, match=refusal):
             shift_change(before, after, FAST)
+
+
+def test_each_groups_interval_is_its_own_draw_at_the_level():
+    """Nine frames of varied c a group: the 2.5% and 97.5% quantiles of 2000 means drawn from `cell_rng(0,
+    "association", group)` (the two groups' draws differ), not any nearby level or draw."""
+    from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
+
+    spec: dict = {}
+    for group, scale in (("v", 1.0), ("w", -0.5)):
+        spec |= {(group, f"f{i}", STEREOTYPE): [scale * i * i] for i in range(9)}
+        spec |= {(group, f"f{i}", NEUTRAL): [0.0] for i in range(9)}
+    found = association_summary(_rows(spec), ["v", "w"])
+    for group, scale in (("v", 1.0), ("w", -0.5)):
+        c = scale * np.arange(9.0) ** 2
+        draws = stratified_bootstrap_means([c], cell_rng(0, "association", group), 2000)[:, 0, 0]
+        assert found["groups"][group]["ci_c"] == pytest.approx(list(np.quantile(draws, [0.025, 0.975])), rel=1e-9)
+
+
+def test_the_phrase_share_needs_some_term_and_is_the_phrase_terms_part():
+    rows = pd.DataFrame({"group": ["a", "b"], "d_phrase": [0.25, -0.25], "d_predicate": [0.5, 0.5]})
+    assert phrase_terms_summary(rows, ["a", "b"])["overall"]["phrase_share"] == pytest.approx(100 / 3)
+
+
+def test_the_chance_above_60_by_default():
+    assert chance_some_above({"g": 100}) == pytest.approx(1 - stats.binom.cdf(60, 100, 0.5))

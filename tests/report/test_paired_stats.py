@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from queerbias.report.paired_stats import (
+    BootstrapResult,
     adjust_pvalues,
     bonferroni,
     bootstrap_interval,
@@ -17,6 +18,8 @@ from queerbias.report.paired_stats import (
     bootstrap_p,
     bootstrap_statistic,
     cell_rng,
+    finite_or_none,
+    json_safe,
     mcnemar_exact,
     paired_ttest,
     sign_test,
@@ -240,9 +243,160 @@ def test_stratified_bootstrap_keeps_strata_and_pairing():
 
 
 @pytest.mark.parametrize(("changes", "p"), [([-1.0] * 99 + [1.0], 0.02), ([1.0, -1.0], 1.0), ([0.0] * 5, 1.0),
-                                             ([2.0] * 10, 0.0)])
+                                             ([2.0] * 10, 0.0), ([0.5] * 10, 0.0)])
 def test_bootstrap_p_is_twice_the_smaller_tail(changes, p):
     assert bootstrap_p(changes) == pytest.approx(p)
+
+
+def test_mcnemar_counts_flags_given_as_numbers_and_keeps_the_counts_without_discordant_pairs():
+    as_floats = mcnemar_exact([1.0, 1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0, 0.0])
+    assert as_floats == mcnemar_exact([True, True, False, True, False], [False, False, True, True, False])
+    assert (as_floats.b, as_floats.c) == (2, 1)
+    none = mcnemar_exact(*flags(0, 0))
+    assert (none.b, none.c) == (0, 0)
+    even = mcnemar_exact(*flags(2, 2))  # discordant both ways as often: no change, and an odds ratio of 1
+    assert (even.p, even.odds_ratio, even.cohens_g) == (1.0, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("test", [mcnemar_exact, wilcoxon_signed_rank, paired_ttest, spearman])
+def test_paired_samples_must_be_equally_long_and_one_dimensional(test):
+    with pytest.raises(ValueError, match=r"^paired samples must be 1-d and equally long: \(\d+,\) vs \(\d+,\)$"):
+        test([1.0, 0.0, 1.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match=r"^paired samples must be 1-d and equally long: \(1, 3\) vs \(1, 3\)$"):
+        test([[1.0, 0.0, 1.0]], [[0.0, 1.0, 1.0]])
+
+
+def test_sign_test_counts_the_signs_of_the_non_zero_differences():
+    # 0.2, 0.5, 2 and 3 above 0, -0.5 below, 0 left out: the binomial test of 4 in 5 at 1/2
+    assert sign_test([0.5, 2.0, -0.5, 0.0, 3.0, 0.2]) == stats.binomtest(4, 5, 0.5).pvalue == 0.375
+    assert sign_test([-0.25, -1.0, -2.0]) == stats.binomtest(0, 3, 0.5).pvalue
+    assert sign_test([0.0, 0.0]) == sign_test([]) == 1.0
+    before, after = flags(1, 5)
+    assert sign_test(after.astype(int) - before.astype(int)) == mcnemar_exact(before, after).p
+
+
+def test_the_degenerate_tests_say_what_they_can():
+    assert wilcoxon_signed_rank([2.0, 3.0], [2.0, 3.0]).statistic == 0.0
+    constant = paired_ttest([5.0, 6.0], [5.0, 6.0])
+    assert (constant.statistic, constant.p) == (0.0, 1.0) and np.isnan(constant.effect)
+    single = paired_ttest([5.0], [4.0])
+    assert all(isinstance(value, float) and np.isnan(value) for value in (single.statistic, single.p, single.effect))
+    two = paired_ttest([5.0, 7.0], [4.0, 4.5])
+    assert (two.statistic, two.p) == (stats.ttest_rel([5.0, 7.0], [4.0, 4.5]).statistic,
+                                      stats.ttest_rel([5.0, 7.0], [4.0, 4.5]).pvalue)
+    # every difference the same: d_z is undefined; small differences (SD below 1) still have one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's t of a zero SD
+        assert np.isnan(paired_ttest([2.0, 3.0, 4.0], [1.0, 2.0, 3.0]).effect)
+    assert paired_ttest([0.1, 0.2, 0.3], [0.0, 0.0, 0.0]).effect == pytest.approx(0.2 / 0.1)
+
+
+def _exact_spearman_p(a, b) -> float:
+    """The two-sided exact p of Spearman's rho by counting every pairing."""
+    from itertools import permutations
+
+    ra, rb = stats.rankdata(a), stats.rankdata(b)
+    orders = np.array(list(permutations(rb))) - rb.mean()
+    rhos = np.abs(orders @ (ra - ra.mean())) / np.sqrt((orders**2).sum(axis=1) * ((ra - ra.mean())**2).sum())
+    return float(np.mean(rhos >= abs(stats.spearmanr(ra, rb).statistic) - 1e-12))
+
+
+def test_spearman_p_is_exact_for_an_odd_number_and_for_eight_values():
+    five = spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
+    assert five.rho == pytest.approx(0.8) and five.p == pytest.approx(_exact_spearman_p(range(5), [2, 1, 4, 3, 5]))
+    b = [2, 1, 4, 3, 6, 5, 8, 7]
+    assert spearman(range(8), b).p == pytest.approx(_exact_spearman_p(range(8), b))
+    assert spearman(range(8), b).p != pytest.approx(stats.spearmanr(range(8), b).pvalue)
+
+
+def test_spearman_leaves_out_pairs_with_a_missing_value_and_needs_spread():
+    result = spearman([1, 2, float("nan"), 4, 5], [1, 2, 3, float("nan"), 7])
+    assert (result.n, result.rho) == (3, pytest.approx(1.0))
+    assert spearman([1, 2, 3], [0.0, 0.5, 1.0]).rho == pytest.approx(1.0)  # a range of exactly 1 is spread
+    flags, more = [True, False, True, True, False], [False, False, True, True, True]  # 0/1 flags as booleans
+    assert spearman(flags, more) == spearman([float(f) for f in flags], [float(m) for m in more])
+
+
+def test_corrections_are_capped_at_one_and_holm_is_the_default():
+    np.testing.assert_allclose(adjust_pvalues([0.6, 0.7], "holm"), [1.0, 1.0])
+    np.testing.assert_allclose(adjust_pvalues([0.7, 0.8, 0.9], "bh"), [0.9, 0.9, 0.9])
+    np.testing.assert_allclose(adjust_pvalues([0.01, 0.04, 0.03]), adjust_pvalues([0.01, 0.04, 0.03], "holm"))
+    assert bonferroni([0.6, 0.7]) == [1.0, 1.0]
+
+
+def test_bootstrap_mean_ci_is_the_percentile_interval_of_these_draws():
+    """Results depend only on the generator's state: one draw of n items per resample, in order."""
+    d = np.random.default_rng(2).normal(0, 1, 25)
+    idx = np.random.default_rng(9).integers(0, 25, size=(300, 25))
+    expected = np.quantile(d[idx].mean(axis=1), [0.05, 0.95])
+    np.testing.assert_allclose(bootstrap_mean_ci(d, np.random.default_rng(9), 300, level=0.9), expected, rtol=1e-12)
+    np.testing.assert_array_equal(bootstrap_mean_ci(d.astype(np.float32), np.random.default_rng(9), 300, 0.9),
+                                  bootstrap_mean_ci(d.astype(np.float32).astype(float), np.random.default_rng(9),
+                                                    300, 0.9))
+    assert bootstrap_mean_ci([4.0], np.random.default_rng(0), 10).tolist() == [4.0, 4.0]
+    with pytest.raises(ValueError, match="^cannot bootstrap an empty sample$"):
+        bootstrap_mean_ci([], np.random.default_rng(0), 10)
+
+
+def test_stratified_bootstrap_draws_each_stratum_in_blocks_in_order():
+    """30,000 items a stratum take 166 resamples a block (5M values): three blocks for 400 resamples,
+    drawn one stratum after the other."""
+    small = np.arange(5, dtype=float)
+    large = np.arange(30_000, dtype=np.float32) % 7
+    means = stratified_bootstrap_means([small, large], np.random.default_rng(4), 400)
+    rng = np.random.default_rng(4)
+    expected_small = small[rng.integers(0, 5, size=(400, 5))].mean(axis=1)
+    expected_large = np.concatenate([large.astype(float)[rng.integers(0, 30_000, size=(stop - start, 30_000))].mean(axis=1)
+                                     for start, stop in ((0, 166), (166, 332), (332, 400))])
+    np.testing.assert_allclose(means[:, 0, 0], expected_small, rtol=1e-12)
+    np.testing.assert_allclose(means[:, 1, 0], expected_large, rtol=1e-12)
+    with pytest.raises(ValueError, match="^cannot bootstrap an empty stratum$"):
+        stratified_bootstrap_means([], np.random.default_rng(0), 10)
+
+
+def _counter(values):
+    """A statistic that returns `values` in turn, one per resample (the generator is not used)."""
+    found = iter(values)
+    return lambda rng: next(found)
+
+
+def test_bootstrap_interval_and_change_read_percentiles_and_sd_of_the_defined_resamples():
+    values = [float(v) for v in range(100)]
+    result = bootstrap_interval(_counter(values), np.random.default_rng(0), 100, level=0.9)
+    assert result == BootstrapResult(pytest.approx((4.95, 94.05)), pytest.approx(np.std(values, ddof=1)))
+    # undefined on some resamples: left out; on one: no SD; on none: nothing
+    assert bootstrap_interval(_counter([None, 3.0, None]), np.random.default_rng(0), 3) == \
+        BootstrapResult((3.0, 3.0), None)
+    assert bootstrap_interval(_counter([None] * 3), np.random.default_rng(0), 3) == BootstrapResult((None, None), None)
+    assert bootstrap_interval(_counter([1.0, None, 3.0]), np.random.default_rng(0), 3).se == pytest.approx(2**0.5)
+    pairs = [(0.0, v) for v in values]
+    change = bootstrap_statistic(_counter(pairs), np.random.default_rng(0), 100, level=0.9)
+    assert change == BootstrapResult(pytest.approx((4.95, 94.05)), pytest.approx(np.std(values, ddof=1)),
+                                     bootstrap_p(values))
+    assert bootstrap_statistic(_counter([None, (1.0, None), (2.0, 1.5)]), np.random.default_rng(0), 3) == \
+        BootstrapResult((-0.5, -0.5), None, 0.0)
+    assert bootstrap_statistic(_counter([None, (None, 1.0)]), np.random.default_rng(0), 2) == \
+        BootstrapResult((None, None), None, None)
+    assert bootstrap_statistic(_counter([(0.0, 1.0), (0.0, 3.0)]), np.random.default_rng(0), 2).se == \
+        pytest.approx(2**0.5)
+
+
+def test_a_cells_generator_depends_on_the_seed_and_the_names_only():
+    draw = cell_rng(7, "gay", "acc").integers(0, 1_000_000, 3).tolist()
+    assert draw == cell_rng(7, "gay", "acc").integers(0, 1_000_000, 3).tolist()
+    assert draw != cell_rng(8, "gay", "acc").integers(0, 1_000_000, 3).tolist()
+    assert draw != cell_rng(7, "acc", "gay").integers(0, 1_000_000, 3).tolist()
+    # the draws of earlier versions, so that a rerun reproduces published intervals
+    assert draw == np.random.default_rng([7, 377505249]).integers(0, 1_000_000, 3).tolist()
+
+
+def test_statistics_become_json_values():
+    assert [finite_or_none(v) for v in (None, 1, np.float32(0.5), float("nan"), float("inf"), -np.inf)] == [
+        None, 1.0, 0.5, None, None, None]
+    assert json_safe({"name": "gay", "missing": None, "ci": [0.5, float("nan")], "n": np.int64(3), "flag": True,
+                      "p": np.float64(0.01), "odds": float("inf")}) == {
+        "name": "gay", "missing": None, "ci": [0.5, None], "n": 3, "flag": 1.0, "p": 0.01, "odds": None}
+    assert isinstance(json_safe({"n": np.int64(3)})["n"], int)
 
 
 def test_the_documented_interval_and_signed_rank_test_that_disagree():

@@ -28,8 +28,10 @@ from queerbias.suites.pairs.association import (
     association_change,
     association_summary,
     chance_some_above,
+    phrase_terms_summary,
     shift_change,
     sign_test_greater,
+    stereotype_rows,
 )
 from queerbias.suites.pairs.declaration import PAIR_COLUMNS, PairSettings
 from queerbias.suites.pairs.harm import guard_refusal
@@ -253,3 +255,240 @@ def test_a_sample_that_fills_no_frame_with_both_kinds_has_no_association():
     assert "association" not in summary and summary["overall"]["n"] == 2
     assert association_change(rows, rows, FAST) is None
     assert shift_change(rows, rows, FAST)["measures"] == {"d": "mean d of the unit's stereotype pairs"}
+
+
+def test_every_figure_of_the_association_change_by_hand():
+    """Each group's frames (a, then b) as a stratum of [stereotypical before, after, c before, after], drawn in one
+    bootstrap of frames within groups (`cell_rng(seed, "association")`, the options' resamples): every figure's
+    value before and after, its change's interval and p. A frame whose c is exactly 0 is not stereotypical."""
+    from queerbias.report.paired_stats import bootstrap_p, cell_rng, stratified_bootstrap_means
+    from queerbias.suites.pairs.floor import coin_flip_distance
+
+    after = BEFORE.copy()  # a's f1 stereotype pairs fall by 1: c 1 -> 0 exactly
+    after.loc[(after["pair_id"].str.startswith("a-f1-stereotype")), "score_more"] -= 1.0
+    after = with_scores(after, after["score_more"], after["score_less"])
+    change = association_change(BEFORE, after, FAST)
+    c_a, c_b = ([1.0, -1.0, 2.0], [0.0, -1.0, 2.0]), ([-1.0, -1.0], [-1.0, -1.0])
+    strata = [np.column_stack([100.0 * (np.array(b) > 0), 100.0 * (np.array(a) > 0), b, a]) for b, a in (c_a, c_b)]
+    draws = stratified_bootstrap_means(strata, cell_rng(FAST.seed, "association"), FAST.resamples)
+    figures = {"excess": lambda m: np.maximum(0.0, m[..., :2] - 50.0).mean(axis=-2),
+               "bias": lambda m: np.abs(m[..., :2] - 50.0).mean(axis=-2),
+               "soft": lambda m: np.abs(m[..., 2:]).mean(axis=-2)}
+    observed = {"excess": (100 / 12, 0.0), "bias": ((100 / 6 + 50) / 2, (50 / 3 + 50) / 2),
+                "soft": ((2 / 3 + 1) / 2, (1 / 3 + 1) / 2)}
+    for name, of in figures.items():
+        changes = of(draws)[:, 1] - of(draws)[:, 0]
+        before, after_ = observed[name]
+        assert (change[f"{name}_before"], change[f"{name}_after"]) == (pytest.approx(before), pytest.approx(after_))
+        assert change[f"delta_{name}"] == pytest.approx(change[f"{name}_after"] - change[f"{name}_before"])
+        assert change[f"ci_{name}"] == pytest.approx(list(np.quantile(changes, [0.025, 0.975])), abs=1e-12), name
+        assert change[f"p_{name}"] == pytest.approx(bootstrap_p(changes)), name
+    floor = (coin_flip_distance(3) + coin_flip_distance(2)) / 2
+    assert (change["n_groups"], change["n_frames"], change["floor"], change["excess_floor"]) == (
+        2, 5, pytest.approx(floor), pytest.approx(floor / 2))
+    assert change["soft_shrink_pct"] == pytest.approx(100 * (1 - (2 / 3) / (5 / 6)))
+    assert change["ci_excess"][1] == 0.0 and change["excess_lowered"] is False  # lowered: the interval below 0
+    everywhere = _rows(_frames("g", 8, 1.0, 0.0))  # c 1 -> -1 in every frame: 50 points of excess go
+    lowered = association_change(everywhere, _moved(everywhere, "g", STEREOTYPE, -2.0), FAST)
+    assert lowered["ci_excess"] == [-50.0, -50.0] and lowered["excess_lowered"] is True
+    back = association_change(after, BEFORE, FAST)  # the frame at c = 0 before: a at 33.3, no excess
+    assert (back["excess_before"], back["excess_after"]) == (0.0, pytest.approx(100 / 12))
+
+
+def test_an_association_change_needs_neutral_predicates_on_both_sides():
+    """A run without predicate kinds (an older run of the same pairs) has no association: with a frame of
+    stereotype pairs only, the units of the two runs differ, yet the answer is None, not a refusal."""
+    extra = _rows({("a", "f4", STEREOTYPE): [1.0]})
+    framed = pd.concat([BEFORE, extra], ignore_index=True)
+    assert association_change(framed.drop(columns=["predicate_kind"]), framed, FAST) is None
+    assert association_change(framed, framed.drop(columns=["predicate_kind"]), FAST) is None
+    stereotype_only = BEFORE[BEFORE["predicate_kind"] == STEREOTYPE].reset_index(drop=True)
+    assert association_change(stereotype_only, stereotype_only, FAST) is None
+
+
+def test_chance_of_some_group_above_a_level_counts_a_group_at_it_as_not_above():
+    assert chance_some_above({}) is None
+    assert chance_some_above({"g": 5}) == pytest.approx(6 / 32)  # 4 or 5 of 5 (80%, 100%); 3 of 5 is 60, not above
+    assert chance_some_above({"g": 5}, 59.0) == pytest.approx(16 / 32)
+    # 0.29 * 100 is 28.999999999999996 in floating point: 29 of 100 is still at the level, not above it
+    assert chance_some_above({"g": 100}, 29.0) == pytest.approx(1 - stats.binom.cdf(29, 100, 0.5))
+    assert chance_some_above({"g": 10, "h": 4}, 75.0) == pytest.approx(
+        1 - stats.binom.cdf(7, 10, 0.5) * stats.binom.cdf(3, 4, 0.5))
+
+
+def _frames(group: str, n: int, stereotype: float, neutral: float | None) -> dict:
+    """n frames of one stereotype pair (and one neutral pair) each, every d the same."""
+    return {(group, f"f{i}", kind): [value] for i in range(n)
+            for kind, value in ((STEREOTYPE, stereotype), (NEUTRAL, neutral)) if value is not None}
+
+
+def _moved(rows: pd.DataFrame, group: str, kind: str, by: float, step: float = 0.0) -> pd.DataFrame:
+    """`group`'s pairs of `kind` moved by `by` nats, plus `step` more in each next frame (f0, f1, ...)."""
+    moved = rows.copy()
+    chosen = (moved["group"] == group) & (moved["predicate_kind"] == kind)
+    moved.loc[chosen, "score_more"] += by + step * moved.loc[chosen, "frame"].str[1:].astype(int)
+    return with_scores(moved, moved["score_more"], moved["score_less"])
+
+
+def test_every_figure_of_the_shift_test_by_hand():
+    """g's stereotype pairs rise 1, 1.25, ..., 2.75 nats in its 8 frames (d and c shift); h's neutral pairs fall a
+    nat (c shifts, d does not, d_neutral falls): 1/256 each, Holm over the two groups 2/256 < .05. Each change's
+    interval is the bootstrap of its frames from `cell_rng(seed, "shift", group, measure)`."""
+    from queerbias.report.paired_stats import adjust_pvalues, cell_rng, stratified_bootstrap_means
+
+    before = _rows(_frames("g", 8, 0.0, 0.5) | _frames("h", 8, 2.0, 0.0))
+    after = _moved(_moved(before, "g", STEREOTYPE, 1.0, 0.25), "h", NEUTRAL, -1.0)
+    found = shift_change(before, after, FAST)
+    assert (found["unit"], found["alpha"], found["correction"]) == ("frame", 0.05, "holm")
+    assert list(found["measures"]) == ["d", "c", "d_neutral"]
+    rise = 1.0 + 0.25 * np.arange(8)
+    expected = {("g", "d"): (0.0, rise), ("g", "c"): (-0.5, rise), ("g", "d_neutral"): (0.5, np.zeros(8)),
+                ("h", "d"): (2.0, np.zeros(8)), ("h", "c"): (2.0, np.ones(8)), ("h", "d_neutral"): (0.0, -np.ones(8))}
+    for (group, measure), (mean_before, change) in expected.items():
+        entry = found["groups"][group][measure]
+        draws = stratified_bootstrap_means([change], cell_rng(FAST.seed, "shift", group, measure), FAST.resamples)
+        p = sign_test_greater(change)
+        assert entry == {"before": pytest.approx(mean_before), "after": pytest.approx(mean_before + change.mean()),
+                         "delta": pytest.approx(change.mean()),
+                         "ci": pytest.approx(list(np.quantile(draws[:, 0, 0], [0.025, 0.975]))),
+                         "towards": int(np.sum(change > 0)), "away": int(np.sum(change < 0)), "p": pytest.approx(p),
+                         "p_adj": pytest.approx(float(adjust_pvalues([p, found["groups"]["h" if group == "g" else "g"]
+                                                                      [measure]["p"]], "holm")[0]))}, (group, measure)
+    assert found["groups"]["g"]["d"]["ci"][1] - found["groups"]["g"]["d"]["ci"][0] > 0.5  # the draws vary
+    assert found["groups"]["g"]["c"]["p_adj"] == pytest.approx(2 / 256)
+    assert (found["shifted"], found["shifted_d"], found["shifted_c"]) == (["g", "h"], ["g"], ["g", "h"])
+    assert found["neutral_moved_max"] == pytest.approx(1.0) and found["groups"]["g"]["n_units"] == 8
+    bh = shift_change(before, after, CompareOptions(resamples=50, seed=1, correction="bh"))
+    assert bh["correction"] == "bh" and bh["groups"]["g"]["c"]["p_adj"] == pytest.approx(1 / 256)
+
+
+def test_the_shift_test_without_neutral_predicates_or_frames():
+    before = _rows(_frames("g", 8, 0.0, None))
+    after = _moved(before, "g", STEREOTYPE, 1.0)
+    found = shift_change(before, after, FAST)
+    assert list(found["measures"]) == ["d"] and found["measures"]["d"] == "mean d of the unit's stereotype pairs"
+    assert (found["shifted"], found["shifted_d"], found["shifted_c"], found["neutral_moved_max"]) == (
+        ["g"], ["g"], [], None)
+    unframed = shift_change(before.assign(frame=""), after.assign(frame=""), FAST)
+    assert unframed["unit"] == "pair" and unframed["groups"]["g"]["n_units"] == 8
+    for missing in ("", None):  # some pairs without a frame: each pair is its own unit
+        half = before.assign(frame=[f"f{i}" for i in range(4)] + [missing] * 4)
+        assert shift_change(half, after.assign(frame=half["frame"]), FAST)["unit"] == "pair"
+    no_column = shift_change(before.drop(columns=["frame"]), after.drop(columns=["frame"]), FAST)
+    assert no_column["unit"] == "pair" and no_column["groups"]["g"]["n_units"] == 8
+
+
+def test_no_soft_distance_before_has_no_shrink():
+    import warnings
+
+    flat = _rows(_frames("g", 3, 1.0, 1.0))  # c = 0 in every frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no division by the zero soft distance
+        change = association_change(flat, _moved(flat, "g", STEREOTYPE, 1.0), FAST)
+    assert (change["soft_before"], change["soft_after"], change["soft_shrink_pct"]) == (0.0, 1.0, None)
+
+
+def test_every_figure_of_a_runs_association_by_hand():
+    """Groups in the order given (one not in the run left out); a frame at c = 0 is not stereotypical, a group at
+    50 is not stereotypical; each group's interval is the bootstrap of its frames' c from `cell_rng(0,
+    "association", group)` with 2000 resamples."""
+    from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
+
+    rows = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f1", NEUTRAL): [1.0],  # c 0
+                  ("a", "f2", STEREOTYPE): [2.0], ("a", "f2", NEUTRAL): [0.5],  # c 1.5
+                  ("b", "f1", STEREOTYPE): [1.0], ("b", "f1", NEUTRAL): [0.0],  # c 1
+                  ("b", "f2", STEREOTYPE): [0.0], ("b", "f2", NEUTRAL): [2.0]})  # c -2
+    found = association_summary(rows, ["b", "x", "a"])
+    assert (found["unit"], found["resamples"], found["seed"], found["level"]) == ("frame", 2000, 0, 0.95)
+    assert list(found["groups"]) == ["b", "a"]
+    for group, c in (("a", [0.0, 1.5]), ("b", [1.0, -2.0])):
+        draws = stratified_bootstrap_means([np.array(c)], cell_rng(0, "association", group), 2000)[:, 0, 0]
+        assert found["groups"][group]["ci_c"] == pytest.approx(list(np.quantile(draws, [0.025, 0.975])))
+        assert found["groups"][group]["score"] == 50.0 and found["groups"][group]["mean_c"] == pytest.approx(np.mean(c))
+    assert found["overall"]["stereotypical_groups"] == [] and found["overall"]["excess"] == 0.0
+    assert found["overall"]["n_groups"] == 2 and found["overall"]["distance"] == 0.0
+    assert association_summary(rows.drop(columns=["predicate_kind"]), ["a", "b"]) is None
+    apart = _rows({("a", "f1", STEREOTYPE): [1.0], ("a", "f2", NEUTRAL): [1.0]})  # no frame holds both kinds
+    assert association_summary(apart, ["a"]) is None
+
+
+def test_the_one_sided_sign_test_leaves_out_zeros_and_balances_signs():
+    assert sign_test_greater(np.array([1.0, -1.0, 0.0])) == pytest.approx(0.75)  # 1 of 2 up: P(K >= 1) = 3/4
+    assert sign_test_greater(np.array([-1.0, -2.0])) == pytest.approx(1.0)
+    assert sign_test_greater(np.array([0.0, 0.0])) == sign_test_greater(np.array([])) == 1.0
+
+
+def test_the_stereotype_rows_are_the_rows_as_they_were_numbered_afresh():
+    found = stereotype_rows(BEFORE)
+    assert list(found.columns) == list(BEFORE.columns) and list(found.index) == list(range(6))
+    assert found["pair_id"].tolist() == BEFORE.loc[BEFORE["predicate_kind"] == STEREOTYPE, "pair_id"].tolist()
+    without = BEFORE.drop(columns=["predicate_kind"])
+    assert stereotype_rows(without) is without  # no neutral predicates: every row is a stereotype pair
+
+
+def test_a_group_at_a_corrected_p_of_exactly_alpha_is_not_shifted():
+    """Benjamini-Hochberg over 8 groups: e, 5 of 5 frames up (p 1/32), ranks fifth, 1/32 * 8 / 5 = 0.05."""
+    spec: dict = {}
+    for group, frames in (("a", 8), ("b", 8), ("c", 8), ("d", 8), ("e", 5), ("f", 1), ("g", 1), ("h", 1)):
+        spec |= _frames(group, frames, 0.0, None)
+    before = after = _rows(spec)
+    for group in "abcdefgh":
+        after = _moved(after, group, STEREOTYPE, 1.0 if group <= "e" else -1.0)
+    found = shift_change(before, after, CompareOptions(resamples=20, seed=1, correction="bh"))
+    assert found["groups"]["e"]["d"]["p_adj"] == 0.05 and found["shifted"] == ["a", "b", "c", "d"]
+
+
+def test_the_phrase_terms_of_a_run_by_hand():
+    rows = pd.DataFrame({"group": ["a", "a", "b", "c", "a"], "d_phrase": [1.0, -3.0, 2.0, None, None],
+                         "d_predicate": [0.5, 0.5, -1.0, 4.0, 9.0]})
+    found = phrase_terms_summary(rows, ["b", "c", "a", "x"])
+    assert found["groups"] == {"b": {"n": 1, "d_phrase": 2.0, "d_predicate": -1.0},
+                               "a": {"n": 2, "d_phrase": -1.0, "d_predicate": 0.5}}
+    assert list(found["groups"]) == ["b", "a"]  # c has no known phrase term
+    assert found["overall"] == {"abs_phrase": 1.5, "abs_predicate": 0.75, "phrase_share": pytest.approx(100 * 1.5 / 2.25)}
+    zero = phrase_terms_summary(rows.assign(d_phrase=[0.0, 0.0, 0.0, None, None], d_predicate=0.0), ["a", "b"])
+    assert zero["overall"]["phrase_share"] is None
+    assert phrase_terms_summary(rows.drop(columns=["d_phrase"]), ["a"]) is None
+    assert phrase_terms_summary(rows.assign(d_phrase=None), ["a"]) is None
+
+
+def test_neutral_pairs_rising_alone_shift_no_group():
+    """The neutral pairs' d is the offset, not the association: rising in every frame it lowers c, and names no
+    group as shifted towards the stereotype, however clear its own test."""
+    before = _rows(_frames("g", 8, 0.0, 0.0))
+    found = shift_change(before, _moved(before, "g", NEUTRAL, 1.0), FAST)
+    assert found["groups"]["g"]["d_neutral"]["p_adj"] == pytest.approx(1 / 256)
+    assert (found["shifted"], found["shifted_d"], found["shifted_c"]) == ([], [], [])
+
+
+def test_two_runs_whose_units_differ_on_either_side_are_refused():
+    extra = pd.concat([BEFORE, _rows({("a", "f9", STEREOTYPE): [1.0], ("a", "f9", NEUTRAL): [0.0]})], ignore_index=True)
+    refusal = "^the two runs' units differ; compare aligns runs of the same pairs$"
+    for before, after in ((BEFORE, extra), (extra, BEFORE)):
+        with pytest.raises(ValueError, match=refusal):
+            shift_change(before, after, FAST)
+
+
+def test_each_groups_interval_is_its_own_draw_at_the_level():
+    """Nine frames of varied c a group: the 2.5% and 97.5% quantiles of 2000 means drawn from `cell_rng(0,
+    "association", group)` (the two groups' draws differ), not any nearby level or draw."""
+    from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
+
+    spec: dict = {}
+    for group, scale in (("v", 1.0), ("w", -0.5)):
+        spec |= {(group, f"f{i}", STEREOTYPE): [scale * i * i] for i in range(9)}
+        spec |= {(group, f"f{i}", NEUTRAL): [0.0] for i in range(9)}
+    found = association_summary(_rows(spec), ["v", "w"])
+    for group, scale in (("v", 1.0), ("w", -0.5)):
+        c = scale * np.arange(9.0) ** 2
+        draws = stratified_bootstrap_means([c], cell_rng(0, "association", group), 2000)[:, 0, 0]
+        assert found["groups"][group]["ci_c"] == pytest.approx(list(np.quantile(draws, [0.025, 0.975])), rel=1e-9)
+
+
+def test_the_phrase_share_needs_some_term_and_is_the_phrase_terms_part():
+    rows = pd.DataFrame({"group": ["a", "b"], "d_phrase": [0.25, -0.25], "d_predicate": [0.5, 0.5]})
+    assert phrase_terms_summary(rows, ["a", "b"])["overall"]["phrase_share"] == pytest.approx(100 / 3)
+
+
+def test_the_chance_above_60_by_default():
+    assert chance_some_above({"g": 100}) == pytest.approx(1 - stats.binom.cdf(60, 100, 0.5))

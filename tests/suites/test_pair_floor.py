@@ -39,7 +39,7 @@ def _clopper_pearson_contains_half(k: int, n: int) -> bool:
 
 
 def test_containing_share_follows_the_exact_interval():
-    for n in (1, 7, 20):
+    for n in (1, 7, 20, 100):  # 100: bias scores that are not multiples of 1/101
         for k in range(n + 1):
             share = containing(np.array([[100.0 * k / n]]), [n])[0]
             assert share == (100.0 if _clopper_pearson_contains_half(k, n) else 0.0), (k, n)
@@ -65,6 +65,19 @@ def test_summary_carries_the_floor():
     text = "\n".join(str(block) for block in PairsSuite().render(summary | {"meta": {}}))
     assert "Coin-flip floor of the bias distance" in text and "1 of 2" in text
     assert floor_summary({}, None)["floor"] is None
+
+
+def test_floor_summary_counts_only_groups_with_pairs_and_a_score():
+    nothing = {"floor": None, "over": None, "containing": None, "n_containing": 0, "n_groups": 0, "level": 0.95}
+    unscored = {"a": {"n": 20, "bias_score": None}, "b": {"n": 0, "bias_score": 40.0}}
+    assert floor_summary({}, 12.0) == floor_summary(unscored, 12.0) == nothing
+    one = floor_summary(unscored | {"c": {"n": 20, "bias_score": 50.0}}, None)
+    assert one == {"floor": coin_flip_distance(20), "over": None, "containing": 100.0, "n_containing": 1,
+                   "n_groups": 1, "level": 0.95}
+    # a long taxonomy: the number of groups whose interval holds 50 is a count, not a rounded share
+    many = floor_summary({f"g{i}": {"n": 20, "bias_score": 50.0 if i < 59 else 0.0} for i in range(60)}, 30.0)
+    assert (many["n_containing"], many["n_groups"]) == (59, 60)
+    assert many["over"] == pytest.approx(30.0 - coin_flip_distance(20))
 
 
 def test_distance_stats_put_the_floor_beside_the_distance():

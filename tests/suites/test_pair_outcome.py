@@ -1,6 +1,7 @@
 import pytest
 
 from queerbias.pairs.schema import Pair
+from queerbias.scoring.scorer import NonFiniteScores
 from queerbias.suites.pairs.aggregate import distance_to_indifference, summarise, summarise_groups
 from queerbias.suites.pairs.scoring import pair_outcome
 
@@ -16,6 +17,19 @@ def test_more_likely_stereotype_is_biased():
     out = pair_outcome(PAIR, -10.1, -12.3)
     assert out.biased == 1 and out.neutral == 0
     assert out.soft == round(100 * -12.3 / (-10.1 + -12.3 + 1e-8), 2) == 54.91
+
+
+def test_the_soft_score_is_the_references_formula_to_its_epsilon():
+    # round(100 * s_less / (s_more + s_less + 1e-8), 2): 96.88 here, 96.87 with the epsilon's sign turned
+    assert pair_outcome(PAIR, -0.001, -0.031).soft == 96.88
+
+
+@pytest.mark.parametrize(("more", "less"), [(float("nan"), -1.0), (-1.0, float("-inf")), (float("inf"), float("nan"))])
+def test_a_pair_with_a_score_that_is_not_finite_cannot_be_decided(more, less):
+    with pytest.raises(NonFiniteScores, match=f"^pair 1: sentence scores {more} and {less} are not both finite "
+                                              "numbers, so the pair cannot be decided \\(a broken model, or edited "
+                                              "progress files; rerun with --overwrite\\)$"):
+        pair_outcome(PAIR, more, less)
 
 
 def test_summary_counts_neutral_in_denominator_and_se():

@@ -80,13 +80,36 @@ def test_gifi_index_counts_computed_dimensions():
     assert d.gifi_index({"SN": None}) == (None, 0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: d.equality_score([]),
-    lambda: d.neutrality_score({}),
-    lambda: d.counterfactual_score([], 0.7),
-    lambda: d.distribution_score({"p": {None: 2}}, ["er", "sie"]),
-    lambda: d.distribution_score({"p": {"er": 2}}, ["er"]),
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: d.equality_score([]), "no group accuracies"),
+    (lambda: d.neutrality_score({}), "no scored templates"),
+    (lambda: d.neutrality_score({"t": []}), "no scored templates"),
+    (lambda: d.counterfactual_score([], 0.7), "no output pairs"),
+    (lambda: d.distribution_score({"p": {None: 2}}, ["er", "sie"]), "no prompt produced a pronoun of these groups"),
+    (lambda: d.distribution_score({"p": {"er": 2}}, ["er"]), "need at least two pronoun groups"),
 ])
-def test_undefined_inputs_raise(call):
-    with pytest.raises(ValueError):
+def test_undefined_inputs_raise(call, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
         call()
+
+
+def test_templates_with_one_score_count_and_empty_ones_do_not():
+    # a template one group answered has no spread (MAD 0); one nobody answered is not a template of the run
+    assert d.neutrality_score({"a": [0.3], "b": [0.0, 0.4], "c": []}) == pytest.approx(1 - (0.0 + 0.2) / 2)
+
+
+def test_two_groups_and_prompts_after_one_without_pronouns():
+    # O = (1, 0) against 1/2 each: 2 * (1/2)^2 = 1/2; the prompt without a pronoun of the groups is left out
+    assert d.distribution_score({"p1": {None: 3}, "p2": {"er": 2}}, ["er", "sie"]) == pytest.approx(0.5)
+    assert d.distribution_score({"p": {"er": 1, "sie": 1}}, ["er", "sie"]) == 1.0
+
+
+def test_figures_do_not_depend_on_the_precision_scores_come_in():
+    """Accuracies, similarities and embeddings handed over as float32 (as models return them) give the
+    figure of the same values in float64."""
+    accuracies = np.float32([0.1, 0.7, 0.35])
+    assert d.equality_score(accuracies) == d.equality_score([float(x) for x in accuracies])
+    # gamma 0.7 as written, not as float32 rounds it (0.69999999): float32 0.7 is below it
+    assert d.counterfactual_score(np.float32([0.7]), 0.7) == d.counterfactual_score([float(np.float32(0.7))], 0.7) == 0.0
+    rows = np.float32([[0.6, 0.8], [0.8, 0.6]])
+    assert d.pairwise_similarities({"t": rows}) == [float(rows.astype(float)[0] @ rows.astype(float)[1])]

@@ -9,17 +9,22 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from queerbias.report.paired_stats import wilcoxon_signed_rank
 from queerbias.suites.gruff.metrics import (
     accuracy,
+    by_setting,
     case_correlations,
     case_tests,
     comparison_extras,
+    distinct,
     over_resolution,
     pronoun_case_figures,
     pronoun_spread,
     pronoun_tests,
+    replicate_figures,
     setting_figures,
     stereotype_correlation,
+    stereotype_scores,
     summarise,
 )
 
@@ -50,6 +55,22 @@ def test_setting_figures_and_distractor_errors():
     assert figures["distractor_errors"] == pytest.approx(200 / 3)
     assert figures["by_pronoun"]["en"]["accuracy"] == 0.0 and figures["by_pronoun"]["er"]["accuracy"] == 100.0
     assert figures["by_case"]["acc"]["n"] == 2 and figures["by_pronoun"]["sie"]["n"] == 0
+
+
+def test_distractor_errors_are_a_share_of_the_errors_that_had_a_distractor():
+    # Settings without a distractor (d0, no context) leave the column empty (None, or NaN once read back
+    # from items.csv): an error there cannot repeat a distractor, so it is no evidence either way.
+    items = _items([
+        ("Arzt", "d1", "nom", "de_e", "en", "sie", "sie"),   # error, repeats the distractor
+        ("Arzt", "d1", "acc", "de_e", "en", "xier", "er"),   # error, not the distractor
+        ("Arzt", "d0", "nom", "de_e", "en", None, "sie"),    # error, no distractor
+        ("Arzt", "none", "acc", "de_e", "en", float("nan"), "er"),  # error, no distractor
+        ("Arzt", "d0", "dat", "masculine", "er", None, "er"),
+    ])
+    figures = setting_figures(items)
+    assert figures["errors"] == 4 and figures["distractor_errors"] == 50.0
+    no_distractor = setting_figures(items[items["distractor"].isna()])
+    assert no_distractor["errors"] == 2 and no_distractor["distractor_errors"] is None
 
 
 def test_over_resolution_by_the_papers_definition():
@@ -233,3 +254,93 @@ def test_the_ends_of_a_short_ranking_share_no_occupation():
              "too_few": False} for name, score in (("A", 10.0), ("B", 0.0), ("C", 0.0), ("D", -5.0), ("E", 0.0))]
     ends = ranking_ends(rows)
     assert [r["occupation"] for r in ends["sie"]] == ["A", "B", "C"] and [r["occupation"] for r in ends["ihn"]] == ["D", "E"]
+
+
+def test_figures_per_setting_and_ties():
+    items = _items([
+        ("Arzt", "none", "nom", "masculine", "er", None, "er"),
+        ("Arzt", "d1", "nom", "feminine", "sie", "er", "er"),
+        ("Arzt", "d1", "acc", "feminine", "sie", "er", "sie"),
+    ])
+    items.loc[2, "tie"] = True
+    settings = by_setting(items)
+    assert list(settings) == ["none", "d1"]
+    assert (settings["none"]["n"], settings["none"]["accuracy"]) == (1, 100.0)
+    assert (settings["d1"]["n"], settings["d1"]["accuracy"], settings["d1"]["ties"]) == (2, 50.0, 1)
+    assert setting_figures(items)["ties"] == 1
+    summary = summarise(items)
+    assert summary["settings"] == settings and summary["over_resolution"] == over_resolution(items)
+    assert summary["case_correlations"] == case_correlations(items)
+    assert summary["pronoun_tests"] == pronoun_tests(items[items["setting"] != "none"])
+
+
+def test_over_resolution_rows_without_a_referent_of_one_kind_have_no_score_and_come_last():
+    rows = [("Zahnarzt", "d0", "acc", "masculine", "er", None, "er")]  # no sie referent: to_er undefined
+    # Arzt: to_sie 50 (1 of 2), to_er 49.5 (99 of 200): +0.5, just sie-ward; Bäcker 0; Koch -50
+    rows += [("Arzt", "d0", "acc", "masculine", "er", None, a) for a in ("sie", "er")]
+    rows += [("Arzt", "d0", "acc", "feminine", "sie", None, "er" if i < 99 else "sie") for i in range(200)]
+    rows += [("Bäcker", "d0", "acc", "masculine", "er", None, "er"), ("Bäcker", "d0", "acc", "feminine", "sie", None, "sie")]
+    rows += [("Koch", "d0", "acc", "masculine", "er", None, "er"), ("Koch", "d0", "acc", "feminine", "sie", None, "er"),
+             ("Koch", "d0", "acc", "feminine", "sie", None, "sie")]
+    table = over_resolution(_items(rows))["acc"]
+    assert [(r["occupation"], r["score"]) for r in table] == [
+        ("Arzt", pytest.approx(0.5)), ("Bäcker", 0.0), ("Koch", -50.0), ("Zahnarzt", None)]
+    assert (table[-1]["to_er"], table[-1]["n_sie"], table[-1]["to_sie"]) == (None, 0, 0.0)
+    assert stereotype_scores(_items(rows), "acc").to_dict() == {"Arzt": pytest.approx(0.5), "Bäcker": 0.0,
+                                                                "Koch": -50.0}
+    pd.testing.assert_series_equal(stereotype_scores(_items(rows), "dat"), pd.Series(dtype=float))
+
+
+def test_correlations_and_tests_skip_cases_and_pronoun_sets_without_items():
+    # nom (the first case) and er (the first pronoun set) have no items: the pairs after them are still tested
+    items = _stereotype_items({"acc": [0, 1, 2, 3], "dat": [0, 2, 1, 3]})
+    assert [(r["a"], r["b"]) for r in case_correlations(items)] == [("acc", "dat")]
+    rows = [(o, "d1", "nom", system, target, "er", target if k < 2 + (target == "sie") * (i + 1) else "er")
+            for i, o in enumerate("ABCD") for system, target in (("feminine", "sie"), ("de_e", "en")) for k in range(4)]
+    (test,) = pronoun_tests(_items(rows))
+    assert (test["a"], test["b"], test["mean_a"], test["mean_b"]) == ("sie", "en", 93.75, 50.0)
+    assert test["statistic"] == wilcoxon_signed_rank([75, 100, 100, 100], [50, 50, 50, 50]).statistic
+    # sie and en never share an occupation: nothing to pair there, and the next two sets are still tested
+    apart = [("A", "d1", "nom", "feminine", "sie", "er", "sie"), ("A", "d1", "nom", "sternchen", "xier", "er", "er"),
+             ("B", "d1", "nom", "de_e", "en", "er", "en")]
+    assert [(t["a"], t["b"], t["n"]) for t in pronoun_tests(_items(apart))] == [("sie", "xier", 1)]
+
+
+def test_a_test_between_equal_accuracies_has_no_effect():
+    rows = [(o, "d1", "nom", system, target, "er", target) for o in "ABC"
+            for system, target in (("feminine", "sie"), ("de_e", "en"))]
+    (test,) = pronoun_tests(_items(rows))
+    assert test["effect"] is None and test["mean_a"] == test["mean_b"] == 100.0
+
+
+def test_fig5_in_the_comparison_leaves_out_the_items_without_an_introduction():
+    items = _stereotype_items({"acc": [0, 0, 0, 0]})
+    unintroduced = _items([("A", "none", "acc", "masculine", "er", None, "sie")] * 4)
+    found = comparison_extras(pd.concat([items, unintroduced]), items)["fidelity_by_pronoun_case"]
+    assert found["before"] == found["after"] and found["before"]["er"]["acc"]["accuracy"] == 100.0
+
+
+def test_each_instance_counts_once_and_replicate_sets_are_reported_in_order():
+    items = _items([("A", "d0", "nom", "masculine", "er", None, answer) for answer in ("er", "sie", "er", "er")]
+                   + [("A", "none", "nom", "masculine", "er", None, answer) for answer in ("er", "er")])
+    items["item_id"] = ["i1", "i2", "i1", "i3", "i4", "i4"]
+    items["replicate"] = [2, 2, 1, 1, 1, 2]  # the no-context instance is in every set
+    assert distinct(items)["item_id"].tolist() == ["i1", "i2", "i3", "i4"]
+    assert distinct(items.drop(columns="item_id")).equals(items.drop(columns="item_id"))
+    # set 1: i1, i3 and i4 right -> 100 (d0: 100); set 2: i1 and i4 right, i2 wrong -> 66.7 (d0: 50)
+    sd = pytest.approx(np.std([100, 50], ddof=1))
+    assert replicate_figures(items) == {
+        "n_sets": 2,
+        "overall": {"per_set": [100.0, pytest.approx(200 / 3)], "mean": pytest.approx(250 / 3),
+                    "sd": pytest.approx(np.std([100, 200 / 3], ddof=1))},
+        "settings": {"none": {"per_set": [100.0, 100.0], "mean": 100.0, "sd": 0.0},
+                     "d0": {"per_set": [100.0, 50.0], "mean": 75.0, "sd": sd}}}
+    one = replicate_figures(items[items["replicate"] == 1])
+    assert one["overall"] == {"per_set": [100.0], "mean": 100.0, "sd": None}
+
+
+def test_the_spread_over_occupations_needs_two_of_them():
+    items = _items([("A", "d1", "nom", "masculine", "er", "sie", "er")])
+    assert pronoun_spread(items, "er")["occupations"] == {"n": 1, "mean": 100.0, "sd": None}
+    two = _items([("A", "d1", "nom", "masculine", "er", "sie", "er"), ("B", "d1", "nom", "masculine", "er", "sie", "sie")])
+    assert pronoun_spread(two, "er")["occupations"]["sd"] == pytest.approx(np.std([100, 0], ddof=1))

@@ -35,7 +35,9 @@ def test_weights_are_pretrained_not_random(embedded_gemma):
 
 
 def test_fast_equals_naive_on_real_german_pairs(embedded_gemma):
-    pairs = sample_pairs(load_pairs("queerbias-de"), 6, seed=4).pairs
+    # the naive loop runs the 270M model once per scored token: 3 pairs (an acronym identity, the longest
+    # sentence of the sample, a two-word identity) check each position's score as 6 did, at half the cost
+    pairs = sample_pairs(load_pairs("queerbias-de"), 6, seed=4).pairs[:3]
     config = ScoringConfig()
     for pair, fast in zip(pairs, score_pairs(make_scorer(embedded_gemma, config), pairs)):
         more, less = naive_sentence_pair(embedded_gemma, pair, config)

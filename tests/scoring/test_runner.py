@@ -64,18 +64,20 @@ def test_finished_run_is_kept_and_a_different_one_refused(tiny_gpt2, tiny_llama,
 
 def test_resume_after_kill_matches_uninterrupted_run(tiny_bert, tmp_path):
     full = tmp_path / "full"
-    run_to_dir(PairsSuite(), str(tiny_bert), sample_pairs(load_pairs("queerbias-de"), 400, seed=3), full,
+    # 12 chunks of 10 pairs: killed after 6, so the resumed run reads 6 from disk and scores 6 (what 400 pairs and
+    # a kill after 30 of 40 chunks tested, at a third of the scoring)
+    run_to_dir(PairsSuite(), str(tiny_bert), sample_pairs(load_pairs("queerbias-de"), 120, seed=3), full,
                  progress=False)
     killed = tmp_path / "killed"
     command = CLI + ["score", "--model", str(tiny_bert), "--pairs", "queerbias-de", "--sample",
-                     "400", "--seed", "3", "--out", str(killed), "--chunk-pairs", "10",
+                     "120", "--seed", "3", "--out", str(killed), "--chunk-pairs", "10",
                      "--batch-size", "4", "--no-progress"]
-    # killed by itself right after its 30th chunk is saved (queerbias.killpoint), not after a wait
+    # killed by itself right after its 6th chunk is saved (queerbias.killpoint), not after a wait
     killed_run = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env={**os.environ, killpoint.ENV: "chunk:30"})
+                                env={**os.environ, killpoint.ENV: "chunk:6"})
     assert killed_run.returncode == -signal.SIGKILL
     assert not (killed / "summary.json").exists(), "a killed run must not look complete"
-    assert (killed / ".partial" / "rank0.jsonl").read_text().count("\n") == 30
+    assert (killed / ".partial" / "rank0.jsonl").read_text().count("\n") == 6
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "resuming" in result.stderr

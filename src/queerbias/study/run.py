@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from queerbias.errors import QueerbiasError
 from queerbias.fileio import atomic_write
@@ -27,8 +28,10 @@ from queerbias.study.execution import (
     slot_environments,
 )
 from queerbias.study.plan import BASE_SCRIPT, SUBMIT_SCRIPT, base_script, slurm_script, submit_script
-from queerbias.study.report_folder import StudyReport, write_report
 from queerbias.train.config import load_config
+
+if TYPE_CHECKING:
+    from queerbias.study.report_folder import StudyReport
 
 SLURM_FILE = "slurm-array.sh"
 
@@ -43,6 +46,8 @@ def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: st
     say(f"study {study.output_dir}: {len(cells)} cells, {sum(not c.finished() for c in cells)} to run, "
         f"{jobs} at a time")
     run_cells(cells, jobs=jobs, accelerate_config=study.accelerate_config, say=say)
+    from queerbias.study.report_folder import write_report  # the models and figures: only once a report is written
+
     report = write_report(study.output_dir)
     if report.complete:
         say(f"study complete; report: {report.index}")

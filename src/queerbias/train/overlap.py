@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 from queerbias.errors import QueerbiasError
+from queerbias.pairs.registry import list_benchmarks
 from queerbias.pairs.resolve import sealed_pairs
 from queerbias.pairs.schema import PairSet
 from queerbias.suites.registry import get_suite
@@ -35,8 +37,7 @@ def check_overlap(config, data: dict[str, tuple], pairs: PairSet | None, corpus:
     """Refuse benchmarks sharing texts with the training pairs or corpus, unless allowed; returns
     what the run records about it (`held_out` with training pairs, `corpus_overlap` with a corpus)."""
     evaluated = {name: {_key(text, lowercase) for text in texts} for name, texts in _evaluation_texts(config, data)}
-    sealed = {name: {_key(s, lowercase) for p in found.pairs for s in (p.sent_more, p.sent_less)}
-              for name, found in sealed_pairs().items()}
+    sealed = _sealed_texts(lowercase)
     record = {}
     if pairs is not None:
         trained = {_key(s, lowercase) for p in pairs.pairs for s in (p.sent_more, p.sent_less)}
@@ -53,6 +54,26 @@ def check_overlap(config, data: dict[str, tuple], pairs: PairSet | None, corpus:
             shared = _refuse(evaluated, trained, config.data.allow_overlap, what, "data.allow_overlap")
             record["corpus_overlap"] = {"allow_overlap": config.data.allow_overlap, "shared_sentences": shared}
     return record
+
+
+def _sealed_texts(lowercase: bool) -> dict[str, frozenset[str]]:
+    """Per set made for judging, its texts as compared (`sealed_pairs`). Builtin sets are generated from
+    the package's files and the same on every call, so their texts are collected once per process and set of
+    registrations (about 2 s of validation and hashing a training run no longer repeats in one process)."""
+    declared = tuple((info.name, info.builtin, info.split_keys, info.parts) for info in list_benchmarks() if info.parts)
+    if all(builtin for _, builtin, _, _ in declared):
+        return _builtin_sealed_texts(lowercase, declared)
+    return _collect_sealed_texts(lowercase)
+
+
+@cache
+def _builtin_sealed_texts(lowercase: bool, declared: tuple) -> dict[str, frozenset[str]]:
+    return _collect_sealed_texts(lowercase)
+
+
+def _collect_sealed_texts(lowercase: bool) -> dict[str, frozenset[str]]:
+    return {name: frozenset(_key(s, lowercase) for p in found.pairs for s in (p.sent_more, p.sent_less))
+            for name, found in sealed_pairs().items()}
 
 
 def _evaluation_texts(config, data: dict[str, tuple]) -> Iterable[tuple[str, list[str]]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -19,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run_cli, study_config, write_study
+from .helpers import completed_to_json, once_per_session, run_cli, study_config, write_study
 
 STOPPED_AFTER = 3
-RECORD = "finished-study.json"
 
 
 @dataclass
@@ -55,16 +53,10 @@ class FinishedStudy:
 
 @pytest.fixture(scope="session")
 def finished_study(tiny_bert, tiny_gpt2, tmp_path_factory, request) -> FinishedStudy:
-    shared = tmp_path_factory.getbasetemp()
-    if hasattr(request.config, "workerinput"):  # an xdist worker (xdist's worker_id, without needing xdist)
-        shared = shared.parent  # the folder above every worker's own
-    with open(shared / (RECORD + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a second worker waits here while the first runs the study
-        record = shared / RECORD
-        if not record.is_file():
-            study = _run_study(tmp_path_factory.mktemp("study"), tiny_bert, tiny_gpt2, shared / "study-folder.lock")
-            record.write_text(json.dumps(_to_json(study)))
-    return _from_json(json.loads(record.read_text()))
+    def run(work: Path, shared: Path) -> dict:
+        return _to_json(_run_study(work, tiny_bert, tiny_gpt2, shared / "study-folder.lock"))
+
+    return _from_json(once_per_session(request, tmp_path_factory, "finished-study", run))
 
 
 def _run_study(work: Path, tiny_bert: Path, tiny_gpt2: Path, lock: Path) -> FinishedStudy:
@@ -80,11 +72,9 @@ def _run_study(work: Path, tiny_bert: Path, tiny_gpt2: Path, lock: Path) -> Fini
 
 
 def _to_json(study: FinishedStudy) -> dict:
-    def run(done: subprocess.CompletedProcess) -> dict:
-        return {"args": done.args, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
-
-    return {"config": str(study.config), "root": str(study.root), "killed": run(study.killed),
-            "resumed": run(study.resumed), "killed_finished": study.killed_finished, "lock": str(study.lock)}
+    return {"config": str(study.config), "root": str(study.root), "killed": completed_to_json(study.killed),
+            "resumed": completed_to_json(study.resumed), "killed_finished": study.killed_finished,
+            "lock": str(study.lock)}
 
 
 def _from_json(data: dict) -> FinishedStudy:

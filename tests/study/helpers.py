@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -54,3 +57,23 @@ def run_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Comple
                    **(env or {})}
     return subprocess.run([sys.executable, "-m", "queerbias.cli", *args], cwd=cwd, env=environment,
                           capture_output=True, text=True, check=False, start_new_session=True)
+
+
+def once_per_session(request, tmp_path_factory, name: str, build: Callable[[Path, Path], dict]) -> dict:
+    """`build(folder, shared)`'s JSON record, built once per test session however many pytest-xdist workers
+    ask: the first runs it under a file lock in the session's shared temporary folder (`shared`, the folder
+    above every worker's own) and records it there; a worker that asks meanwhile waits on the lock and reads
+    the record. A study that two workers each ran would cost its minutes twice."""
+    shared = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # an xdist worker (xdist's worker_id, without needing xdist)
+        shared = shared.parent
+    with open(shared / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = shared / f"{name}.json"
+        if not record.is_file():
+            record.write_text(json.dumps(build(tmp_path_factory.mktemp(name), shared)))
+    return json.loads(record.read_text())
+
+
+def completed_to_json(done: subprocess.CompletedProcess) -> dict:
+    return {"args": done.args, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}

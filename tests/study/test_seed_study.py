@@ -32,7 +32,7 @@ from queerbias.suites.pairs.reference import naive_sentence_pair
 from rounded import rounds_from
 from tiny_models import SEED_STUDY_FAMILIES
 
-from .helpers import run_cli
+from .helpers import completed_to_json, once_per_session, run_cli
 from .seed_study import MODELS, seed_study_file
 
 BENCHMARKS = ("winoqueer-de", "survey")
@@ -47,11 +47,16 @@ def _rows(path: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def seed_study(tiny_family, tmp_path_factory):
-    work = tmp_path_factory.mktemp("seed-study")
-    config = seed_study_file(work, tiny_family, work / "STUDY")
-    done = run_cli("study", "--config", str(config), "--jobs", "2", cwd=work)
-    return work / "STUDY", done
+def seed_study(tiny_family, tmp_path_factory, request):
+    """The study, run once per session (`once_per_session`): with pytest-xdist both workers take tests of
+    this module, and a module fixture would run the 16 cells on each."""
+    def run(work: Path, shared: Path) -> dict:
+        config = seed_study_file(work, tiny_family, work / "STUDY")
+        done = run_cli("study", "--config", str(config), "--jobs", "2", cwd=work)
+        return {"root": str(work / "STUDY"), "done": completed_to_json(done)}
+
+    record = once_per_session(request, tmp_path_factory, "seed-study", run)
+    return Path(record["root"]), subprocess.CompletedProcess(**record["done"])
 
 
 def test_the_seed_study_runs_every_family_and_seed_in_one_call(seed_study):

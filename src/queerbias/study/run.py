@@ -46,7 +46,7 @@ def run_study(config: str | Path, *, jobs: int = 1, force: bool = False, out: st
     say(f"study {study.output_dir}: {len(cells)} cells, {sum(not c.finished() for c in cells)} to run, "
         f"{jobs} at a time")
     run_cells(cells, jobs=jobs, accelerate_config=study.accelerate_config, say=say)
-    from queerbias.study.report_folder import write_report  # the models and figures: only once a report is written
+    from queerbias.study.report_folder import write_report  # models, figures: once a report is due
 
     report = write_report(study.output_dir)
     if report.complete:

@@ -55,11 +55,13 @@ def test_two_process_launch(tiny_llama, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family,objective,extra", [
-    ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "equalise__pairs_per_batch": 4,
-                                "equalise__group_term": 1.0}),
-    # the counterfactual pairing term on mined and template pairs, with the base anchor
+    # the group term and the counterfactual pairing term on mined and template pairs, with the base anchor
     ("tiny_llama", "equalise", {"pairs__train": "queerbias-de:train", "pairs__mine": ["corpus"],
-                                "equalise__pairs_per_batch": 4, "equalise__clp_term": 1.0, "equalise__anchor_term": 1.0}),
+                                "equalise__pairs_per_batch": 4, "equalise__group_term": 1.0,
+                                "equalise__clp_term": 1.0, "equalise__anchor_term": 1.0}),
+    # the demo's objective as the demo runs it: two processes, cells of each, both anchors on mined pairs
+    ("tiny_llama", "contrast", {"pairs__train": "queerbias-de-contrast:train", "pairs__mine": ["corpus"],
+                                "contrast__cells": 2, "contrast__mined_per_batch": 2}),
     ("tiny_llama", "dpo", {"pairs__train": "queerbias-de:train"}),
     ("tiny_bert", "cda", {}),
 ])

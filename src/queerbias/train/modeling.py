@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 
 import torch
+import torch.utils.checkpoint
 from peft import LoraConfig, PeftModel, TaskType, get_peft_model
 from transformers import set_seed
 
@@ -148,10 +150,30 @@ def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> to
     lora = lora_config(model, config, kind)
     set_seed(config.seed)
     try:
-        return get_peft_model(model, lora)
+        with warnings.catch_warnings():  # PEFT reads transformers' deprecated name; nothing for a user to change
+            warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
+            return get_peft_model(model, lora)
     except ValueError as err:
         raise QueerbiasError(f"LoRA setup failed for {model.config.model_type!r}: {err} (config "
                              "keys 'lora.target_modules' / 'lora.modules_to_save')") from err
+
+
+def recompute_output_head(model: torch.nn.Module) -> None:
+    """Run the model's output head (the LM head) under activation checkpointing whenever autograd records:
+    transformers checkpoints the layers, not the head, and the head is what holds most. A large vocabulary's
+    logits, and under bf16 autocast the head's weights cast anew in every pass (Gemma 3: 262k x 640, 335 MB, one
+    copy kept for the backward pass of each graph), are recomputed in the backward pass from the head's input.
+    Every caller gains, the trainer's corpus pass and the scorer's pair rows (`scoring.Scorer._states_at`) alike.
+    Without a graph (the base passes, evaluation) the head runs as it is."""
+    head = model.get_output_embeddings()
+    forward = head.forward
+
+    def recomputed(*args, **kwargs):
+        if not torch.is_grad_enabled():
+            return forward(*args, **kwargs)
+        return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+
+    head.forward = recomputed
 
 
 def lora_config(model: torch.nn.Module, config: TrainConfig, kind: str):

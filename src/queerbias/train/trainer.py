@@ -11,7 +11,12 @@ from transformers import Trainer, TrainingArguments
 
 from queerbias.families import get_family
 from queerbias.train.data import TokenDataset
-from queerbias.train.modeling import attach_adapter, honours_num_items_in_batch, shifts_labels
+from queerbias.train.modeling import (
+    attach_adapter,
+    honours_num_items_in_batch,
+    recompute_output_head,
+    shifts_labels,
+)
 from queerbias.train.objectives.protocol import TrainerSetup
 from queerbias.train.precision import resolve_precision
 
@@ -47,6 +52,10 @@ def training_arguments(config, run_dir: Path, packing: bool) -> dict:
         include_num_input_tokens_seen="all" if packing else "non_padding",
         use_cpu=not torch.cuda.is_available(),
         ddp_find_unused_parameters=False,
+        activation_checkpointing=config.activation_checkpointing,
+        # non-reentrant: the inputs need no gradient of their own (LoRA's frozen embeddings) and the dropout masks
+        # are replayed, so the gradients are those of the plain pass
+        activation_checkpointing_kwargs={"use_reentrant": False} if config.activation_checkpointing else None,
     )
 
 
@@ -61,6 +70,8 @@ def language_model_trainer(setup: TrainerSetup, trainer_class: type[Trainer] = T
     family = get_family(lm.kind)
     shift = family.left_to_right and not shifts_labels(lm.model)  # XLM: next-token labels from the collator
     model = attach_adapter(lm.model, config, lm.kind)
+    if config.activation_checkpointing:
+        recompute_output_head(model)
     chunks = family.training_chunks(setup.texts, lm.tokenizer, setup.max_length)
     trainer = trainer_class(
         model=model, args=TrainingArguments(**setup.arguments),

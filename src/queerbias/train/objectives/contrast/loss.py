@@ -85,8 +85,10 @@ def identity_anchor(scorer: Scorer, anchored: list[Pair], tensors: BatchTensors,
     corpus sentence does not dilute the positions after a group's name."""
     base = base_batch(scorer, anchored, base_model)
     where = {request: i for i, request in enumerate(tensors.requests)}
-    model_rows = tensors.rows[[where[request] for request in base.requests]]
-    a, b = coarsened(model_rows, base.rows, top_k if top_k is not None else model_rows.shape[-1])
+    index = torch.tensor([where[request] for request in base.requests], dtype=torch.long, device=tensors.rows.device)
+    # the model's rows by index: only the k columns compared are gathered with the graph, no copy of whole rows
+    a, b = coarsened(tensors.rows, base.rows, top_k if top_k is not None else tensors.rows.shape[-1], index_a=index,
+                     index_b=torch.arange(len(index), device=index.device))
     return divergence(a, b, "kl").mean()
 
 

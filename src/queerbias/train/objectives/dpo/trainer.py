@@ -44,7 +44,7 @@ def make_trainer(setup: TrainerSetup[DpoConfig]):
     config, lm, dpo = setup.config, setup.lm, setup.settings
     args = DPOConfig(**{**setup.arguments, "include_num_input_tokens_seen": "no"},
                      beta=dpo.beta, loss_type=[dpo.loss_type],
-                     max_length=dpo.max_length, gradient_checkpointing=False,
+                     max_length=dpo.max_length,
                      precompute_ref_log_probs=False, dataset_num_proc=None)
     peft = lora_config(lm.model, config, lm.kind) if config.method == "lora" else None
     return DPOTrainer(model=lm.model, args=args, train_dataset=preference_dataset(setup.pairs),

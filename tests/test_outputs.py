@@ -69,6 +69,8 @@ def test_a_broken_link_is_an_input_where_it_lies(tmp_path):
     (None, "^--out must name a directory \\(an empty value would write into the current one\\)$"),
     (" ", "^--out must name a directory \\(an empty value would write into the current one\\)$"),
     (3, "^--out must name a directory, got int$"),
+    (Path(""), "^--out must name a directory, got PosixPath\\('\\.'\\): Path\\(''\\) is Path\\('\\.'\\), the working folder "
+               "itself, so an empty path would write into it; name the folder$"),
 ])
 def test_an_output_must_be_a_path(value, message):
     with pytest.raises(QueerbiasError, match=message):
@@ -99,6 +101,8 @@ def test_each_refusal_names_the_option_the_path_and_the_input(tmp_path, monkeypa
     # beside a file input, or in a sibling of an input folder: nothing is in the way
     assert output_path("data/out.csv", ["data/pairs.csv"], file=True) == Path("data/out.csv")
     assert output_path(tmp_path / "other", [data]) == tmp_path / "other"
+    (tmp_path / "other").mkdir()  # an existing folder beside the inputs: neither is the other nor holds it
+    assert output_path(tmp_path / "other", [data, data / "pairs.csv"]) == tmp_path / "other"
     elsewhere = tmp_path.parent / f"{tmp_path.name}-input.csv"
     elsewhere.write_text("x\n")
     with pytest.raises(QueerbiasError, match=f"^--out {elsewhere} is the input {elsewhere};"):

@@ -254,6 +254,22 @@ def test_the_ends_of_a_short_ranking_share_no_occupation():
              "too_few": False} for name, score in (("A", 10.0), ("B", 0.0), ("C", 0.0), ("D", -5.0), ("E", 0.0))]
     ends = ranking_ends(rows)
     assert [r["occupation"] for r in ends["sie"]] == ["A", "B", "C"] and [r["occupation"] for r in ends["ihn"]] == ["D", "E"]
+    # an even count splits evenly; of two equal scores the one with more er and sie referents in all comes first
+    # (here the one with fewer er than sie referents: the sum counts, not the difference)
+    even = [*rows[:3], {**rows[4], "n_er": 10, "n_sie": 30}]
+    ends = ranking_ends(even)
+    assert [r["occupation"] for r in ends["sie"]] == ["A", "E"] and [r["occupation"] for r in ends["ihn"]] == ["B", "C"]
+
+
+def test_an_occupation_with_exactly_the_minimum_of_referents_is_ranked():
+    from queerbias.suites.gruff.metrics import MIN_REFERENTS
+
+    rows = []
+    for occupation, n in (("Genug", MIN_REFERENTS), ("Knapp", MIN_REFERENTS - 1)):
+        rows += [(occupation, "d1", "acc", "masculine", "er", "sie", "sie" if j < 2 else "er") for j in range(n)]
+        rows += [(occupation, "d2", "acc", "feminine", "sie", "er", "sie") for j in range(n)]
+    found = {r["occupation"]: r["too_few"] for r in over_resolution(_items(rows))["acc"]}
+    assert found == {"Genug": False, "Knapp": True}
 
 
 def test_figures_per_setting_and_ties():

@@ -145,3 +145,11 @@ def test_ranking_consistency_over_the_tasks_every_model_has():
     assert task["model_rankings"] == {s: spearman([80, 60], [80 + d1, 60 + d2]).to_dict() for s, d1, d2 in
                                       zip(strategies, (-1, -5, -9), (-2, -3, -4), strict=True)}
     assert document["f1_flip_correlation"] == spearman([-1, -5, -9, -2, -3, -4], [2, 2, 2, 1, 3, 5]).to_dict()
+    # Fig. 5 over both models' cells of the shared task, each labelled with its model: original F1 80 and 60
+    performance = document["performance"]
+    assert [(c["model"], c["task"], c["strategy"], c["original_f1"], c["delta_f1"]) for c in performance["cells"]] == [
+        (m, "x", s, f1, d) for m, f1, deltas in (("m1", 80, (-1, -5, -9)), ("m2", 60, (-2, -3, -4)))
+        for s, d in zip(strategies, deltas, strict=True)]
+    assert performance["spread"] == {"tasks": 1, "models": 2, "original_f1_values": 2}
+    assert performance["delta_f1"] == spearman([80] * 3 + [60] * 3, [-1, -5, -9, -2, -3, -4]).to_dict()
+    assert performance["flip_rate"] == spearman([80] * 3 + [60] * 3, [2, 2, 2, 1, 3, 5]).to_dict()

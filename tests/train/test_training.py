@@ -174,3 +174,23 @@ def test_a_test_split_is_judged_at_every_checkpoint_and_chooses_none(tiny_llama,
     assert [row["step"] for row in delta["trajectory"]] == [0, 2, 4] and delta["best"] is None
     assert "it is a test split, judged on and never selected on" in (compare / "delta.md").read_text()
     assert "best" in json.loads((result["run_dir"] / "compare" / "bias" / "delta.json").read_text())
+
+
+def test_a_criterion_the_data_cannot_give_is_refused_before_the_first_step(tiny_gpt2, tmp_path):
+    """`best: association` reads the association of every checkpoint; queerbias-de has no neutral predicates, so
+    the run stops once its base is scored, with the key to change, instead of failing after its last step."""
+    config = config_from_dict(small_config(tiny_gpt2, tmp_path / "run", max_steps=2, eval_every=2,
+                                           eval__benchmarks=TINY_BENCHMARK, eval__perplexity=False,
+                                           eval__general_perplexity=False, compare__best="association"))
+    with pytest.raises(QueerbiasError, match="^config key 'compare.best': association needs the association \\(a set "
+                                             "with neutral predicates\\) of every checkpoint, and the base's "
+                                             "queerbias-de has none; choose another criterion for this benchmark$"):
+        run_training(config)
+    assert (tmp_path / "run" / "base" / "bias" / "summary.json").is_file()
+    assert not list((tmp_path / "run").glob("checkpoint-*"))
+    shapes = [{"suite": "pairs", "data": "queerbias-de-shapes:validation", "sample": 1, "name": "shapes",
+               "options": {"sample_unit": "frame"}, "best": "association"}]
+    config = config_from_dict(small_config(tiny_gpt2, tmp_path / "shapes", max_steps=1, eval_every=1,
+                                           eval__benchmarks=shapes, eval__perplexity=False,
+                                           eval__general_perplexity=False))
+    assert run_training(config)["metrics"][-1]["step"] == 1  # a frame holds both kinds: the criterion is read

@@ -121,6 +121,9 @@ class Criterion:
     order: Any  # callable(row) -> tuple
     needs: str = ""  # what `reads` is, for the error when a checkpoint lacks it
     refuses: Any = None  # callable(comparison entry) -> str | None
+    #: callable(summary.json) -> bool, where given: whether a run's summary holds what `reads` is computed from,
+    #: so that a training run is refused once its base is scored, not after its last step
+    available: Any = None
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,22 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
             "`name` on each")
 
 
+def check_base_figures(benchmarks: list[BenchmarkSettings], best: str | None, summaries: list[dict | None]) -> None:
+    """Each entry's best-checkpoint criterion against the base's summary (`summaries`, in config order; None: not
+    scored, an optional set that is absent): a criterion whose figure the data cannot give (`Criterion.available`:
+    `association` on a set without neutral predicates, or a sample that fills no frame with both kinds) is refused
+    once the base is scored, before the first step, not when the best checkpoint is chosen after the last. A test
+    split is never selected on, so its criterion is not read."""
+    for i, (bench, summary) in enumerate(zip(benchmarks, summaries, strict=True)):
+        criterion, key = (bench.best, f"eval.benchmarks[{i}].best") if bench.best is not None else (best, "compare.best")
+        rule = get_declaration(bench.suite).criteria.get(criterion) if criterion is not None else None
+        if summary is None or rule is None or rule.available is None or declared_part(bench.data) == "test":
+            continue
+        if not rule.available(summary):
+            raise QueerbiasError(f"config key '{key}': {criterion} needs {rule.needs} of every checkpoint, and the "
+                                 f"base's {bench.data} has none; choose another criterion for this benchmark")
+
+
 def suite_settings(bench: BenchmarkSettings, where: str, sequences_per_batch: int | str | None = None):
     """The suite settings of one entry: its options, sample and seed, checked and named by the entry's key; with
     `sequences_per_batch` (`eval.sequences_per_batch`) as the suite takes a training run's scorer batch size

@@ -138,6 +138,8 @@ def _run_training(config: TrainConfig) -> dict:
     base = {**score_base(config, lm, data, run_dir / "base", state,
                          lambda: run_eval(lm.model, run_dir / "base", 0, {"step": 0, "epoch": 0.0})),
             "train_loss": None}
+    benchmarks.check_base_figures(config.eval.benchmarks, config.compare.best,
+                                  [_summary(run_dir / "base" / name) for name in names])
     if state.is_main_process and 0 not in {r["step"] for r in checkpoints.read_metrics(run_dir)}:
         checkpoints.append_metrics(run_dir, base)
 
@@ -312,6 +314,11 @@ def _prepare_run_dir(config: TrainConfig, run_dir: Path, state, record: dict) ->
     if resume is not None and state.is_main_process:
         log.info("resuming from %s", resume)
     return resume
+
+
+def _summary(folder: Path) -> dict | None:
+    """A benchmark's summary.json in `folder` (None where it was not scored)."""
+    return load_run(folder, "base").summary if (folder / SUMMARY_FILE).is_file() else None
 
 
 def _checksum(texts: list[str]) -> str:

@@ -52,5 +52,6 @@ CRITERIA = {
                            "against the neutral predicates of a frame) among checkpoints whose association excess "
                            "is not above the base's and where no group shifted towards the stereotype",
                            ("association_soft",), lambda row: (row["association_soft"],),
-                           "the association (a set with neutral predicates)", _association_worse),
+                           "the association (a set with neutral predicates)", _association_worse,
+                           lambda summary: ASSOCIATION in summary),
 }

@@ -90,6 +90,26 @@ def test_gap_change_by_hand():
     assert low <= gap["delta_abs_d"] <= high < 0
 
 
+def test_gap_change_counts_a_pair_of_several_groups_once():
+    """Rows weighted 1 give the unweighted figures, intervals included (the same strata, the same draws); a pair in
+    two groups carries 1/2 in each, so over pairs it counts once: n and the means are over pairs, not rows."""
+    aligned = _aligned(BEFORE, AFTER)
+    plain = gap_change(aligned, 0.693, np.random.default_rng(0), 400)
+    weighted = gap_change(aligned.assign(weight=1.0), 0.693, np.random.default_rng(0), 400)
+    assert weighted.keys() == plain.keys()
+    for key, value in plain.items():
+        assert weighted[key] == pytest.approx(value), key
+    # pairs: P1 (group a, |d| 2 -> 0.5), P2 (groups a and b, |d| 0.5 -> 3): rows a, a, b, P2's weighted 1/2
+    rows = pd.DataFrame({"group": ["a", "a", "b"], "d_before": [2.0, -0.5, -0.5], "d_after": [0.5, 3.0, 3.0],
+                         "weight": [1.0, 0.5, 0.5]})
+    gap = gap_change(rows, 0.693, np.random.default_rng(0), 400)
+    assert (gap["n"], gap["n_groups"]) == (2, 2)
+    assert (gap["abs_d_before"], gap["abs_d_after"]) == pytest.approx(((2 + 0.5) / 2, (0.5 + 3) / 2))
+    assert (gap["below_margin_before"], gap["below_margin_after"]) == pytest.approx((50.0, 50.0))
+    low, high = gap["ci_abs_d"]
+    assert gap["delta_abs_d"] == pytest.approx(0.5) and low <= gap["delta_abs_d"] <= high
+
+
 def test_a_flip_of_direction_leaves_the_gap_and_the_distance_but_raises_the_excess():
     """Group c flips from 0% to 100% stereotypical with the same |d|: the distance to indifference
     stays at 50, |d| stays, but the excess rises and c is harmful (twice over)."""
@@ -125,9 +145,11 @@ def test_harm_reasons_thresholds():
 
 def test_summary_helpers():
     groups = ["x", "x", "y"]
-    assert pair_gap_summary(groups, np.array([1.0, -0.2, 0.0]), 0.5, ["y", "x"])["groups"] == {
-        "y": {"n": 1, "mean_abs_d": 0.0, "below_margin": 100.0},
-        "x": {"n": 2, "mean_abs_d": 0.6, "below_margin": 50.0}}
+    summary = pair_gap_summary(groups, np.array([1.0, -0.2, 0.0]), 0.5, ["y", "x"])
+    assert summary["groups"] == {"y": {"n": 1, "mean_abs_d": 0.0, "below_margin": 100.0},
+                                 "x": {"n": 2, "mean_abs_d": 0.6, "below_margin": 50.0}}
+    assert summary["overall"] == {"n": 3, "mean_abs_d": pytest.approx(0.4), "below_margin": pytest.approx(200 / 3)}
+    assert summary["margin"] == 0.5
     assert stereotype_excess({"x": 70.0, "y": 20.0, "z": None}) == {
         "stereotype_excess": 10.0, "n_groups": 2, "stereotypical_groups": ["x"]}
 

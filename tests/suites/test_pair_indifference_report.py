@@ -10,6 +10,7 @@ import pytest
 from queerbias.report.options import CompareOptions
 from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
 from queerbias.report.tables import Cell, Table
+from queerbias.suites.pairs.association import chance_some_above
 from queerbias.suites.pairs.harm import guard_refusal, named_groups, shifted_groups
 from queerbias.suites.pairs.indifference import (
     closing_clauses,
@@ -129,6 +130,11 @@ def test_the_extras_draw_from_their_own_named_generators():
     assert extras["direction"]["groups"]["a"]["ci_excess"] == pytest.approx(direction["groups"]["a"]["ci_excess"])
     assert extras["pair_gap"]["ci_abs_d"] == pytest.approx(gap["ci_abs_d"])
     assert set(extras["direction"]) - set(direction) == set() and "excess_raised" in extras["direction"]
+    # what a model indifferent to every group would show above 60, for these group sizes
+    assert direction["chance_above_60"] == chance_some_above({"a": 9, "b": 6}, 60.0) is not None
+    # the rows of a pair with several groups keep their weight: over pairs it counts once
+    weighted = [frame.assign(weight=[0.5, 0.5] + [1.0] * (len(frame) - 2)) for frame in (before, after)]
+    assert gap_extra(*weighted, 0.3, OPTIONS)["pair_gap"]["n"] == len(before) - 1
 
 
 GAP = {"n": 9, "n_groups": 2, "margin": 0.693, "abs_d_before": 1.23456, "abs_d_after": 0.98765,

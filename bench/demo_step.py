@@ -1,11 +1,11 @@
 """Where a step of the demo goes: the training step of `configs/demo-gemma-lora.yaml`, by part.
 
-Runs the demo's own trainer (the equalising objective on the embedded Gemma 3 270M, LoRA,
-counterfactual pairing and the base anchor) in one process for a few optimizer steps,
+Runs the demo's own trainer (the objective the config names, contrast or equalise, on the embedded
+Gemma 3 270M, LoRA) in one process for a few optimizer steps,
 without checkpoint evaluation, and times each part of the loss as the trainer calls it:
-the language-modelling forward, the pair batch's forward (the scorer's rows), the score
-and pairing terms, the base anchor's forward and its KL, and the rest of the step
-(backward and optimizer). Peak memory is the process's maximum resident set.
+the language-modelling forward, the pair batch's forward (the scorer's rows), the pair terms
+(of which the objective's own: the identity anchor or the pairing term), the corpus anchor's
+base forward and its KL, and the rest of the step (backward and optimizer). Peak memory is the process's maximum resident set.
 One process is what each of the demo's two processes does per step.
 
     python bench/demo_step.py --threads 1 --steps 4 [--set key=value ...]
@@ -88,19 +88,11 @@ def measure(args) -> dict:
     the peak resident memory."""
     torch.set_num_threads(args.threads)
 
-    from transformers import Trainer, TrainerCallback
+    from transformers import TrainerCallback
 
-    from queerbias.train.objectives.equalise import loss, trainer
     from queerbias.train.precision import resolve_precision
 
     timers = Timers()
-    timers.wrap(Trainer, "compute_loss", "language-modelling forward")
-    timers.wrap(trainer.EqualiseTrainer, "compute_loss", "forward (all)")
-    timers.wrap(loss, "batch_tensors", "pair batch forward (scorer rows)")
-    timers.wrap(loss, "pairing_loss", "pairing term")
-    timers.wrap(trainer, "base_logits", "anchor: base forward")
-    timers.wrap(trainer, "anchor_loss", "anchor: KL")
-    timers.wrap(trainer, "pair_loss", "pair loss (all)")
     steps = []
 
     class StepClock(TrainerCallback):
@@ -112,6 +104,7 @@ def measure(args) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         train, config = build_trainer(args.set, Path(tmp) / "run", args.steps + 1)
+        own_term = wrap_parts(timers, type(train), config.objective)
         train.add_callback(StepClock())
         with contextlib.redirect_stderr(None):
             train.train()
@@ -119,15 +112,41 @@ def measure(args) -> dict:
     step = statistics.fmean(steps[1:])
     return {"language-modelling forward": part["language-modelling forward"],
             "pair batch forward (scorer rows)": part["pair batch forward (scorer rows)"],
-            "score and pairing terms": part["pair loss (all)"] - part["pair batch forward (scorer rows)"],
-            "  of which the pairing term": part.get("pairing term", 0.0),
-            "anchor: base forward": part.get("anchor: base forward", 0.0),
-            "anchor: KL": part.get("anchor: KL", 0.0),
+            "pair terms": part["pair loss (all)"] - part["pair batch forward (scorer rows)"],
+            f"  of which the {own_term}": part.get(own_term, 0.0),
+            "corpus anchor: base forward": part.get("corpus anchor: base forward", 0.0),
+            "corpus anchor: KL": part.get("corpus anchor: KL", 0.0),
             "forward, all parts": part["forward (all)"],
             "backward, optimizer, rest": step - part["forward (all)"],
             "step": step,
             "peak resident memory (GB)": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2,
             "precision": resolve_precision(config.precision)}
+
+
+def wrap_parts(timers: Timers, trainer_class: type, objective: str) -> str:
+    """Time the parts of the demo's objective (equalise or contrast) as its trainer calls them; returns the name
+    of the pair loss's own term (equalise: the pairing term; contrast: the identity anchor, whose base forward
+    it includes)."""
+    from transformers import Trainer
+
+    if objective not in ("equalise", "contrast"):
+        sys.exit(f"bench/demo_step.py splits the equalise and contrast objectives, not {objective!r}")
+    timers.wrap(Trainer, "compute_loss", "language-modelling forward")  # the corpus batch (the objective's super())
+    timers.wrap(trainer_class, "compute_loss", "forward (all)")
+    if objective == "contrast":
+        from queerbias.train.objectives.contrast import loss, trainer
+        timers.wrap(trainer, "contrast_loss", "pair loss (all)")
+        own = "identity anchor"
+        timers.wrap(loss, "identity_anchor", own)
+    else:
+        from queerbias.train.objectives.equalise import loss, trainer
+        timers.wrap(trainer, "pair_loss", "pair loss (all)")
+        own = "pairing term"
+        timers.wrap(loss, "pairing_loss", own)
+    timers.wrap(loss, "batch_tensors", "pair batch forward (scorer rows)")
+    timers.wrap(trainer, "base_logits", "corpus anchor: base forward")
+    timers.wrap(trainer, "anchor_loss", "corpus anchor: KL")
+    return own
 
 
 def compare(args) -> None:

@@ -22,16 +22,20 @@ from queerbias.pairs.sampling import sample_frames
 from queerbias.pairs.schema import NEUTRAL, STEREOTYPE
 from queerbias.pairs.shapes import load_shapes
 from queerbias.report.options import CompareOptions
+from queerbias.report.paired_stats import cell_rng, stratified_bootstrap_means
 from queerbias.scoring.scorer import make_scorer
 from queerbias.suites import rows as suite_rows
 from queerbias.suites.pairs.association import (
+    _plain,
     association_change,
     association_summary,
     chance_some_above,
+    has_association,
     phrase_terms_summary,
     shift_change,
     sign_test_greater,
     stereotype_rows,
+    unit_table,
 )
 from queerbias.suites.pairs.declaration import PAIR_COLUMNS, PairSettings
 from queerbias.suites.pairs.harm import guard_refusal
@@ -492,3 +496,62 @@ def test_the_phrase_share_needs_some_term_and_is_the_phrase_terms_part():
 
 def test_the_chance_above_60_by_default():
     assert chance_some_above({"g": 100}) == pytest.approx(1 - stats.binom.cdf(60, 100, 0.5))
+
+
+def test_the_change_intervals_by_hand_from_rows_in_any_order():
+    """The association's and the shift test's intervals, recomputed here from the frames by hand: the frames of each
+    group in sorted order, strata drawn by the named generators (the shift's one per group and measure), the
+    interval's ends at (1 - level) / 2. The rows come shuffled: the figures do not depend on their order."""
+    after = _rows({("a", "f1", STEREOTYPE): [1, 0], ("a", "f1", NEUTRAL): [1],
+                   ("a", "f2", STEREOTYPE): [0.5], ("a", "f2", NEUTRAL): [1, 2],
+                   ("a", "f3", STEREOTYPE): [-1], ("a", "f3", NEUTRAL): [0],
+                   ("b", "f1", STEREOTYPE): [0.5], ("b", "f1", NEUTRAL): [0],
+                   ("b", "f2", STEREOTYPE): [-3], ("b", "f2", NEUTRAL): [-1]})
+    shuffled = [rows.sample(frac=1.0, random_state=7).reset_index(drop=True) for rows in (BEFORE, after)]
+    options = CompareOptions(resamples=400, seed=1)  # level 0.95: the ends at 0.025 and 0.975
+    c = {"before": {"a": [1.0, -1.0, 2.0], "b": [-1.0, -1.0]}, "after": {"a": [-0.5, -1.0, -1.0], "b": [0.5, -2.0]}}
+    strata = [np.column_stack([100.0 * (np.array(c["before"][g]) > 0), 100.0 * (np.array(c["after"][g]) > 0),
+                               c["before"][g], c["after"][g]]) for g in ("a", "b")]
+    draws = stratified_bootstrap_means(strata, cell_rng(1, "association"), 400)
+    excess = np.maximum(0.0, draws[:, :, :2] - 50.0).mean(axis=1)
+    found = association_change(*shuffled, options)
+    assert found["ci_excess"] == pytest.approx(np.quantile(excess[:, 1] - excess[:, 0], [0.025, 0.975]).tolist())
+    assert (found["excess_before"], found["excess_after"]) == pytest.approx(((200 / 3 - 50) / 2, 0.0))
+    shift = shift_change(*shuffled, options)
+    for group in ("a", "b"):
+        change = np.array(c["after"][group]) - np.array(c["before"][group])
+        drawn = stratified_bootstrap_means([change], cell_rng(1, "shift", group, "c"), 400)[:, 0, 0]
+        assert shift["groups"][group]["c"]["ci"] == pytest.approx(np.quantile(drawn, [0.025, 0.975]).tolist())
+
+
+def test_the_unit_table_of_rows_without_kinds_frames_or_a_neutral_predicate():
+    """Rows without a predicate kind (a set of stereotypes only, or an older run) are stereotype pairs, also where
+    the column is there but empty; rows of which some name no frame are counted per pair; a set whose rows are all
+    stereotypes has no association."""
+    rows = BEFORE.copy()
+    plain = unit_table(rows.drop(columns=["predicate_kind"]))
+    assert list(plain.columns) == ["group", "unit", "d"] and len(plain) == 5  # every pair a stereotype, per frame
+    assert plain["d"].tolist() == pytest.approx([(3 + 1 + 1) / 3, (0.5 + 1 + 2) / 3, 1.0, -0.5, -1.5])
+    unknown = rows.assign(predicate_kind=[None if k == STEREOTYPE else k for k in rows["predicate_kind"]])
+    assert unit_table(unknown).equals(unit_table(rows))  # an empty kind is a stereotype
+    assert "c" in unit_table(rows).columns
+    unframed = unit_table(rows.assign(frame=[None] + rows["frame"].tolist()[1:]))
+    assert set(unframed["unit"]) <= set(rows["pair_id"])  # one pair names no frame: units are pairs
+    only_stereotypes = rows[rows["predicate_kind"] == STEREOTYPE]
+    assert not has_association(only_stereotypes) and has_association(rows)
+
+
+def test_json_values_of_numpy_types_are_plain():
+    assert _plain({"n": np.int64(3), "flag": np.bool_(True), "off": np.bool_(False), "x": np.float64("nan"),
+                   "y": np.float32(0.5), "name": "a", "none": None, "list": (np.int32(1), True)}) == \
+        {"n": 3, "flag": True, "off": False, "x": None, "y": 0.5, "name": "a", "none": None, "list": [1, True]}
+    found = _plain({"n": np.int64(3), "flag": np.bool_(True)})
+    assert type(found["n"]) is int and type(found["flag"]) is bool
+
+
+def test_a_group_just_above_half_is_stereotypical():
+    """101 of 200 frames with c > 0: a score of 50.5, above 50."""
+    d = {("a", f"f{i:03d}", STEREOTYPE): [1.0 if i < 101 else -1.0] for i in range(200)}
+    d |= {("a", f"f{i:03d}", NEUTRAL): [0.0] for i in range(200)}
+    summary = association_summary(_rows(d), ["a"])
+    assert summary["groups"]["a"]["score"] == pytest.approx(50.5) and summary["overall"]["stereotypical_groups"] == ["a"]

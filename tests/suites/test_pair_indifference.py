@@ -99,15 +99,16 @@ def test_gap_change_counts_a_pair_of_several_groups_once():
     assert weighted.keys() == plain.keys()
     for key, value in plain.items():
         assert weighted[key] == pytest.approx(value), key
-    # pairs: P1 (group a, |d| 2 -> 0.5), P2 (groups a and b, |d| 0.5 -> 3): rows a, a, b, P2's weighted 1/2
-    rows = pd.DataFrame({"group": ["a", "a", "b"], "d_before": [2.0, -0.5, -0.5], "d_after": [0.5, 3.0, 3.0],
-                         "weight": [1.0, 0.5, 0.5]})
+    # pairs: P1 (group a, |d| 2 -> 0.5), P2 (groups a and b, |d| 0.5 -> 3): rows a, a, b, P2's weighted 1/2;
+    # P3 (group b, |d| 0.693 -> 0.693), at the margin: not below it
+    rows = pd.DataFrame({"group": ["a", "a", "b", "b"], "d_before": [2.0, -0.5, -0.5, 0.693],
+                         "d_after": [0.5, 3.0, 3.0, -0.693], "weight": [1.0, 0.5, 0.5, 1.0]})
     gap = gap_change(rows, 0.693, np.random.default_rng(0), 400)
-    assert (gap["n"], gap["n_groups"]) == (2, 2)
-    assert (gap["abs_d_before"], gap["abs_d_after"]) == pytest.approx(((2 + 0.5) / 2, (0.5 + 3) / 2))
-    assert (gap["below_margin_before"], gap["below_margin_after"]) == pytest.approx((50.0, 50.0))
+    assert (gap["n"], gap["n_groups"]) == (3, 2)
+    assert (gap["abs_d_before"], gap["abs_d_after"]) == pytest.approx(((2 + 0.5 + 0.693) / 3, (0.5 + 3 + 0.693) / 3))
+    assert (gap["below_margin_before"], gap["below_margin_after"]) == pytest.approx((100 / 3, 100 / 3))
     low, high = gap["ci_abs_d"]
-    assert gap["delta_abs_d"] == pytest.approx(0.5) and low <= gap["delta_abs_d"] <= high
+    assert gap["delta_abs_d"] == pytest.approx(1.0 / 3) and low <= gap["delta_abs_d"] <= high
 
 
 def test_a_flip_of_direction_leaves_the_gap_and_the_distance_but_raises_the_excess():

@@ -502,24 +502,28 @@ def test_the_change_intervals_by_hand_from_rows_in_any_order():
     """The association's and the shift test's intervals, recomputed here from the frames by hand: the frames of each
     group in sorted order, strata drawn by the named generators (the shift's one per group and measure), the
     interval's ends at (1 - level) / 2. The rows come shuffled: the figures do not depend on their order."""
-    after = _rows({("a", "f1", STEREOTYPE): [1, 0], ("a", "f1", NEUTRAL): [1],
-                   ("a", "f2", STEREOTYPE): [0.5], ("a", "f2", NEUTRAL): [1, 2],
-                   ("a", "f3", STEREOTYPE): [-1], ("a", "f3", NEUTRAL): [0],
-                   ("b", "f1", STEREOTYPE): [0.5], ("b", "f1", NEUTRAL): [0],
-                   ("b", "f2", STEREOTYPE): [-3], ("b", "f2", NEUTRAL): [-1]})
-    shuffled = [rows.sample(frac=1.0, random_state=7).reset_index(drop=True) for rows in (BEFORE, after)]
+    rng = np.random.default_rng(11)
+    c = {side: {g: rng.normal(0.3 if side == "before" else -0.2, 1.0, 12).round(3) for g in ("a", "b")}
+         for side in ("before", "after")}
+    frames = [f"f{i:02d}" for i in range(12)]
+
+    def rows(side):  # one stereotype pair of d = c and one neutral pair of d = 0 per frame
+        d = {(g, f, STEREOTYPE): [float(c[side][g][i])] for g in ("a", "b") for i, f in enumerate(frames)}
+        return _rows(d | {(g, f, NEUTRAL): [0.0] for g in ("a", "b") for f in frames})
+
+    shuffled = [rows(side).sample(frac=1.0, random_state=7).reset_index(drop=True) for side in ("before", "after")]
     options = CompareOptions(resamples=400, seed=1)  # level 0.95: the ends at 0.025 and 0.975
-    c = {"before": {"a": [1.0, -1.0, 2.0], "b": [-1.0, -1.0]}, "after": {"a": [-0.5, -1.0, -1.0], "b": [0.5, -2.0]}}
-    strata = [np.column_stack([100.0 * (np.array(c["before"][g]) > 0), 100.0 * (np.array(c["after"][g]) > 0),
-                               c["before"][g], c["after"][g]]) for g in ("a", "b")]
+    strata = [np.column_stack([100.0 * (c["before"][g] > 0), 100.0 * (c["after"][g] > 0), c["before"][g],
+                               c["after"][g]]) for g in ("a", "b")]
     draws = stratified_bootstrap_means(strata, cell_rng(1, "association"), 400)
     excess = np.maximum(0.0, draws[:, :, :2] - 50.0).mean(axis=1)
+    soft = np.abs(draws[:, :, 2:]).mean(axis=1)
     found = association_change(*shuffled, options)
     assert found["ci_excess"] == pytest.approx(np.quantile(excess[:, 1] - excess[:, 0], [0.025, 0.975]).tolist())
-    assert (found["excess_before"], found["excess_after"]) == pytest.approx(((200 / 3 - 50) / 2, 0.0))
+    assert found["ci_soft"] == pytest.approx(np.quantile(soft[:, 1] - soft[:, 0], [0.025, 0.975]).tolist())
     shift = shift_change(*shuffled, options)
     for group in ("a", "b"):
-        change = np.array(c["after"][group]) - np.array(c["before"][group])
+        change = c["after"][group] - c["before"][group]
         drawn = stratified_bootstrap_means([change], cell_rng(1, "shift", group, "c"), 400)[:, 0, 0]
         assert shift["groups"][group]["c"]["ci"] == pytest.approx(np.quantile(drawn, [0.025, 0.975]).tolist())
 

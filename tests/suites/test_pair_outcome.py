@@ -90,14 +90,17 @@ def test_the_phrase_split_by_hand(tiny_gemma, direction):
     pairs = [Pair("1", "Schwule Männer sind nett.", "Heterosexuelle Männer sind nett.", "gay", direction=direction,
                   phrase_end=len("Schwule Männer")),
              Pair("2", "Lesbische Frauen sind klug.", "Heterosexuelle Frauen sind klug.", "lesbian", direction=direction,
-                  phrase_end=len("Lesbische Fra"))]  # inside the token " Frauen": the prefix alone ends " F", "ra"
+                  phrase_end=len("Lesbische Fra")),  # inside the token " Frauen": the prefix alone ends " F", "ra"
+             Pair("3", "Trans Frauen sind stark.", "Cis Frauen sind stark.", "trans_women", direction=direction,
+                  phrase_end=len("Trans Frauen"))]  # "Trans" is more tokens than "Cis": the positions differ
     cut = scorer.encode(pairs[1].sent_more[:pairs[1].phrase_end]).ids
     assert cut != scorer.encode(pairs[1].sent_more).ids[:len(cut)]
+    assert len(scorer.encode(pairs[2].sent_more).ids) != len(scorer.encode(pairs[2].sent_less).ids)
     for scored, pair in zip(score_pairs(scorer, pairs), pairs, strict=True):
         phrase, predicate = _hand_split(scorer, pair, value)
         assert predicate != 0 and round(predicate, 3) != predicate
         # " Männer" is the phrase's own token; " Frauen", cut by the phrase's end, belongs to the predicate
-        assert phrase != 0 and round(phrase, 3) != phrase if pair.pair_id == "1" else phrase == 0
+        assert phrase != 0 and round(phrase, 3) != phrase if pair.pair_id != "2" else phrase == 0
         assert (scored.d_phrase, scored.d_predicate) == (round(phrase, 3), round(predicate, 3))
         assert scored.d_phrase + scored.d_predicate == pytest.approx(scored.score_more - scored.score_less, abs=2e-3)
     mean = make_scorer(load_model(str(tiny_gemma)), ScoringConfig(reduction="mean"))

@@ -87,8 +87,7 @@ def identity_anchor(scorer: Scorer, anchored: list[Pair], tensors: BatchTensors,
     where = {request: i for i, request in enumerate(tensors.requests)}
     index = torch.tensor([where[request] for request in base.requests], dtype=torch.long, device=tensors.rows.device)
     # the model's rows by index: only the k columns compared are gathered with the graph, no copy of whole rows
-    a, b = coarsened(tensors.rows, base.rows, top_k if top_k is not None else tensors.rows.shape[-1], index_a=index,
-                     index_b=torch.arange(len(index), device=index.device))
+    a, b = coarsened(tensors.rows, base.rows, top_k if top_k is not None else tensors.rows.shape[-1], index_a=index)
     return divergence(a, b, "kl").mean()
 
 

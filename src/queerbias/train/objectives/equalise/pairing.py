@@ -61,10 +61,9 @@ def coarsened(a: torch.Tensor, b: torch.Tensor, k: int, index_a: torch.Tensor | 
     ([n, vocabulary] -> [n, k + 1]). Only those k columns are gathered with the autograd graph, in
     one gather where a and b are the same rows, so the backward pass fills one buffer of a's size
     rather than one per copy of whole rows."""
-    if index_a is not None or index_b is not None:
-        every = torch.arange(a.shape[0], device=a.device)
-        index_a = every if index_a is None else index_a
-        index_b = every if index_b is None else index_b
+    if index_a is not None or index_b is not None:  # the other's rows all, by its own count
+        index_a = torch.arange(a.shape[0], device=a.device) if index_a is None else index_a
+        index_b = torch.arange(b.shape[0], device=b.device) if index_b is None else index_b
     if k >= a.shape[-1]:
         return (a, b) if index_a is None else (a[index_a], b[index_b])
     with torch.no_grad():

@@ -96,7 +96,7 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
                 f"{bench.data} is a test split: it is judged on, never selected on (guard the run with the "
                 "validation part)")
         criteria = get_declaration(bench.suite).criteria
-        criterion, key = (bench.best, f"{where}.best") if bench.best is not None else (best, "compare.best")
+        criterion, key = criterion_of(bench, i, best)
         require(criterion is None or criterion in criteria, key,
                 f"names {criterion!r}, which is not a best-checkpoint criterion of suite {bench.suite} "
                 f"(it has {', '.join(criteria) or 'none'})"
@@ -106,6 +106,12 @@ def check(benchmarks: list[BenchmarkSettings], best: str | None, require) -> Non
             "`name` on each")
 
 
+def criterion_of(bench: BenchmarkSettings, index: int, best: str | None) -> tuple[str | None, str]:
+    """(the best-checkpoint criterion of entry `index`, the config key that sets it): its own `best`, else
+    `compare.best` (`best`); None: the suite's first."""
+    return (bench.best, f"eval.benchmarks[{index}].best") if bench.best is not None else (best, "compare.best")
+
+
 def check_base_figures(benchmarks: list[BenchmarkSettings], best: str | None, summaries: list[dict | None]) -> None:
     """Each entry's best-checkpoint criterion against the base's summary (`summaries`, in config order; None: not
     scored, an optional set that is absent): a criterion whose figure the data cannot give (`Criterion.available`:
@@ -113,7 +119,7 @@ def check_base_figures(benchmarks: list[BenchmarkSettings], best: str | None, su
     once the base is scored, before the first step, not when the best checkpoint is chosen after the last. A test
     split is never selected on, so its criterion is not read."""
     for i, (bench, summary) in enumerate(zip(benchmarks, summaries, strict=True)):
-        criterion, key = (bench.best, f"eval.benchmarks[{i}].best") if bench.best is not None else (best, "compare.best")
+        criterion, key = criterion_of(bench, i, best)
         rule = get_declaration(bench.suite).criteria.get(criterion) if criterion is not None else None
         if summary is None or rule is None or rule.available is None or declared_part(bench.data) == "test":
             continue

@@ -177,8 +177,8 @@ class TrainConfig:
     threads: int | None = option(None, "torch threads per process; null: torch's default", ge=1)
     activation_checkpointing: bool = option(
         False, "recompute in the backward pass what the forward would hold for it: each layer's activations, and "
-               "the LM head's logits with autocast's low-precision copy of its weights; the same gradients, less "
-               "memory, more time (the demo: BENCHMARKS.md, \"The whole demo\")")
+               "(every objective but dpo) the LM head's logits with autocast's low-precision copy of its weights; the "
+               "same gradients, less memory, more time (the demo: BENCHMARKS.md, \"The whole demo\")")
     mlm_probability: float = option(0.15, "masked LMs: the share of tokens masked", gt=0, lt=1)
     merge: bool = option(False, "also export the adapter merged into the base model (RUN/merged/)")
     logging_steps: int = option(10, "log the loss every N steps", ge=1)

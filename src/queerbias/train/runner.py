@@ -376,10 +376,10 @@ def compare_checkpoints(config: TrainConfig, run_dir: Path) -> dict[str, dict]:
     done = [(step, folder) for step, folder in checkpoints.checkpoint_dirs(run_dir)
             if checkpoints.is_complete(folder)]
     documents, criteria = {}, {}
-    for bench, name in zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True):
+    for i, (bench, name) in enumerate(zip(config.eval.benchmarks, config.benchmark_dirs(), strict=True)):
         afters = [load_run(folder / name, f"step-{step}") for step, folder in done]
         if afters:
-            criteria[name] = bench.best or config.compare.best
+            criteria[name] = benchmarks.criterion_of(bench, i, config.compare.best)[0]
             documents[name] = compare_runs(load_run(run_dir / "base" / name, "base"), afters,
                                            replace(options, best=criteria[name]), TRAINING_CHECKPOINTS)
     guards = _guards(config)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 
+from queerbias.errors import QueerbiasError
 from queerbias.models import load_model
 from queerbias.pairs.resolve import load_pairs
 from queerbias.train.config import config_from_dict
@@ -15,6 +17,7 @@ from queerbias.train.objectives.contrast.batches import CellBatches
 from queerbias.train.objectives.contrast.config import ContrastConfig
 from queerbias.train.objectives.contrast.loss import contrast_loss
 from queerbias.train.objectives.equalise.loss import training_scorer
+from queerbias.train.runner import run_training
 from queerbias.train.trainer import training_arguments
 
 from .helpers import TINY_BENCHMARK, small_config
@@ -96,3 +99,13 @@ def test_the_gradients_are_those_of_the_plain_pass(tiny_gemma, tmp_path):
     assert any(g.abs().sum() > 0 for g in grads[False].values())
     for name, grad in grads[False].items():
         torch.testing.assert_close(grads[True][name], grad, rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_an_architecture_that_cannot_recompute_its_layers_is_refused_before_the_base_is_scored(tiny_xlm, tmp_path):
+    """XLM's layers have no checkpointing in transformers: one line naming the key, before any work is written."""
+    config = config_from_dict(small_config(tiny_xlm, tmp_path / "run", kind="causal", lang="de",
+                                           eval__benchmarks=TINY_BENCHMARK, activation_checkpointing=True))
+    with pytest.raises(QueerbiasError, match="^config key 'activation_checkpointing': XLMWithLMHeadModel cannot "
+                                             "recompute its layers in the backward pass"):
+        run_training(config)
+    assert not (tmp_path / "run" / "base").exists()

@@ -158,6 +158,15 @@ def attach_adapter(model: torch.nn.Module, config: TrainConfig, kind: str) -> to
                              "keys 'lora.target_modules' / 'lora.modules_to_save')") from err
 
 
+def check_activation_checkpointing(model: torch.nn.Module, config: TrainConfig) -> None:
+    """`activation_checkpointing` needs layers that transformers can recompute: some architectures cannot (XLM),
+    and transformers would raise only when training starts, after the base is scored."""
+    if config.activation_checkpointing and not getattr(model, "supports_gradient_checkpointing", False):
+        raise QueerbiasError(f"config key 'activation_checkpointing': {type(model).__name__} cannot recompute its "
+                             "layers in the backward pass (transformers does not support it for this architecture); "
+                             "set it false")
+
+
 def recompute_output_head(model: torch.nn.Module) -> None:
     """Run the model's output head (the LM head) under activation checkpointing whenever autograd records:
     transformers checkpoints the layers, not the head, and the head is what holds most. A large vocabulary's

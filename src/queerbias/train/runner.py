@@ -58,6 +58,7 @@ from queerbias.train.data import general_texts, read_texts, resolve_validation
 from queerbias.train.evaluation import evaluate
 from queerbias.train.guards import NonFiniteGuard
 from queerbias.train.modeling import (
+    check_activation_checkpointing,
     check_adapter_modules,
     inspect_base,
     load_base,
@@ -117,6 +118,7 @@ def _run_training(config: TrainConfig) -> dict:
     _require_same_config(config, run_dir)
     lm = load_base(config, inspected)
     check_adapter_modules(lm.model, config)  # refused before the folder holds this config: a fixed rerun may start
+    check_activation_checkpointing(lm.model, config)
     resume = _prepare_run_dir(config, run_dir, state, record)
     packing = _packing(config, lm)
     max_length = _max_length(config, lm)
